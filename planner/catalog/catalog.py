@@ -1,0 +1,182 @@
+"""The built-in model catalog, and ``--model`` resolution (catalog name, config.json, checkpoint).
+
+``resolve_model(text)`` accepts, case-insensitively: a catalog id, an alias, a Hugging Face id
+(``Qwen/Qwen3.6-27B``), a path to a ``config.json``, or a checkpoint directory holding one. The
+result carries the :class:`ModelSpec` and the weight bytes with where they came from:
+
+* ``safetensors-index``: ``model.safetensors.index.json`` ``metadata.total_size`` of a local
+  checkpoint;
+* ``safetensors-headers``: the sum of tensor sizes read from each ``*.safetensors`` header;
+* ``catalog``: the published ``total_size`` recorded in ``catalog.toml`` with its source;
+* ``estimate``: computed from the architecture and dtype (:mod:`planner.catalog.weights`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import struct
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from planner.catalog.spec import ModelSpec
+from planner.catalog.weights import estimate_weight_bytes
+from planner.errors import BadInput
+
+_HERE = Path(__file__).resolve().parent
+CONFIG_DIR = _HERE / "configs"
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    id: str
+    hf_id: str
+    file: str
+    aliases: tuple[str, ...]
+    verbatim: str
+    weight_bytes: int | None
+    weight_source: str | None
+    params: int | None
+    params_source: str | None
+    draft: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.id, *self.aliases, self.hf_id, self.hf_id.split("/")[-1])
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    spec: ModelSpec
+    weight_bytes: int
+    weight_source: str  # 'safetensors-index' | 'safetensors-headers' | 'catalog' | 'catalog-params' | 'estimate'
+    weight_detail: str
+    catalog_id: str | None
+    path: str | None  # the local path given, if any
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> tuple[CatalogEntry, ...]:
+    data = tomllib.loads((_HERE / "catalog.toml").read_text(encoding="utf-8"))
+    out = []
+    for m in data["model"]:
+        out.append(
+            CatalogEntry(
+                id=m["id"],
+                hf_id=m["hf_id"],
+                file=m["file"],
+                aliases=tuple(m.get("aliases", ())),
+                verbatim=m.get("verbatim", "?"),
+                weight_bytes=m.get("weight_bytes"),
+                weight_source=m.get("weight_source"),
+                params=m.get("params"),
+                params_source=m.get("params_source"),
+                draft=bool(m.get("draft", False)),
+            )
+        )
+    return tuple(out)
+
+
+def find_entry(name: str) -> CatalogEntry | None:
+    key = name.strip().lower()
+    for e in load_catalog():
+        if key in {n.lower() for n in e.names}:
+            return e
+    return None
+
+
+@lru_cache(maxsize=64)
+def _spec_for_entry(entry_id: str) -> ModelSpec:
+    entry = next(e for e in load_catalog() if e.id == entry_id)
+    return ModelSpec.from_file(CONFIG_DIR / entry.file, name=entry.id)
+
+
+def unknown_model_message(name: str) -> str:
+    names = {n.lower(): e.id for e in load_catalog() if not e.draft for n in (e.id, *e.aliases)}
+    near = difflib.get_close_matches(name.lower(), list(names), n=5, cutoff=0.5)
+    ids = list(dict.fromkeys(names[n] for n in near))
+    hint = f"did you mean: {', '.join(ids)}?" if ids else (
+        "known: " + ", ".join(e.id for e in load_catalog() if not e.draft)
+    )
+    return f"--model: unknown model '{name}'; {hint} (or pass a path to a config.json or checkpoint dir)"
+
+
+def resolve_model(name: str) -> ResolvedModel:
+    """Resolve ``--model`` (see module docstring)."""
+    if not name or not name.strip():
+        raise BadInput("--model: empty; give a catalog name (e.g. qwen3.6-27b) or a path")
+    entry = find_entry(name)
+    if entry is not None:
+        spec = _spec_for_entry(entry.id)
+        if entry.weight_bytes is not None:
+            return ResolvedModel(spec, entry.weight_bytes, "catalog", entry.weight_source or "", entry.id, None)
+        if entry.params is not None:
+            est = estimate_weight_bytes(spec, entry.params, entry.params_source)
+            return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
+        est = estimate_weight_bytes(spec)
+        return ResolvedModel(spec, est.total, "estimate", est.detail, entry.id, None)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return _from_checkpoint_dir(path)
+    if path.is_file():
+        spec = ModelSpec.from_file(path)
+        est = estimate_weight_bytes(spec)
+        return ResolvedModel(spec, est.total, "estimate", est.detail, None, str(path))
+    if "/" in name or name.endswith(".json"):
+        if not path.exists() and ("/" not in name.strip("/") or name.count("/") != 1 or name.startswith((".", "/", "~"))):
+            raise BadInput(f"--model: path '{name}' does not exist; {unknown_model_message(name).split('; ', 1)[1]}")
+    raise BadInput(unknown_model_message(name))
+
+
+def _from_checkpoint_dir(path: Path) -> ResolvedModel:
+    cfg = path / "config.json"
+    if not cfg.is_file():
+        raise BadInput(f"--model: directory {path} has no config.json")
+    spec = ModelSpec.from_file(cfg, name=path.name)
+    index = path / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            total = json.loads(index.read_text(encoding="utf-8"))["metadata"]["total_size"]
+            if isinstance(total, int) and total > 0:
+                return ResolvedModel(spec, total, "safetensors-index",
+                                     f"{index.name} metadata.total_size", None, str(path))
+        except (KeyError, TypeError, json.JSONDecodeError, OSError):
+            pass
+    shards = sorted(path.glob("*.safetensors"))
+    if shards:
+        total = sum(safetensors_payload_bytes(s) for s in shards)
+        return ResolvedModel(spec, total, "safetensors-headers",
+                             f"sum of tensor sizes in {len(shards)} safetensors header(s)", None, str(path))
+    est = estimate_weight_bytes(spec)
+    return ResolvedModel(spec, est.total, "estimate", est.detail, None, str(path))
+
+
+def safetensors_payload_bytes(path: Path) -> int:
+    """Tensor bytes of one safetensors file, from its JSON header (no tensor data is read).
+
+    Format: 8-byte little-endian header length N, N bytes of JSON mapping each tensor to
+    ``{"dtype", "shape", "data_offsets": [begin, end]}`` (plus optional ``__metadata__``).
+    """
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(8)
+            if len(raw) != 8:
+                raise ValueError("file shorter than 8 bytes")
+            (n,) = struct.unpack("<Q", raw)
+            if n > 100_000_000:
+                raise ValueError(f"header length {n} is implausible")
+            header = json.loads(fh.read(n))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--model: {path.name} is not a readable safetensors file ({exc})") from None
+    total = 0
+    for key, meta in header.items():
+        if key == "__metadata__":
+            continue
+        try:
+            begin, end = meta["data_offsets"]
+        except (KeyError, TypeError, ValueError):
+            raise BadInput(f"--model: {path.name}: tensor '{key}' has no data_offsets") from None
+        total += int(end) - int(begin)
+    return total

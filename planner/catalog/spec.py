@@ -1,0 +1,308 @@
+"""Model specs: what the planner needs from a Hugging Face ``config.json``.
+
+``ModelSpec.from_hf_config`` reads a config (top level, or nested ``text_config`` for the
+multimodal Qwen3.5/3.6 wrappers) and derives what SGLang 0.5.11 derives from it: which layers
+are full attention and which are linear / mamba (by SGLang's own rule for each architecture, not
+by ``layer_types``), the KV head count and head dims, the linear-attention state dims, the
+ssm dtype from the config, the MTP layers, the vision tower, the dtype and the quantization.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from planner.errors import BadInput
+
+# Architectures whose hybrid layout SGLang reads through ``hybrid_gdn_config``
+# (srt/model_executor/model_runner.py:2123-2136 @0.5.11) and through ``mamba2_config``
+# (srt/model_executor/model_runner.py:2110-2121 @0.5.11).
+GDN_ARCHS = {
+    "Qwen3NextForCausalLM",
+    "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3_5ForCausalLM",
+    "Qwen3_5MoeForCausalLM",
+}
+MAMBA2_ARCHS = {"NemotronHForCausalLM", "FalconH1ForCausalLM"}
+
+DTYPE_BYTES = {
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+}
+
+
+class MambaShape(BaseModel):
+    """Inputs of ``Mamba2StateShape.create`` (srt/configs/mamba_utils.py:141-175 @0.5.11)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    intermediate_size: int
+    n_groups: int
+    num_heads: int
+    head_dim: int
+    state_size: int
+    conv_kernel: int
+
+
+class VisionSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    num_hidden_layers: int | None  # None when the config has no such key (Qwen3.5: 'depth')
+    depth: int | None
+    hidden_size: int | None
+
+
+class ModelSpec(BaseModel):
+    """One model as SGLang sizes it. Derived values are plain fields, computed once."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    architecture: str
+    model_type: str
+    hybrid: Literal["gdn", "mamba2"] | None
+    num_hidden_layers: int
+    hidden_size: int
+    vocab_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    v_head_dim: int
+    full_attention_layer_ids: tuple[int, ...]
+    mamba_layer_ids: tuple[int, ...]
+    mamba: MambaShape | None
+    config_mamba_ssm_dtype: str | None  # ``mamba_ssm_dtype`` of the (text) config, verbatim
+    derived_context_len: int
+    dtype: str
+    quant_method: str | None
+    kv_cache_quant_algo: str | None
+    mtp_layers: int
+    vision: VisionSpec | None
+    tie_word_embeddings: bool
+    intermediate_size: int | None
+    moe_intermediate_size: int | None
+    num_experts: int | None
+    shared_expert_intermediate_size: int | None
+    raw: dict[str, Any]
+
+    @property
+    def is_mambaish(self) -> bool:
+        return self.hybrid is not None
+
+    @property
+    def text(self) -> dict[str, Any]:
+        return self.raw.get("text_config") or self.raw
+
+    @classmethod
+    def from_hf_config(cls, cfg: dict[str, Any], name: str = "model") -> "ModelSpec":
+        return _parse(cfg, name)
+
+    @classmethod
+    def from_file(cls, path: Path, name: str | None = None) -> "ModelSpec":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise BadInput(f"--model: cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            cfg = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"--model: {path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(cfg, dict):
+            raise BadInput(f"--model: {path} must hold a JSON object (a Hugging Face config.json)")
+        return _parse(cfg, name or path.parent.name or path.stem)
+
+
+def _req(d: dict[str, Any], key: str, where: str, typ: type = int) -> Any:
+    val = d.get(key)
+    if val is None:
+        raise BadInput(f"config.json: missing '{key}' in {where}; it is required for this architecture")
+    if typ is int and (isinstance(val, bool) or not isinstance(val, int)):
+        if isinstance(val, float) and val.is_integer():
+            return int(val)
+        raise BadInput(f"config.json: '{key}' in {where} must be an integer, got {val!r}")
+    if typ is int and val <= 0:
+        raise BadInput(f"config.json: '{key}' in {where} must be positive, got {val!r}")
+    return val
+
+
+def _opt_int(d: dict[str, Any], key: str) -> int | None:
+    val = d.get(key)
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        return None
+    if isinstance(val, float) and not val.is_integer():
+        return None
+    return int(val)
+
+
+def context_length(text: dict[str, Any]) -> int:
+    """``get_context_length`` (srt/utils/hf_transformers/common.py:356-382 @0.5.11)."""
+    rope_scaling = text.get("rope_scaling")
+    factor: float = 1
+    if isinstance(rope_scaling, dict) and rope_scaling:
+        factor = rope_scaling.get("factor", 1)
+        if "original_max_position_embeddings" in rope_scaling:
+            factor = 1
+        if rope_scaling.get("rope_type", None) == "llama3":
+            factor = 1
+    for key in ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+                "max_position_embeddings"):
+        val = text.get(key)
+        if val is not None:
+            if not isinstance(val, (int, float)) or isinstance(val, bool):
+                raise BadInput(f"config.json: '{key}' must be a number, got {val!r}")
+            return int(factor * val)
+    return 2048
+
+
+def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
+    archs = cfg.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        raise BadInput("config.json: 'architectures' must be a non-empty list of strings")
+    arch = archs[0]
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    where = "text_config" if text is not cfg else "config"
+
+    hybrid: Literal["gdn", "mamba2"] | None = None
+    mamba: MambaShape | None = None
+    full_ids: list[int]
+    mamba_ids: list[int] = []
+
+    if arch in GDN_ARCHS:
+        hybrid = "gdn"
+        n_layers = _req(text, "num_hidden_layers", where)
+        interval = _req(text, "full_attention_interval", where)
+        # layer l is full attention iff (l+1) % full_attention_interval == 0
+        # (srt/configs/qwen3_next.py:254-280 @0.5.11); ``layer_types`` is not read.
+        full_ids = [l for l in range(n_layers) if (l + 1) % interval == 0]
+        mamba_ids = [l for l in range(n_layers) if (l + 1) % interval != 0]
+        # mamba2_cache_params (srt/configs/qwen3_next.py:282-302 @0.5.11)
+        mamba = MambaShape(
+            intermediate_size=_req(text, "linear_value_head_dim", where)
+            * _req(text, "linear_num_value_heads", where),
+            n_groups=_req(text, "linear_num_key_heads", where),
+            num_heads=_req(text, "linear_num_value_heads", where),
+            head_dim=_req(text, "linear_value_head_dim", where),
+            state_size=_req(text, "linear_key_head_dim", where),
+            conv_kernel=_req(text, "linear_conv_kernel_dim", where),
+        )
+    elif arch == "NemotronHForCausalLM":
+        hybrid = "mamba2"
+        pattern = text.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise BadInput("config.json: NemotronH needs 'hybrid_override_pattern' (e.g. 'M-M*-...')")
+        n_layers = len(pattern)
+        # mamba layers are the 'M' positions, attention the '*' positions
+        # (srt/configs/nemotron_h.py:401-416 @0.5.11)
+        full_ids = [i for i, c in enumerate(pattern) if c == "*"]
+        mamba_ids = [i for i, c in enumerate(pattern) if c == "M"]
+        heads = _req(text, "mamba_num_heads", where)
+        hd = _req(text, "mamba_head_dim", where)
+        mamba = MambaShape(  # srt/configs/nemotron_h.py:417-433 @0.5.11
+            intermediate_size=heads * hd,
+            n_groups=_opt_int(text, "n_groups") or _opt_int(text, "mamba_n_groups") or 8,
+            num_heads=heads,
+            head_dim=hd,
+            state_size=_opt_int(text, "ssm_state_size") or 128,
+            conv_kernel=_opt_int(text, "conv_kernel") or _opt_int(text, "mamba_d_conv") or 4,
+        )
+    elif arch == "FalconH1ForCausalLM":
+        hybrid = "mamba2"
+        n_layers = _req(text, "num_hidden_layers", where)
+        # every layer has both attention and mamba (srt/configs/falcon_h1.py:286-299 @0.5.11)
+        full_ids = list(range(n_layers))
+        mamba_ids = list(range(n_layers))
+        heads = _req(text, "mamba_n_heads", where)
+        d_head = _req(text, "mamba_d_head", where)
+        mamba = MambaShape(  # srt/configs/falcon_h1.py:301-315 @0.5.11
+            intermediate_size=_opt_int(text, "mamba_d_ssm") or heads * d_head,
+            n_groups=_opt_int(text, "mamba_n_groups") or 1,
+            num_heads=heads,
+            head_dim=d_head,
+            state_size=_opt_int(text, "mamba_d_state") or 256,
+            conv_kernel=_opt_int(text, "mamba_d_conv") or 4,
+        )
+    else:
+        n_layers = _req(text, "num_hidden_layers", where)
+        full_ids = list(range(n_layers))
+
+    hidden = _req(text, "hidden_size", where)
+    heads = _req(text, "num_attention_heads", where)
+    # get_total_num_kv_heads (srt/configs/model_config.py:736-754 @0.5.11)
+    kv_heads = None
+    for key in ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                "num_attention_groups"):
+        if text.get(key) is not None:
+            kv_heads = _opt_int(text, key)
+            break
+    if kv_heads is None:
+        kv_heads = heads
+    if kv_heads <= 0:
+        raise BadInput("config.json: 'num_key_value_heads' must be a positive integer")
+    # _derive_model_shapes (srt/configs/model_config.py:486-497 @0.5.11)
+    head_dim = _opt_int(text, "head_dim") or hidden // heads
+    v_head_dim = _opt_int(text, "v_head_dim") or head_dim
+
+    dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or text.get("torch_dtype")
+                or text.get("dtype") or "bfloat16")
+    qcfg = cfg.get("quantization_config") or text.get("quantization_config")
+    quant_method = None
+    kv_algo = None
+    if isinstance(qcfg, dict):
+        quant_method = qcfg.get("quant_method") or ("modelopt" if "quant_algo" in qcfg else None)
+        kv_algo = qcfg.get("kv_cache_quant_algo")
+
+    mtp = _opt_int(text, "mtp_num_hidden_layers") or _opt_int(text, "num_nextn_predict_layers") or 0
+
+    vision = None
+    vc = cfg.get("vision_config")
+    if isinstance(vc, dict):
+        vision = VisionSpec(
+            num_hidden_layers=_opt_int(vc, "num_hidden_layers"),
+            depth=_opt_int(vc, "depth"),
+            hidden_size=_opt_int(vc, "hidden_size"),
+        )
+
+    ssm = text.get("mamba_ssm_dtype")
+    ctx = context_length(text)
+    vocab = _opt_int(text, "vocab_size") or _opt_int(cfg, "vocab_size") or 0
+    tie = bool(text.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False)))
+
+    if hybrid is not None and not full_ids:
+        raise BadInput(f"config.json: {arch} has no full-attention layer; check its layer layout")
+    return ModelSpec(
+        name=name,
+        architecture=arch,
+        model_type=str(cfg.get("model_type", "")),
+        hybrid=hybrid,
+        num_hidden_layers=n_layers,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        full_attention_layer_ids=tuple(full_ids),
+        mamba_layer_ids=tuple(mamba_ids),
+        mamba=mamba,
+        config_mamba_ssm_dtype=ssm if isinstance(ssm, str) else None,
+        derived_context_len=ctx,
+        dtype=dtype,
+        quant_method=quant_method,
+        kv_cache_quant_algo=kv_algo if isinstance(kv_algo, str) else None,
+        mtp_layers=mtp,
+        vision=vision,
+        tie_word_embeddings=tie,
+        intermediate_size=_opt_int(text, "intermediate_size"),
+        moe_intermediate_size=_opt_int(text, "moe_intermediate_size"),
+        num_experts=_opt_int(text, "num_experts") or _opt_int(text, "n_routed_experts"),
+        shared_expert_intermediate_size=_opt_int(text, "shared_expert_intermediate_size"),
+        raw=cfg,
+    )
+

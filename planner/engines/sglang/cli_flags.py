@@ -1,0 +1,178 @@
+"""SGLang's own command-line parser, rebuilt from a dump of its argparse actions.
+
+``v*/flags.json`` is written by ``scripts/dump_sglang_flags.py`` from the real
+``ServerArgs.add_cli_args`` of that release (``prepare_server_args`` builds
+``argparse.ArgumentParser(prog="sglang serve")``: srt/server_args.py:7276 @0.5.11). Rebuilding the
+same actions gives the same spelling, abbreviations, types, choices and error messages as the
+engine, without importing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+
+
+class SGLangArgError(Exception):
+    """argparse rejected the flags; ``str()`` is SGLang's ``sglang serve: error: ...`` line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise SGLangArgError(f"{self.prog}: error: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        raise SGLangArgError((message or f"{self.prog}: exited").strip())
+
+
+def human_readable_int(value: str) -> int:
+    """srt/utils/common.py:2328-2362 @0.5.11: '25.6k' -> 25600, '1Ki' -> 1024."""
+    value = value.strip()
+    si = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+    iec = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
+    if m:
+        number, suffix = m.groups()
+        if suffix in iec:
+            if "." in number:
+                raise argparse.ArgumentTypeError(
+                    f"Decimals are not allowed with IEC suffixes like '{suffix}'. "
+                    f"Use an integer IEC value such as '{int(Decimal(number))}{suffix}', "
+                    f"or an SI value such as '{number}{suffix[0]}'."
+                )
+            return int(number) * iec[suffix]
+        return int(Decimal(number) * si[suffix])
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid integer value: '{value}'. "
+            "Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes (1Ki, 1Mi). "
+            "Suffixes are case-sensitive."
+        ) from None
+
+
+def nullable_str(val: str):
+    if not val or val == "None":
+        return None
+    return val
+
+
+def _json_loads(value: str):
+    return json.loads(value)
+
+
+def json_list_type(value: str):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid JSON list: {value}. Please provide a valid JSON list."
+        ) from None
+
+
+human_readable_int.__name__ = "human_readable_int"
+_json_loads.__name__ = "loads"
+_TYPES = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "loads": _json_loads,
+    "human_readable_int": human_readable_int,
+    "json_list_type": json_list_type,
+    "nullable_str": nullable_str,
+    None: None,
+}
+
+_ACTIONS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_AppendAction": "append",
+    "BooleanOptionalAction": argparse.BooleanOptionalAction,
+}
+
+
+class _Deprecated(argparse.Action):
+    """DeprecatedAction: swallows the flag with a warning (srt/server_args.py:7433 @0.5.11)."""
+
+    def __init__(self, option_strings, dest, nargs=0, **kw):
+        super().__init__(option_strings, dest, nargs=nargs, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.__dict__.setdefault("_warnings", []).append(
+            f"The command line argument '{option_string}' is deprecated and will be removed in future versions."
+        )
+
+
+class _DeprecatedStoreTrue(argparse.Action):
+    """DeprecatedStoreTrueAction (srt/server_args.py:7445 @0.5.11)."""
+
+    def __init__(self, option_strings, dest, nargs=0, const=True, default=False, **kw):
+        super().__init__(option_strings, dest, nargs=nargs, const=const, default=default, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, self.const)
+
+
+@lru_cache(maxsize=8)
+def load_flag_table(version_dir: str) -> dict[str, Any]:
+    return json.loads((_HERE / version_dir / "flags.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=8)
+def build_parser(version_dir: str) -> _Parser:
+    table = load_flag_table(version_dir)
+    parser = _Parser(prog=table.get("prog", "sglang serve"), add_help=False)
+    for a in table["actions"]:
+        kind = a["action"]
+        kw: dict[str, Any] = {"dest": a["dest"]}
+        if kind in ("_StoreAction", "_AppendAction"):
+            kw["action"] = _ACTIONS[kind]
+            if a["nargs"] is not None:
+                kw["nargs"] = a["nargs"]
+            t = _TYPES.get(a["type"], str)
+            if t is not None:
+                kw["type"] = t
+            if a["choices"] is not None:
+                kw["choices"] = a["choices"]
+            kw["default"] = a["default"]
+        elif kind in ("_StoreTrueAction", "_StoreFalseAction"):
+            kw["action"] = _ACTIONS[kind]
+            kw["default"] = a["default"]
+        elif kind == "BooleanOptionalAction":
+            kw["action"] = argparse.BooleanOptionalAction
+            kw["default"] = a["default"]
+        elif kind == "DeprecatedAction":
+            kw["action"] = _Deprecated
+            kw["default"] = argparse.SUPPRESS
+        elif kind == "DeprecatedStoreTrueAction":
+            kw["action"] = _DeprecatedStoreTrue
+        else:  # LoRAPathAction and other custom list actions: keep the raw strings
+            kw["action"] = "store"
+            kw["nargs"] = a["nargs"]
+            kw["default"] = a["default"]
+        parser.add_argument(*a["option_strings"], **kw)
+    return parser
+
+
+def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
+    """Parse launch_server flags as that SGLang version would; raises SGLangArgError."""
+    ns = build_parser(version_dir).parse_args(list(argv))
+    out = vars(ns)
+    out.pop("_warnings", None)
+    return out
+
+
+def known_flag_names(version_dir: str) -> set[str]:
+    return {s for a in load_flag_table(version_dir)["actions"] for s in a["option_strings"]}
+
+
+__all__ = ["SGLangArgError", "parse_flags", "build_parser", "known_flag_names"]

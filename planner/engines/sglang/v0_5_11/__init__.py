@@ -1,0 +1,169 @@
+"""SGLang 0.5.11: the whole startup sizing pipeline, in the engine's order.
+
+Stages (names follow the oracle's ``stage`` field): ``server_args`` (argparse, ``__post_init__``,
+``check_server_args``) -> ``model_config`` (state shapes, TP divisibility) ->
+``resolve_memory_pool_config`` (profiling: M, N, R) -> ``init_pools`` -> ``cuda_graph_batch_sizes``.
+After that, what SGLang does not budget for (draft weights, attention workspace, CUDA graphs,
+activations) is estimated against what is left, for the out-of-memory verdict.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
+from planner.engines.sglang.v0_5_11.cuda_graph import batch_sizes_to_capture
+from planner.engines.sglang.v0_5_11.headroom import estimate_needs
+from planner.engines.sglang.v0_5_11.mamba import MambaState, mamba_state
+from planner.engines.sglang.v0_5_11.memory_profile import Profile, available_gib, kv_dtype_name, profile
+from planner.engines.sglang.v0_5_11.pools import Pools, allocate
+from planner.engines.sglang.v0_5_11.server_args import Device, Rejected, ResolvedArgs, check_scope, resolve
+from planner.errors import BadInput
+
+if TYPE_CHECKING:
+    from planner.plan import Plan
+
+VERSION = "0.5.11"
+FLAGS_DIR = "v0_5_11"
+
+__all__ = ["VERSION", "run", "Device", "Rejected", "ResolvedArgs", "MambaState", "Profile", "Pools",
+           "available_gib", "kv_dtype_name"]
+
+
+def device_for(plan: "Plan") -> Device:
+    gpu = plan.gpu
+    if gpu.vendor != "nvidia" or gpu.compute_capability is None:
+        raise BadInput(f"--gpu {gpu.id}: SGLang's ROCm path is not modelled yet; pick an NVIDIA GPU profile")
+    major, minor = (int(x) for x in gpu.compute_capability.split("."))
+    return Device(total_mib=float(gpu.capacity_mib), sm_major=major, sm_minor=minor)
+
+
+def _reject(plan: "Plan", exc: Rejected, outcome: str) -> None:
+    plan.outcome = outcome
+    plan.stage = exc.stage
+    plan.error_type = exc.error_type
+    plan.error_message = exc.message
+    plan.rule = exc.rule
+    plan.verdict = "rejected"
+
+
+def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
+    """Fill ``plan`` in place: resolved args, profile, pools, verdict."""
+    model = plan.model.spec
+    argv = ["--model-path", plan.model.path or plan.model.catalog_id or model.name, *plan.flags]
+    try:
+        raw = parse_flags(FLAGS_DIR, argv)
+    except SGLangArgError as exc:
+        _reject(plan, Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
+                "rejected")
+        return
+    scope = check_scope(raw)
+    if scope:
+        raise BadInput(scope)
+    dev = device_for(plan)
+    try:
+        args = resolve(raw, model, dev, plan.env)
+    except Rejected as exc:
+        _reject(plan, exc, "rejected")
+        return
+    plan.args = args
+
+    # model_config: state shapes and TP divisibility of attention heads
+    try:
+        state = mamba_state(model, args.tp_size, args.env)
+        _check_heads(model, args.tp_size)
+    except Rejected as exc:
+        _reject(plan, exc, "startup_failed")
+        return
+    plan.state = state
+
+    try:
+        prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes)
+    except Rejected as exc:
+        plan.profile = getattr(exc, "profile", None)
+        _reject(plan, exc, "startup_failed")
+        _partial_profile(plan, args, model, state)
+        return
+    plan.profile = prof
+    plan.pools = allocate(args, model, state, prof, draft)
+
+    if not args.disable_cuda_graph:
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, prof.max_running_requests)
+        plan.capture_bs = bs
+        if not (len(bs) > 0 and bs[0] > 0):
+            _reject(plan, Rejected("AssertionError", f"capture_bs={bs}",
+                                   "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
+                                   stage="cuda_graph_batch_sizes"), "startup_failed")
+            return
+    if prof.max_running_requests <= 0:
+        _reject(plan, Rejected("AssertionError", "max_running_request is zero",
+                               "srt/managers/tp_worker.py:297 @0.5.11", stage="tp_worker"), "startup_failed")
+        return
+    if min(args.context_len - 1, prof.max_total_num_tokens - 1) - 5 <= 0:
+        _reject(plan, Rejected("AssertionError", "Memory pool size is too small",
+                               "srt/managers/tp_worker.py:301-309 @0.5.11", stage="tp_worker"), "startup_failed")
+        return
+    if dev.blackwell and model.hybrid == "gdn" and args.attention_backend not in ("triton", "trtllm_mha", "fa4",
+                                                                                   "flashinfer"):
+        _reject(plan, Rejected("AssertionError", "triton, trtllm_mha, fa4, or flashinfer backend are the only "
+                               "supported backends on Blackwell GPUs for hybrid GDN models, use --attention-backend "
+                               "to specify the backend.",
+                               "srt/layers/attention/attention_registry.py:233-238 @0.5.11",
+                               stage="init_attention_backend"), "startup_failed")
+        return
+
+    plan.needs = estimate_needs(plan, args, model, prof, draft)
+    plan.headroom_bytes = plan.free_after_bytes - plan.pools.total
+    used = 0
+    for need in plan.needs:
+        used += need.bytes
+        if used > plan.headroom_bytes:
+            plan.verdict = "oom_risk"
+            plan.oom_allocation = need.label
+            break
+
+
+def _partial_profile(plan: "Plan", args: ResolvedArgs, model: ModelSpec, state: MambaState | None) -> None:
+    """Keep the numbers computed before the failure, for the explanation."""
+    tp = args.tp_size
+    pre = available_gib(plan.free_before_bytes, tp)
+    post = available_gib(plan.free_after_bytes, tp)
+    rest = post - pre * (1 - args.mem_fraction_static)
+    from planner.engines.sglang.v0_5_11.memory_profile import cell_size  # noqa: PLC0415
+
+    prof = Profile(pre, post, rest, None, None, None, 0, cell_size(model, args))
+    if state is not None:
+        per = state.per_req_bytes
+        prof.mamba_cache_per_req_bytes = per
+        r = rest
+        if args.spec_on:
+            prof.spec_reserved_bytes = per * args.max_running_requests * args.speculative_num_draft_tokens
+            r -= prof.spec_reserved_bytes / (1 << 30)
+        if args.max_mamba_cache_size is not None:
+            prof.max_mamba_cache_size = args.max_mamba_cache_size
+        elif args.disable_radix_cache and args.max_running_requests is not None:
+            prof.max_mamba_cache_size = args.max_running_requests
+        else:
+            ratio = args.mamba_full_memory_ratio
+            prof.max_mamba_cache_size = int((r * ratio / (1 + ratio) * (1 << 30)) // per)
+        r -= prof.max_mamba_cache_size * per / (1 << 30)
+        prof.available_kv_bytes = int(r * (1 << 30))
+    else:
+        prof.available_kv_bytes = int(rest * (1 << 30))
+    plan.profile = prof
+
+
+def _check_heads(model: ModelSpec, tp: int) -> None:
+    """Attention heads must split over TP (models/qwen3_5.py:678 @0.5.11 and the generic layers)."""
+    if model.num_attention_heads % tp != 0:
+        raise Rejected("AssertionError", f"{model.num_attention_heads} is not divisible by {tp}",
+                       "srt/distributed/utils.py:57-68 @0.5.11", stage="model_config")
+    kv = model.num_key_value_heads
+    if kv >= tp and kv % tp != 0:
+        raise Rejected("AssertionError", f"{kv} is not divisible by {tp}",
+                       "srt/layers/linear.py (QKVParallelLinear) @0.5.11", stage="model_config")
+    if kv < tp and tp % kv != 0:
+        raise Rejected("AssertionError", f"{tp} is not divisible by {kv}",
+                       "srt/layers/linear.py (QKVParallelLinear) @0.5.11", stage="model_config")
+

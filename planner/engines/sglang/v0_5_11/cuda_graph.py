@@ -1,0 +1,16 @@
+"""CUDA-graph batch sizes SGLang 0.5.11 captures, clipped to the resolved max_running_requests.
+
+``get_batch_sizes_to_capture`` (srt/model_executor/cuda_graph_runner.py:496-530 @0.5.11), for
+one attention-TP group without two-batch overlap or context parallelism (``mul_base`` = 1): when
+the list's maximum exceeds R, R is appended, then everything above R is dropped.
+"""
+
+from __future__ import annotations
+
+
+def batch_sizes_to_capture(cuda_graph_bs: list[int], max_running_requests: int) -> list[int]:
+    capture = list(cuda_graph_bs)
+    if max(capture) > max_running_requests:
+        capture += [max_running_requests]
+    capture = [bs for bs in capture if bs <= max_running_requests]
+    return sorted(set(capture))

@@ -1,0 +1,88 @@
+"""Mamba / linear-attention state per request, as SGLang 0.5.11 sizes it.
+
+``Mamba2StateShape.create`` and ``mamba_cache_per_req`` (srt/configs/mamba_utils.py:115-175
+@0.5.11) with the dtype precedence of ``mamba2_state_dtype`` (srt/configs/mamba_utils.py:47-106
+@0.5.11): conv from ``SGLANG_MAMBA_CONV_DTYPE`` (default bfloat16; unknown values silently
+bf16); ssm float32, overridden by the config's ``mamba_ssm_dtype``, overridden by
+``SGLANG_MAMBA_SSM_DTYPE`` (which ``--mamba-ssm-dtype`` sets, srt/server_args.py:3922-3926 @0.5.11).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang.v0_5_11.server_args import Rejected
+
+_DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class MambaState:
+    n_layers: int
+    conv_shape: tuple[int, int]  # per request per layer: (conv_dim/tp, kernel-1)
+    ssm_shape: tuple[int, int, int]  # (heads/tp, head_dim, state_size)
+    conv_dtype: str
+    ssm_dtype: str
+    ssm_dtype_from: str
+
+    @property
+    def conv_bytes_per_layer(self) -> int:
+        return self.conv_shape[0] * self.conv_shape[1] * DTYPE_BYTES[self.conv_dtype]
+
+    @property
+    def ssm_bytes_per_layer(self) -> int:
+        a, b, c = self.ssm_shape
+        return a * b * c * DTYPE_BYTES[self.ssm_dtype]
+
+    @property
+    def conv_bytes(self) -> int:
+        return self.conv_bytes_per_layer * self.n_layers
+
+    @property
+    def ssm_bytes(self) -> int:
+        return self.ssm_bytes_per_layer * self.n_layers
+
+    @property
+    def per_req_bytes(self) -> int:
+        """mamba_cache_per_req (srt/configs/mamba_utils.py:115-127 @0.5.11)."""
+        return (self.conv_bytes_per_layer + self.ssm_bytes_per_layer) * self.n_layers
+
+
+def _divide(a: int, b: int) -> int:
+    """srt/distributed/utils.py divide/ensure_divisibility @0.5.11."""
+    if a % b != 0:
+        raise Rejected("AssertionError", f"{a} is not divisible by {b}",
+                       "srt/distributed/utils.py:57-68 @0.5.11", stage="model_config")
+    return a // b
+
+
+def state_dtypes(model: ModelSpec, env: dict[str, str]) -> tuple[str, str, str]:
+    conv = env.get("SGLANG_MAMBA_CONV_DTYPE", "bfloat16")
+    conv = conv if conv in _DTYPES else "bfloat16"
+    ssm, source = "float32", "default float32"
+    cfg = model.config_mamba_ssm_dtype
+    if cfg is not None and cfg in _DTYPES:
+        ssm, source = cfg, f"config mamba_ssm_dtype={cfg}"
+    env_ssm = env.get("SGLANG_MAMBA_SSM_DTYPE")
+    if env_ssm is not None:
+        if env_ssm in _DTYPES:
+            ssm, source = env_ssm, f"SGLANG_MAMBA_SSM_DTYPE={env_ssm} (set by --mamba-ssm-dtype or the environment)"
+        else:  # a warning, then float32 (mamba_utils.py:95-104 @0.5.11)
+            ssm, source = "float32", f"SGLANG_MAMBA_SSM_DTYPE={env_ssm!r} is invalid -> float32"
+    return conv, ssm, source
+
+
+def mamba_state(model: ModelSpec, tp: int, env: dict[str, str]) -> MambaState | None:
+    """Mamba2StateShape.create (srt/configs/mamba_utils.py:141-175 @0.5.11); None for plain models."""
+    m = model.mamba
+    if m is None:
+        return None
+    n_groups = m.n_groups
+    if n_groups % tp != 0:  # extra_groups_for_head_shards: replicate groups up to tp
+        n_groups += tp - n_groups
+    conv_dim = m.intermediate_size + 2 * n_groups * m.state_size
+    conv = (_divide(conv_dim, tp), m.conv_kernel - 1)
+    ssm = (_divide(m.num_heads, tp), m.head_dim, m.state_size)
+    conv_dt, ssm_dt, src = state_dtypes(model, env)
+    return MambaState(len(model.mamba_layer_ids), conv, ssm, conv_dt, ssm_dt, src)

@@ -1,0 +1,537 @@
+"""SGLang 0.5.11 flag resolution and validation: ``ServerArgs.__post_init__`` + ``check_server_args``.
+
+Only the steps that touch memory sizing or reject a configuration are mirrored, in SGLang's order
+(srt/server_args.py:782-900 @0.5.11). Every function cites the lines it reproduces. Scope: CUDA
+GPUs, no DP attention, no pipeline parallelism, no PD disaggregation, no LoRA; flags outside that
+scope are refused by :func:`check_scope` with a clear message rather than mis-modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.catalog.spec import ModelSpec
+
+# srt/configs/model_config.py:1384-1443 @0.5.11
+MULTIMODAL_ARCHS = frozenset({
+    "CLIPModel", "DeepseekVL2ForCausalLM", "Ernie4_5_VLMoeForConditionalGeneration",
+    "Gemma3ForConditionalGeneration", "Gemma3nForConditionalGeneration",
+    "Gemma4ForConditionalGeneration", "Glm4vForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration", "GlmOcrForConditionalGeneration",
+    "GlmAsrForConditionalGeneration", "Grok1VForCausalLM", "Grok1AForCausalLM",
+    "LlavaLlamaForCausalLM", "Llama4ForConditionalGeneration", "LlavaMistralForCausalLM",
+    "LlavaQwenForCausalLM", "LlavaForConditionalGeneration", "LlavaVidForCausalLM",
+    "Lfm2VlForConditionalGeneration", "LightOnOCRForConditionalGeneration", "MiniCPMO",
+    "MiniCPMV", "Mistral3ForConditionalGeneration", "MultiModalityCausalLM",
+    "MllamaForConditionalGeneration", "MossVLForConditionalGeneration", "NemotronH_Nano_VL_V2",
+    "NemotronH_Nano_Omni_Reasoning_V3", "PixtralForConditionalGeneration",
+    "Qwen2AudioForConditionalGeneration", "Qwen2VLForConditionalGeneration",
+    "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration", "Qwen3ASRForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration", "KimiVLForConditionalGeneration",
+    "InternVLChatModel", "InternS1ForConditionalGeneration", "InternS1ProForConditionalGeneration",
+    "Phi4MMForCausalLM", "VoxtralForConditionalGeneration", "WhisperForConditionalGeneration",
+    "Step3VLForConditionalGeneration", "POINTSV15ChatModel", "DotsVLMForCausalLM",
+    "DotsOCRForCausalLM", "Sarashina2VisionForCausalLM", "NVILAForConditionalGeneration",
+    "NVILALiteForConditionalGeneration", "DeepseekOCRForCausalLM",
+    "JetVLMForConditionalGeneration", "PaddleOCRVLForConditionalGeneration", "MiDashengLMModel",
+    "StepVLForConditionalGeneration", "KimiK25ForConditionalGeneration",
+})
+# srt/configs/model_config.py:1446-1452 @0.5.11
+PCG_DISABLED_ARCHS = frozenset({
+    "DeepseekV32ForCausalLM", "Qwen3NextForCausalLM", "GlmMoeDsaForCausalLM",
+    "BailingMoeV2_5ForCausalLM", "LLaDAModelLM",
+})
+# srt/configs/model_config.py:186-190 @0.5.11
+MM_DISABLED_BY_DEFAULT = frozenset({
+    "Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Step3VLForConditionalGeneration",
+})
+FLA_CHUNK_SIZE = 64  # srt/layers/attention/fla/chunk.py (FLA_CHUNK_SIZE) @0.5.11
+
+
+@dataclass(frozen=True)
+class Device:
+    """What SGLang asks the device about: nvidia-smi total (MiB, min over the host), SM, CUDA."""
+
+    total_mib: float  # get_device_memory_capacity: min over every GPU of the host
+    sm_major: int
+    sm_minor: int
+    cuda_version: tuple[int, int] = (12, 9)
+
+    def _cuda(self, major: int, minor: int) -> bool:
+        return self.cuda_version >= (major, minor)
+
+    # srt/utils/common.py (is_sm100_supported / is_sm90_supported / is_sm120_supported) @0.5.11
+    @property
+    def sm100(self) -> bool:
+        return self.sm_major == 10 and self._cuda(12, 8)
+
+    @property
+    def sm90(self) -> bool:
+        return self.sm_major == 9 and self._cuda(12, 3)
+
+    @property
+    def sm120(self) -> bool:
+        return self.sm_major == 12 and self._cuda(12, 8)
+
+    @property
+    def hopper_cuda_12_3(self) -> bool:
+        return self.sm_major == 9 and self._cuda(12, 3)
+
+    @property
+    def blackwell(self) -> bool:
+        return self.sm_major in (10, 11, 12) and self._cuda(12, 8)
+
+
+class Rejected(Exception):
+    """SGLang raised while resolving or validating the flags (before any GPU work)."""
+
+    def __init__(self, error_type: str, message: str, rule: str, stage: str = "server_args"):
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.rule = rule
+        self.stage = stage
+
+
+@dataclass
+class ResolvedArgs:
+    """The ServerArgs fields that matter for memory, after ``__post_init__``."""
+
+    raw: dict[str, Any]
+    tp_size: int
+    mem_fraction_static: float
+    mem_fraction_static_user: bool
+    chunked_prefill_size: int
+    max_prefill_tokens: int
+    cuda_graph_max_bs: int
+    cuda_graph_bs: list[int]
+    disable_cuda_graph: bool
+    page_size: int
+    attention_backend: str
+    mamba_scheduler_strategy: str
+    disable_radix_cache: bool
+    disable_overlap_schedule: bool
+    speculative_algorithm: str | None
+    speculative_num_steps: int | None
+    speculative_eagle_topk: int | None
+    speculative_num_draft_tokens: int | None
+    speculative_draft_model_path: str | None
+    max_running_requests: int | None
+    max_running_requests_user: bool
+    max_mamba_cache_size: int | None
+    mamba_full_memory_ratio: float
+    mamba_ssm_dtype_flag: str | None
+    max_total_tokens: int | None
+    kv_cache_dtype: str
+    context_len: int
+    is_multimodal: bool
+    disable_piecewise_cuda_graph: bool
+    piecewise_cuda_graph_tokens: list[int]
+    env: dict[str, str]
+    defaulted: dict[str, str] = field(default_factory=dict)  # field -> why it got its value
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def spec_on(self) -> bool:
+        return self.speculative_algorithm is not None
+
+    @property
+    def extra_buffer(self) -> bool:
+        # enable_mamba_extra_buffer (srt/server_args.py:6764-6765 @0.5.11)
+        return self.mamba_scheduler_strategy == "extra_buffer"
+
+
+# Flags this planner does not model: they change the memory picture in ways we do not reproduce.
+_OUT_OF_SCOPE = {
+    "enable_dp_attention": "DP attention",
+    "enable_lora": "LoRA",
+    "lora_paths": "LoRA",
+    "enable_hierarchical_cache": "hierarchical cache",
+    "cpu_offload_gb": "CPU offload",
+    "enable_two_batch_overlap": "two-batch overlap",
+}
+
+
+def check_scope(raw: dict[str, Any]) -> str | None:
+    """A one-line reason when the flags leave what this planner models, else None."""
+    for key, what in _OUT_OF_SCOPE.items():
+        val = raw.get(key)
+        if val not in (None, False, 0, [], ""):
+            return f"--{key.replace('_', '-')}: {what} is not modelled by this planner yet"
+    if (raw.get("pipeline_parallel_size") or 1) > 1:
+        return "--pp-size: pipeline parallelism is not modelled by this planner yet"
+    if (raw.get("data_parallel_size") or 1) > 1:
+        return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
+    if raw.get("disaggregation_mode", "null") != "null":
+        return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
+    if raw.get("speculative_algorithm") in ("NGRAM", "DFLASH", "STANDALONE"):
+        return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
+                "yet (EAGLE, EAGLE3 and NEXTN are)")
+    if raw.get("kv_cache_dtype") == "fp4_e2m1":
+        return "--kv-cache-dtype fp4_e2m1: not modelled by this planner yet"
+    if raw.get("device") not in (None, "cuda"):
+        return "--device: only CUDA devices are modelled"
+    return None
+
+
+def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool) -> list[int]:
+    """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm)."""
+    if no_padding:
+        bs = list(range(1, max_bs + 1))
+    elif spec_user is None:
+        bs = ([1, 2, 4, 8, 12] + list(range(16, 257, 8)) + list(range(272, 512, 16))
+              + list(range(512, max_bs + 1, 32)))
+    else:
+        bs = (list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 65, 4))
+              + list(range(72, 257, 8)) + list(range(272, max_bs + 1, 16)))
+    bs = [b for b in bs if b <= max_bs]
+    if max_bs not in bs:
+        bs.append(max_bs)
+    return bs
+
+
+def _piecewise_tokens(max_tokens: int) -> list[int]:
+    """srt/server_args.py:1550-1568 @0.5.11."""
+    sizes = (list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
+             + list(range(576, 1025, 64)) + list(range(1280, 4097, 256))
+             + list(range(4608, max_tokens + 1, 512)))
+    return [s for s in sizes if s <= max_tokens]
+
+
+def vlm_factor(model: ModelSpec) -> float:
+    """adjust_mem_fraction_for_vlm's factor (srt/server_args.py:7137-7173 @0.5.11).
+
+    ``num_hidden_layers`` of the vision config, default 24 (Qwen3.5/3.6 configs say ``depth``,
+    which SGLang does not read), ``hidden_size`` default 1024.
+    """
+    v = model.vision
+    layers = v.num_hidden_layers if v and v.num_hidden_layers is not None else 24
+    hidden = v.hidden_size if v and v.hidden_size is not None else 1024
+    ratio = layers * hidden**2 / (24 * 1024**2)
+    dyn = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
+    return 0.95 * dyn
+
+
+def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str]) -> ResolvedArgs:
+    """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
+    a = dict(raw)
+    why: dict[str, str] = {}
+    warn: list[str] = []
+    arch = model.architecture
+    tp = int(a["tensor_parallel_size"])
+    spec_user = a["speculative_algorithm"]
+
+    # ModelConfig._derive_context_length (srt/configs/model_config.py:452-482 @0.5.11)
+    ctx = model.derived_context_len
+    if a["context_length"] is not None:
+        if a["context_length"] > ctx:
+            msg = (f"Warning: User-specified context_length ({a['context_length']}) is greater than the derived "
+                   f"context_length ({ctx}). This may lead to incorrect model outputs or CUDA errors. Note that "
+                   "the derived context_length may differ from max_position_embeddings in the model's config.")
+            if _env_bool(env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+                warn.append(msg)
+                ctx = a["context_length"]
+            else:
+                raise Rejected("ValueError", msg + " To allow overriding this maximum, set the env var "
+                               "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+                               "srt/configs/model_config.py:453-476 @0.5.11")
+        else:
+            ctx = a["context_length"]
+    else:
+        why["context_len"] = "derived from the model config (max_position_embeddings / rope scaling)"
+
+    # ModelConfig.is_multimodal (srt/configs/model_config.py:184-228 @0.5.11)
+    enable_mm = a.get("enable_multimodal")
+    if enable_mm is None:
+        enable_mm = arch not in MM_DISABLED_BY_DEFAULT
+    is_mm = bool(enable_mm) and (arch in MULTIMODAL_ARCHS or "text_config" in model.raw)
+
+    # 0.1 _handle_missing_default_values (srt/server_args.py:1060-1082 @0.5.11)
+    if a["mamba_scheduler_strategy"] == "auto":
+        a["mamba_scheduler_strategy"] = "no_buffer"
+        why["mamba_scheduler_strategy"] = "'auto' means no_buffer in 0.5.11 (server_args.py:1079-1082)"
+
+    # 0.2 _handle_piecewise_cuda_graph (srt/server_args.py:1194-1261 @0.5.11)
+    pcg_off = bool(a["disable_piecewise_cuda_graph"])
+    if a["enforce_piecewise_cuda_graph"]:
+        pcg_off = False
+    else:
+        if arch in PCG_DISABLED_ARCHS or is_mm or a["enable_torch_compile"]:
+            pcg_off = True
+        if a["enable_deterministic_inference"] or a["enable_symm_mem"] or a["debug_cuda_graph"]:
+            pcg_off = True
+        if a["moe_a2a_backend"] != "none" or a["load_format"] == "gguf" or a["quantization"] == "gguf":
+            pcg_off = True
+        if a["enable_eplb"] or a["expert_distribution_recorder_mode"] is not None:
+            pcg_off = True
+
+    # 0.3/0.4 _handle_gpu_memory_settings (srt/server_args.py:1294-1495 @0.5.11)
+    gpu_mem = dev.total_mib
+    cps, gmax = a["chunked_prefill_size"], a["cuda_graph_max_bs"]
+    if gpu_mem < 20 * 1024:
+        tier = (2048, 8)
+    elif gpu_mem < 35 * 1024:
+        tier = (2048, 24 if tp < 4 else 80)
+    elif gpu_mem < 60 * 1024:
+        tier = (4096, 32 if tp < 4 else 160)
+    elif gpu_mem < 160 * 1024:
+        tier = (8192, 256 if tp < 4 else 512)
+    else:
+        tier = (16384, 512)
+    if cps is None:
+        cps = tier[0]
+        why["chunked_prefill_size"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB (server_args.py:1318-1381)"
+    if gmax is None:
+        gmax = tier[1]
+        why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={tp} (server_args.py:1318-1381)"
+    if a["cuda_graph_bs"] is None:
+        graph_bs = _generate_cuda_graph_batch_sizes(gmax, spec_user, a["disable_cuda_graph_padding"])
+    else:
+        graph_bs = list(a["cuda_graph_bs"])
+        gmax = max(graph_bs)
+    pcg_max = a["piecewise_cuda_graph_max_tokens"]
+    if pcg_max is None:
+        pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
+        if a["max_total_tokens"] is not None:
+            pcg_max = min(pcg_max, a["max_total_tokens"])
+        if "llama-2" in str(a["model_path"]).lower():
+            pcg_max = min(pcg_max, 4096)
+    pcg_tokens = a["piecewise_cuda_graph_tokens"] or _piecewise_tokens(pcg_max)
+
+    mfs = a["mem_fraction_static"]
+    mfs_user = mfs is not None
+    if mfs is None:
+        reserved = 512.0
+        if cps > 0:
+            reserved += max(cps, 2048) * 1.5
+        else:
+            reserved += max(a["max_prefill_tokens"], 2048) * 1.5
+        reserved += gmax * 2
+        reserved += tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
+        if not pcg_off:
+            reserved += len(pcg_tokens) * 8
+        if gpu_mem > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+        if spec_user is not None:
+            if spec_user == "STANDALONE":
+                reserved += 6 * 1024
+            elif spec_user != "NGRAM":
+                reserved += 4 * 1024
+        mfs = round((gpu_mem - reserved) / gpu_mem, 3)
+        why["mem_fraction_static"] = (
+            f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
+            " (server_args.py:1434-1482)")
+        if is_mm and not a["language_only"] and model.raw.get("vision_config") is not None:
+            f = vlm_factor(model)
+            mfs = mfs * f
+            why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173)"
+
+    # 0.5 _handle_model_specific_adjustments -> _handle_mamba_radix_cache
+    # (srt/server_args.py:2143-2241, 2366-2456 @0.5.11)
+    page = a["page_size"]
+    attn = a["attention_backend"]
+    if a["prefill_attention_backend"] is not None and a["prefill_attention_backend"] == a["decode_attention_backend"]:
+        attn = a["prefill_attention_backend"]
+    radix_off = bool(a["disable_radix_cache"])
+    overlap_off = bool(a["disable_overlap_schedule"])
+    strat = a["mamba_scheduler_strategy"]
+    extra = strat == "extra_buffer"
+
+    def default_attn(page_now: int | None) -> str:
+        # _get_default_attn_backend, MHA branch (srt/server_args.py:2464-2520 @0.5.11)
+        topk = a["speculative_eagle_topk"]
+        no_spec_or_topk1 = topk is None or (topk == 1 and page_now in (1, None))
+        if dev.hopper_cuda_12_3 and no_spec_or_topk1:
+            return "fa3"
+        if dev.sm100 and no_spec_or_topk1 and (spec_user is None or topk is not None):
+            return "trtllm_mha"
+        return "flashinfer"
+
+    def mamba_radix(support_extra: bool, sm100_default: str | None) -> None:
+        nonlocal attn, page, radix_off, overlap_off
+        if dev.sm100 and attn is None and sm100_default is not None:
+            attn = sm100_default
+        if not support_extra and extra:
+            raise Rejected("AssertionError", f"mamba extra_buffer is not supported for {arch} model",
+                           "srt/server_args.py:2389-2391 @0.5.11")
+        if extra:
+            if radix_off:
+                raise Rejected("ValueError",
+                               "mamba extra_buffer is not compatible with --disable-radix-cache "
+                               "Overlap scheduling is already supported with no_buffer + disable_radix_cache. "
+                               "Please use --mamba-scheduler-strategy no_buffer instead.",
+                               "srt/server_args.py:2393-2399 @0.5.11")
+            d = a["speculative_num_draft_tokens"]
+            interval = a["mamba_track_interval"]
+            if d is not None and not interval >= d:
+                raise Rejected("AssertionError", f"mamba_track_interval {interval} must be greater than or "
+                               f"equal to speculative_num_draft_tokens {d}", "srt/server_args.py:2404-2407 @0.5.11")
+            if page is not None:
+                if interval % page != 0:
+                    raise Rejected("AssertionError", f"mamba_track_interval {interval} must be divisible by "
+                                   f"page_size {page}", "srt/server_args.py:2409-2412 @0.5.11")
+                if max(FLA_CHUNK_SIZE, page) % min(FLA_CHUNK_SIZE, page) != 0:
+                    raise Rejected("AssertionError", "For SSM models with extra buffer, either FLA_CHUNK_SIZE or "
+                                   f"page_size must be divisible by the other, got FLA_CHUNK_SIZE={FLA_CHUNK_SIZE}, "
+                                   f"self.page_size={page}", "srt/server_args.py:2413-2418 @0.5.11")
+        elif not radix_off:  # no_buffer
+            if page is not None and page != 1:
+                warn.append(f"{arch} with radix cache requires page_size=1 in no_buffer mode; page_size set to 1")
+                page = 1
+                why["page_size"] = "no_buffer + radix cache forces page_size=1 (server_args.py:2420-2426)"
+            if spec_user is None:
+                overlap_off = True
+                why["disable_overlap_schedule"] = ("mamba no_buffer + radix cache disables the overlap "
+                                                   "schedule (server_args.py:2427-2432)")
+                if attn == "trtllm_mha":
+                    radix_off = True
+                    overlap_off = False
+                    why["disable_radix_cache"] = "trtllm_mha cannot use page_size=1 (server_args.py:2433-2440)"
+            else:
+                raise Rejected("ValueError",
+                               f"Speculative decoding for {arch} is not compatible with radix cache when using "
+                               "--mamba-scheduler-strategy no_buffer.To use radix cache with speculative decoding, "
+                               "please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.",
+                               "srt/server_args.py:2452-2456 @0.5.11")
+
+    if arch == "NemotronHForCausalLM":
+        mamba_radix(False, "flashinfer")
+        if attn == "triton":
+            raise Rejected("AssertionError", "NemotronHForCausalLM does not support triton attention backend,"
+                           "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
+    elif arch in ("Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration"):
+        sm100_default = "triton"
+        if dev.sm100:
+            if default_attn(page) == "trtllm_mha" and not (not extra and not radix_off and spec_user is None):
+                sm100_default = "trtllm_mha"
+        mamba_radix(True, sm100_default)
+    elif arch == "FalconH1ForCausalLM":
+        mamba_radix(False, "triton")
+
+    # 0.6 _handle_attention_backend_compatibility (srt/server_args.py:2533-2734 @0.5.11)
+    if attn is None:
+        attn = default_attn(page)
+        why["attention_backend"] = f"default for SM{dev.sm_major}{dev.sm_minor} (server_args.py:2464-2545)"
+    disable_graph = bool(a["disable_cuda_graph"])
+    if attn == "torch_native":
+        disable_graph = True
+    if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" or a["prefill_attention_backend"] == "trtllm_mha":
+        prefill = a["prefill_attention_backend"] or attn
+        decode = a["decode_attention_backend"] or attn
+        if prefill == "trtllm_mha" and not dev.sm100:
+            raise Rejected("ValueError", "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). "
+                           "Please use a different prefill backend.", "srt/server_args.py:2629-2632 @0.5.11")
+        if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
+            raise Rejected("ValueError", "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell "
+                           "(SM100) and (SM120) GPUs. Please use a different decode backend.",
+                           "srt/server_args.py:2640-2645 @0.5.11")
+        if page not in (16, 32, 64):
+            page = 64
+            why["page_size"] = "trtllm_mha supports 16/32/64 only, so 64 (server_args.py:2647-2651)"
+    if attn == "fa3" and a["kv_cache_dtype"] == "fp8_e5m2":
+        attn = "triton"
+    if a["prefill_attention_backend"] == "fa4" and dev.sm100:
+        page = 128
+        why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669)"
+
+    # 0.7 _handle_linear_attn_backend (srt/server_args.py:2855-2888 @0.5.11)
+    lin_decode = a["linear_attn_decode_backend"]
+    if lin_decode is None and dev.sm100 and a["mamba_ssm_dtype"] == "bfloat16" and spec_user is None:
+        lin_decode = "flashinfer"
+    if (lin_decode or a["linear_attn_backend"]) == "flashinfer" and a["mamba_ssm_dtype"] != "bfloat16" \
+            and dev.sm_major >= 10:
+        raise Rejected("ValueError", "--linear-attn-decode-backend flashinfer on SM100+ requires "
+                       f"--mamba-ssm-dtype bfloat16, got {a['mamba_ssm_dtype']!r}",
+                       "srt/server_args.py:2876-2888 @0.5.11")
+
+    # 0.8 _handle_page_size (srt/server_args.py:2815-2820 @0.5.11)
+    if page is None:
+        page = 1
+        why.setdefault("page_size", "default 1 (server_args.py:2815-2820)")
+
+    # 0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)
+    algo = spec_user
+    steps, topk, ndraft = a["speculative_num_steps"], a["speculative_eagle_topk"], a["speculative_num_draft_tokens"]
+    mrr = a["max_running_requests"]
+    mrr_user = mrr is not None
+    if algo == "NEXTN":
+        algo = "EAGLE"
+        why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311)"
+    if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
+        if mrr is None:
+            mrr = 48
+            why["max_running_requests"] = ("reset to 48 for speculative decoding (server_args.py:3454-3458); "
+                                           "it also sizes the speculative reservation")
+        if topk is not None and topk > 1 and not overlap_off:
+            overlap_off = True
+            why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467)"
+        elif not _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=True) and not overlap_off:
+            overlap_off = True
+            why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2=False, so spec v1 (server_args.py:3468-3473)"
+        if steps is None:
+            if not (topk is None and ndraft is None):
+                raise Rejected("AssertionError", "", "srt/server_args.py:3518-3522 @0.5.11")
+            steps, topk, ndraft = (5, 4, 8) if arch == "LlamaForCausalLM" else (3, 1, 4)
+            why["speculative_num_steps"] = f"auto_choose_speculative_params -> ({steps}, {topk}, {ndraft}) " \
+                                           "(server_args.py:7471-7506)"
+        if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" \
+                or a["prefill_attention_backend"] == "trtllm_mha":
+            if topk > 1:
+                raise Rejected("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+                               "srt/server_args.py:3529-3537 @0.5.11")
+        if topk == 1 and ndraft != steps + 1:
+            ndraft = steps + 1
+            why["speculative_num_draft_tokens"] = ("speculative_num_steps + 1 when topk == 1 "
+                                                   "(server_args.py:3539-3546)")
+        if topk > 1 and page > 1 and attn not in ("flashinfer", "fa3"):
+            raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
+                           "incorrect results for paged attention backends. This combination is only supported "
+                           "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
+
+    # 0.10 _handle_environment_variables (srt/server_args.py:3922-3926 @0.5.11)
+    env = dict(env)
+    if a["mamba_ssm_dtype"] is not None:
+        env["SGLANG_MAMBA_SSM_DTYPE"] = a["mamba_ssm_dtype"]
+
+    # _handle_cache_compatibility (srt/server_args.py:3946-3964 @0.5.11)
+    if not (0 < a["swa_full_tokens_ratio"] <= 1.0):
+        raise Rejected("ValueError", "--swa-full-tokens-ratio should be in range (0, 1.0].",
+                       "srt/server_args.py:3963-3964 @0.5.11")
+
+    # check_server_args (srt/server_args.py:6773-6830 @0.5.11)
+    if cps > 0 and cps % page != 0:
+        raise Rejected("AssertionError", "chunked_prefill_size must be divisible by page_size",
+                       "srt/server_args.py:6823-6826 @0.5.11")
+
+    return ResolvedArgs(
+        raw=raw, tp_size=tp, mem_fraction_static=mfs, mem_fraction_static_user=mfs_user,
+        chunked_prefill_size=cps, max_prefill_tokens=a["max_prefill_tokens"], cuda_graph_max_bs=gmax,
+        cuda_graph_bs=graph_bs, disable_cuda_graph=disable_graph, page_size=page, attention_backend=attn,
+        mamba_scheduler_strategy=a["mamba_scheduler_strategy"], disable_radix_cache=radix_off,
+        disable_overlap_schedule=overlap_off, speculative_algorithm=algo, speculative_num_steps=steps,
+        speculative_eagle_topk=topk, speculative_num_draft_tokens=ndraft,
+        speculative_draft_model_path=a["speculative_draft_model_path"], max_running_requests=mrr,
+        max_running_requests_user=mrr_user, max_mamba_cache_size=a["max_mamba_cache_size"],
+        mamba_full_memory_ratio=a["mamba_full_memory_ratio"], mamba_ssm_dtype_flag=a["mamba_ssm_dtype"],
+        max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=ctx,
+        is_multimodal=is_mm, disable_piecewise_cuda_graph=pcg_off, piecewise_cuda_graph_tokens=pcg_tokens,
+        env=env, defaulted=why, warnings=warn,
+    )
+
+
+def _env_bool(env: dict[str, str], key: str, default: bool = False) -> bool:
+    """EnvBool.parse (srt/environ.py:119-126 @0.5.11): true/1/yes/y or false/0/no/n, any case.
+
+    Any other value makes SGLang raise ValueError at the first read; we raise Rejected likewise.
+    """
+    if key not in env:
+        return default
+    value = env[key].lower()
+    if value in ("true", "1", "yes", "y"):
+        return True
+    if value in ("false", "0", "no", "n"):
+        return False
+    raise Rejected("ValueError", f'"{value}" is not a valid boolean value', "srt/environ.py:119-126 @0.5.11")

@@ -1,0 +1,171 @@
+"""One plan: model + GPU + SGLang flags -> every pool, the capacity, and a verdict.
+
+This is the pure core (no I/O): :func:`make_plan` takes resolved inputs and returns a
+:class:`Plan`. The free-memory inputs default to a stated model of the GPU (driver reserve, CUDA
+context, NCCL) and the weights; ``free_before_gib`` / ``free_after_gib`` override them with
+measured values (e.g. ``Load weight begin/end`` of a boot log).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.catalog.catalog import ResolvedModel
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang import v0_5_11 as engine
+from planner.engines.sglang.cli_flags import SGLangArgError
+from planner.hardware.profiles import GpuProfile
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+# Stated assumptions for the default free-memory model (hardware-nvml-ecosystem.md §2.4).
+CUDA_CONTEXT_MIB = 450  # "around 400MB" (pytorch/pytorch#109888); 287-426 MiB measured
+DEFAULT_DRIVER_RESERVED_MIB = 500  # typical of the 300-760 MiB NVML 'Reserved' readings
+NCCL_MIB_PER_GPU = 512  # NCCL buffers + custom all-reduce at tp>1: estimate
+OUTCOME_OK, OUTCOME_REJECTED, OUTCOME_FAILED = "ok", "rejected", "startup_failed"
+
+
+@dataclass
+class Assumption:
+    name: str
+    value: str
+    why: str
+
+
+@dataclass
+class NeedLine:
+    label: str
+    bytes: int
+    how: str
+
+
+@dataclass
+class Plan:
+    gpu: GpuProfile
+    model: ResolvedModel
+    flags: list[str]
+    env: dict[str, str]
+    sglang_version: str
+    free_before_bytes: int
+    free_after_bytes: int
+    free_before_source: str
+    free_after_source: str
+    assumptions: list[Assumption]
+    outcome: str = OUTCOME_OK
+    stage: str | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    rule: str | None = None
+    args: Any = None  # engine.ResolvedArgs
+    state: Any = None  # engine.MambaState
+    profile: Any = None  # engine.Profile
+    pools: Any = None  # engine.Pools
+    capture_bs: list[int] | None = None
+    needs: list[NeedLine] = field(default_factory=list)
+    headroom_bytes: int | None = None
+    verdict: str = "fits"  # fits | rejected | oom_risk
+    oom_allocation: str | None = None
+    binding: str = ""
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.verdict == "fits"
+
+
+def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assumption]]:
+    """Free memory before weight loading (SGLang's P), per GPU, with the assumptions stated."""
+    notes = []
+    if gpu.unified_memory:
+        total = gpu.capacity_mib
+        notes.append(Assumption("capacity", f"{total} MiB", "unified memory: system memory visible to CUDA "
+                                "(SGLang uses the system's available memory on these parts)"))
+        visible = total
+    elif gpu.cuda_total_mib is not None:
+        visible = gpu.cuda_total_mib
+        notes.append(Assumption("CUDA-visible total", f"{visible} MiB", "profile's measured cudaMemGetInfo total"))
+    else:
+        reserved = gpu.driver_reserved_mib if gpu.driver_reserved_mib is not None else DEFAULT_DRIVER_RESERVED_MIB
+        visible = gpu.capacity_mib - reserved
+        src = "profile" if gpu.driver_reserved_mib is not None else "typical 300-760 MiB readings; no reading for this card"
+        notes.append(Assumption("driver reserve", f"{reserved} MiB", src))
+    used = CUDA_CONTEXT_MIB
+    notes.append(Assumption("CUDA context", f"{CUDA_CONTEXT_MIB} MiB", "torch's first CUDA call (~400 MB, lazy loading)"))
+    if tp > 1:
+        used += NCCL_MIB_PER_GPU
+        notes.append(Assumption("NCCL (tp>1)", f"{NCCL_MIB_PER_GPU} MiB per GPU", "estimate of NCCL/custom all-reduce buffers"))
+    free = (visible - used) * MIB
+    return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
+
+
+def target_weight_bytes(model: ResolvedModel, tp: int) -> tuple[int, str]:
+    """Bytes the target's weights take per GPU (MTP weights load later, with the draft)."""
+    total = model.weight_bytes
+    mtp = mtp_weight_bytes(model.spec)
+    detail = f"{model.weight_source}: {total:,} B"
+    if mtp:
+        total -= mtp
+        detail += f" - MTP layer {mtp:,} B (loaded by the draft worker)"
+    per = -(-total // tp)
+    if tp > 1:
+        detail += f", / tp {tp} (even split assumed)"
+    return per, detail
+
+
+def mtp_weight_bytes(spec: ModelSpec) -> int:
+    """Parameters of the MTP layer(s) shipped in the checkpoint (Qwen3.5/3.6), at the model dtype."""
+    if not spec.mtp_layers:
+        return 0
+    from planner.catalog.weights import _attn_params, _mlp_params  # noqa: PLC0415
+
+    h = spec.hidden_size
+    per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
+    per_layer += 2 * spec.head_dim  # q_norm and k_norm weights
+    return spec.mtp_layers * per_layer * 2
+
+
+def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
+              free_before_gib: float | None = None, free_after_gib: float | None = None,
+              draft: ModelSpec | None = None) -> Plan:
+    env = dict(env or {})
+    tp_guess = _tp_from_flags(flags)
+    assumptions: list[Assumption] = []
+    if free_before_gib is None:
+        fb, fb_src, notes = default_free_before(gpu, tp_guess)
+        assumptions += notes
+    else:
+        fb, fb_src = int(free_before_gib * GIB), f"given: --free-before-load-gib {free_before_gib}"
+    if free_after_gib is None:
+        w, wdetail = target_weight_bytes(model, tp_guess)
+        fa = fb - w
+        fa_src = f"modelled: free before - weights ({wdetail})"
+        assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
+    else:
+        fa, fa_src = int(free_after_gib * GIB), f"given: --free-after-load-gib {free_after_gib}"
+    plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=engine.VERSION,
+                free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
+                free_after_source=fa_src, assumptions=assumptions)
+    engine.run(plan, draft)
+    return plan
+
+
+def _tp_from_flags(flags: list[str]) -> int:
+    """The tp size, read leniently (the engine parses the flags for real)."""
+    for i, f in enumerate(flags):
+        for name in ("--tp-size", "--tensor-parallel-size", "--tp"):
+            if f == name and i + 1 < len(flags):
+                try:
+                    return max(1, int(flags[i + 1]))
+                except ValueError:
+                    return 1
+            if f.startswith(name + "="):
+                try:
+                    return max(1, int(f.split("=", 1)[1]))
+                except ValueError:
+                    return 1
+    return 1
+
+
+__all__ = ["Plan", "make_plan", "SGLangArgError"]

@@ -1,0 +1,88 @@
+"""The ``summary`` object: the oracle's summary schema (summary_version 1), filled by the planner.
+
+Field names and meanings follow ``shared/tools/sglang-oracle/README.md`` ("The summary block"), so
+a planner result and an oracle result compare field by field. A value is ``None`` when it does
+not apply or the run did not get that far, as in the oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.plan import GIB, Plan
+
+SUMMARY_FIELDS = (
+    "summary_version", "sglang_version", "outcome", "validated", "startup_ok", "stage", "error_type",
+    "error_message", "mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs", "page_size",
+    "max_prefill_tokens", "attention_backend", "mamba_scheduler_strategy", "disable_radix_cache",
+    "disable_overlap_schedule", "speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
+    "speculative_num_draft_tokens", "server_args_max_running_requests", "mamba_full_memory_ratio",
+    "kv_cache_dtype", "mamba_ssm_dtype", "context_len", "tp_size", "pre_model_load_gib",
+    "rest_gib_before_mamba", "spec_reserved_bytes", "mamba_cache_per_req_bytes", "max_mamba_cache_size",
+    "available_kv_bytes", "kv_cell_bytes_per_token", "max_total_num_tokens", "mamba_ratio",
+    "max_running_requests", "cuda_graph_capture_max_bs", "pool_mamba_conv_bytes", "pool_mamba_ssm_bytes",
+    "pool_mamba_intermediate_ssm_bytes", "pool_mamba_intermediate_conv_bytes", "pool_kv_k_bytes",
+    "pool_kv_v_bytes", "pool_draft_kv_k_bytes", "pool_draft_kv_v_bytes", "pool_draft_kv_bytes",
+    "pool_req_to_token_bytes", "pool_index_buffers_bytes", "pool_other_bytes", "pool_total_bytes",
+)
+
+
+def build_summary(plan: Plan) -> dict[str, Any]:
+    from planner.engines.sglang.v0_5_11.memory_profile import kv_dtype_name  # noqa: PLC0415
+
+    s: dict[str, Any] = {k: None for k in SUMMARY_FIELDS}
+    s["summary_version"] = 1
+    s["sglang_version"] = plan.sglang_version
+    s["outcome"] = plan.outcome
+    s["stage"] = plan.stage
+    s["error_type"] = plan.error_type
+    s["error_message"] = plan.error_message
+    a = plan.args
+    s["validated"] = a is not None
+    s["startup_ok"] = (plan.outcome == "ok") if a is not None else None
+    if a is not None:
+        s.update(
+            mem_fraction_static=a.mem_fraction_static, chunked_prefill_size=a.chunked_prefill_size,
+            cuda_graph_max_bs=a.cuda_graph_max_bs, page_size=a.page_size, max_prefill_tokens=a.max_prefill_tokens,
+            attention_backend=a.attention_backend, mamba_scheduler_strategy=a.mamba_scheduler_strategy,
+            disable_radix_cache=a.disable_radix_cache, disable_overlap_schedule=a.disable_overlap_schedule,
+            speculative_algorithm=a.speculative_algorithm, speculative_num_steps=a.speculative_num_steps,
+            speculative_eagle_topk=a.speculative_eagle_topk,
+            speculative_num_draft_tokens=a.speculative_num_draft_tokens,
+            server_args_max_running_requests=a.max_running_requests,
+            mamba_full_memory_ratio=a.mamba_full_memory_ratio, tp_size=a.tp_size, context_len=a.context_len,
+            kv_cache_dtype=kv_dtype_name(a, plan.model.spec),
+        )
+        if plan.state is not None:
+            s["mamba_ssm_dtype"] = plan.state.ssm_dtype
+    p = plan.profile
+    if p is not None:
+        s.update(
+            pre_model_load_gib=p.pre_model_load_gib, rest_gib_before_mamba=p.rest_gib_before_mamba,
+            spec_reserved_bytes=p.spec_reserved_bytes, mamba_cache_per_req_bytes=p.mamba_cache_per_req_bytes,
+            max_mamba_cache_size=p.max_mamba_cache_size, available_kv_bytes=p.available_kv_bytes,
+            kv_cell_bytes_per_token=p.kv_cell_bytes_per_token, max_total_num_tokens=p.max_total_num_tokens,
+            max_running_requests=p.max_running_requests, mamba_ratio=p.mamba_ratio,
+        )
+        if plan.state is not None and a is not None and a.spec_on and p.spec_reserved_bytes is None:
+            s["spec_reserved_bytes"] = 0
+        if plan.state is not None and a is not None and not a.spec_on:
+            s["spec_reserved_bytes"] = 0
+    if plan.capture_bs:
+        s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
+    pools = plan.pools
+    if pools is not None:
+        g = pools.get
+        s.update(
+            pool_mamba_conv_bytes=g("mamba_conv"), pool_mamba_ssm_bytes=g("mamba_ssm"),
+            pool_mamba_intermediate_ssm_bytes=g("mamba_intermediate_ssm"),
+            pool_mamba_intermediate_conv_bytes=g("mamba_intermediate_conv"),
+            pool_kv_k_bytes=g("kv_k"), pool_kv_v_bytes=g("kv_v"), pool_draft_kv_k_bytes=g("draft_kv_k"),
+            pool_draft_kv_v_bytes=g("draft_kv_v"), pool_draft_kv_bytes=g("draft_kv_k") + g("draft_kv_v"),
+            pool_req_to_token_bytes=g("req_to_token"),
+            pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers"),
+            pool_other_bytes=0, pool_total_bytes=pools.total,
+        )
+    s["free_before_load_gib"] = plan.free_before_bytes / GIB
+    s["free_after_load_gib"] = plan.free_after_bytes / GIB
+    return s
