@@ -68,7 +68,7 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["spec_reserved_bytes"] = 0
         if plan.state is not None and a is not None and not a.spec_on:
             s["spec_reserved_bytes"] = 0
-    if plan.capture_bs:
+    if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools
     if pools is not None:

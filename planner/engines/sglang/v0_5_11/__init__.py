@@ -16,7 +16,13 @@ from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
 from planner.engines.sglang.v0_5_11.cuda_graph import batch_sizes_to_capture
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
 from planner.engines.sglang.v0_5_11.mamba import MambaState, mamba_state
-from planner.engines.sglang.v0_5_11.memory_profile import Profile, available_gib, kv_dtype_name, profile
+from planner.engines.sglang.v0_5_11.memory_profile import (
+    NotEnoughMemory,
+    Profile,
+    available_gib,
+    kv_dtype_name,
+    profile,
+)
 from planner.engines.sglang.v0_5_11.pools import Pools, allocate
 from planner.engines.sglang.v0_5_11.server_args import Device, Rejected, ResolvedArgs, check_scope, resolve
 from planner.errors import BadInput
@@ -80,10 +86,9 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
 
     try:
         prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes)
-    except Rejected as exc:
-        plan.profile = getattr(exc, "profile", None)
+    except NotEnoughMemory as exc:
+        plan.profile = exc.profile  # the numbers computed before the failure, for the explanation
         _reject(plan, exc, "startup_failed")
-        _partial_profile(plan, args, model, state)
         return
     plan.profile = prof
     plan.pools = allocate(args, model, state, prof, draft)
@@ -122,36 +127,6 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
             plan.verdict = "oom_risk"
             plan.oom_allocation = need.label
             break
-
-
-def _partial_profile(plan: "Plan", args: ResolvedArgs, model: ModelSpec, state: MambaState | None) -> None:
-    """Keep the numbers computed before the failure, for the explanation."""
-    tp = args.tp_size
-    pre = available_gib(plan.free_before_bytes, tp)
-    post = available_gib(plan.free_after_bytes, tp)
-    rest = post - pre * (1 - args.mem_fraction_static)
-    from planner.engines.sglang.v0_5_11.memory_profile import cell_size  # noqa: PLC0415
-
-    prof = Profile(pre, post, rest, None, None, None, 0, cell_size(model, args))
-    if state is not None:
-        per = state.per_req_bytes
-        prof.mamba_cache_per_req_bytes = per
-        r = rest
-        if args.spec_on:
-            prof.spec_reserved_bytes = per * args.max_running_requests * args.speculative_num_draft_tokens
-            r -= prof.spec_reserved_bytes / (1 << 30)
-        if args.max_mamba_cache_size is not None:
-            prof.max_mamba_cache_size = args.max_mamba_cache_size
-        elif args.disable_radix_cache and args.max_running_requests is not None:
-            prof.max_mamba_cache_size = args.max_running_requests
-        else:
-            ratio = args.mamba_full_memory_ratio
-            prof.max_mamba_cache_size = int((r * ratio / (1 + ratio) * (1 << 30)) // per)
-        r -= prof.max_mamba_cache_size * per / (1 << 30)
-        prof.available_kv_bytes = int(r * (1 << 30))
-    else:
-        prof.available_kv_bytes = int(rest * (1 << 30))
-    plan.profile = prof
 
 
 def _check_heads(model: ModelSpec, tp: int) -> None:

@@ -78,6 +78,15 @@ def mamba_ratio(args: ResolvedArgs) -> int:
     return MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
 
 
+class NotEnoughMemory(Rejected):
+    """MemoryPoolConfig.__post_init__ (pool_configurator.py:39-44 @0.5.11), with the numbers so far."""
+
+    def __init__(self, prof: "Profile"):
+        super().__init__("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static.",
+                         "srt/model_executor/pool_configurator.py:39-44 @0.5.11", stage="resolve_memory_pool_config")
+        self.profile = prof
+
+
 @dataclass
 class Profile:
     pre_model_load_gib: float  # P
@@ -132,18 +141,15 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     page = args.page_size
     n = available // cell
     n = n // page * page
-    if n <= 0:  # MemoryPoolConfig.__post_init__ (pool_configurator.py:39-44 @0.5.11)
-        raise Rejected("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static.",
-                       "srt/model_executor/pool_configurator.py:39-44 @0.5.11", stage="resolve_memory_pool_config")
+    if n <= 0:
+        raise NotEnoughMemory(prof)
     # _apply_token_constraints (…kv_cache_mixin.py:669-696 @0.5.11)
     if args.max_total_tokens is not None:
         capped = min(n, args.max_total_tokens)
         if capped != n:
             n = capped // page * page
             if n <= 0:
-                raise Rejected("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static.",
-                               "srt/model_executor/pool_configurator.py:39-44 @0.5.11",
-                               stage="resolve_memory_pool_config")
+                raise NotEnoughMemory(prof)
     prof.max_total_num_tokens = n
     # _resolve_max_num_reqs (…kv_cache_mixin.py:698-717 @0.5.11)
     est = int(n / args.context_len * 512)

@@ -1,0 +1,205 @@
+"""The ``plan`` command (I/O edge): parse, resolve inputs, run the pure core, print.
+
+    plan --gpu rtxpro6000 --model qwen3.6-27b [SGLang flags as launch_server takes them]
+    plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B ...
+    plan --batch cases.jsonl
+
+Exit codes: 0 fits, 1 does not fit (SGLang rejects, fails at startup, or out-of-memory risk),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, Sequence
+
+from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
+from planner.catalog.spec import ModelSpec
+from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.hardware.profiles import find_profile
+from planner.plan import Plan, make_plan
+from planner.report import render_text, to_dict
+
+SUPPORTED_SGLANG = ("0.5.11",)
+_LAUNCHERS = {"python", "python3", "-m", "sglang.launch_server", "sglang", "serve", "launch_server"}
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise BadInput(f"{message} (see plan --help)")
+
+
+def _parser() -> _ArgParser:
+    p = _ArgParser(
+        prog="plan",
+        description="Predict SGLang's GPU memory plan before boot. Any option not listed here is passed "
+                    "to the SGLang flag parser, exactly as launch_server takes it.",
+        allow_abbrev=False,
+    )
+    p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (see hwprofiles/)")
+    p.add_argument("--model", help="catalog name, Hugging Face id, config.json path or checkpoint dir")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON (with the oracle-schema summary)")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one request per line; '-' reads stdin")
+    p.add_argument("--free-before-load-gib", type=float, help="measured free GiB per GPU before weight load (P)")
+    p.add_argument("--free-after-load-gib", type=float, help="measured free GiB per GPU after weight load")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16")
+    p.add_argument("--sglang-version", default=SUPPORTED_SGLANG[-1], help="whose rules to use (0.5.11)")
+    return p
+
+
+def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str]]:
+    """``python -m sglang.launch_server --model-path X ...`` -> (X, the other flags)."""
+    i = 0
+    while i < len(tokens) and not tokens[i].startswith("-") or (i < len(tokens) and tokens[i] == "-m"):
+        if tokens[i] not in _LAUNCHERS and not tokens[i].endswith(("python", "python3")):
+            raise BadInput(f"after '--': expected 'python -m sglang.launch_server ...' or SGLang flags, got '{tokens[i]}'")
+        i += 1
+    rest = tokens[i:]
+    model, flags, skip = None, [], False
+    for j, t in enumerate(rest):
+        if skip:
+            skip = False
+            continue
+        if t in ("--model-path", "--model"):
+            if j + 1 >= len(rest):
+                raise BadInput(f"{t}: expected a value")
+            model, skip = rest[j + 1], True
+            continue
+        if t.startswith(("--model-path=", "--model=")):
+            model = t.split("=", 1)[1]
+            continue
+        flags.append(t)
+    return model, flags
+
+
+def _parse_env(items: Sequence[str] | dict[str, Any] | None) -> dict[str, str]:
+    if not items:
+        return {}
+    if isinstance(items, dict):
+        return {str(k): str(v) for k, v in items.items()}
+    env = {}
+    for kv in items:
+        if "=" not in kv or not kv.split("=", 1)[0]:
+            raise BadInput(f"--env: expected KEY=VALUE, got '{kv}'")
+        k, v = kv.split("=", 1)
+        env[k] = v
+    return env
+
+
+def _check_gib(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise BadInput(f"{name}: expected a number of GiB, got {value!r}")
+    if value <= 0 or value > 1 << 20:
+        raise BadInput(f"{name}: {value} GiB is out of range (0, 1048576]")
+    return float(value)
+
+
+def _draft_for(flags: list[str]) -> ModelSpec | None:
+    """The EAGLE/EAGLE3 draft named by --speculative-draft-model-path, when we can read it."""
+    for i, f in enumerate(flags):
+        if f in ("--speculative-draft-model-path", "--speculative-draft-model") and i + 1 < len(flags):
+            name = flags[i + 1]
+            if find_entry(name) is not None or name.endswith(".json"):
+                try:
+                    return resolve_model(name).spec
+                except BadInput:
+                    return None
+    return None
+
+
+def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
+               free_before: float | None, free_after: float | None, version: str) -> Plan:
+    if version not in SUPPORTED_SGLANG:
+        raise BadInput(f"--sglang-version: {version} is not supported yet; supported: {', '.join(SUPPORTED_SGLANG)}")
+    if not gpu:
+        raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
+    if not model:
+        raise BadInput("--model: required (e.g. --model qwen3.6-27b), or paste the launch command after '--'")
+    profile = find_profile(gpu)
+    resolved: ResolvedModel = resolve_model(model)
+    free_before = _check_gib("--free-before-load-gib", free_before)
+    free_after = _check_gib("--free-after-load-gib", free_after)
+    if free_before is not None and free_after is not None and free_after > free_before:
+        raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
+    return make_plan(profile, resolved, flags, env, free_before, free_after, draft=_draft_for(flags))
+
+
+def exit_code(plan: Plan) -> int:
+    return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
+
+
+def run_batch(path: str, version: str, out) -> int:
+    try:
+        stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"--batch: cannot read {path}: {exc.strerror or exc}") from None
+    with stream:
+        for lineno, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            rid: Any = None
+            try:
+                req = json.loads(line)
+                if not isinstance(req, dict):
+                    raise BadInput("each line must be a JSON object")
+                rid = req.get("id", lineno)
+                flags = req.get("flags") or []
+                if not isinstance(flags, list) or not all(isinstance(f, (str, int, float)) for f in flags):
+                    raise BadInput("'flags' must be a list of strings")
+                plan = build_plan(req.get("gpu"), req.get("model"), [str(f) for f in flags], _parse_env(req.get("env")),
+                                  req.get("free_before_gib"), req.get("free_after_gib"),
+                                  str(req.get("sglang_version", version)))
+                result = {"id": rid, **to_dict(plan)}
+            except json.JSONDecodeError as exc:
+                result = {"id": rid if rid is not None else lineno, "error": f"line {lineno}: not JSON ({exc.msg})"}
+            except PlannerError as exc:
+                result = {"id": rid if rid is not None else lineno, "error": str(exc)}
+            out.write(json.dumps(result) + "\n")
+    return EXIT_FITS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except PlannerError as exc:
+        print(f"plan: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # pragma: no cover - e.g. `plan ... | head`
+        return EXIT_FITS
+
+
+def _main(argv: list[str]) -> int:
+    paste: list[str] | None = None
+    if "--" in argv:
+        k = argv.index("--")
+        argv, paste = argv[:k], argv[k + 1:]
+    if argv and argv[0] in ("-h", "--help"):
+        _parser().print_help()
+        return EXIT_FITS
+    ns, sglang_flags = _parser().parse_known_args(argv)
+    model = ns.model
+    if paste is not None:
+        pasted_model, pasted_flags = split_paste_form(paste)
+        if model is None:
+            model = pasted_model
+        sglang_flags += pasted_flags
+    if ns.batch:
+        return run_batch(ns.batch, ns.sglang_version, sys.stdout)
+    plan = build_plan(ns.gpu, model, sglang_flags, _parse_env(ns.env), ns.free_before_load_gib,
+                      ns.free_after_load_gib, ns.sglang_version)
+    if ns.json:
+        print(json.dumps(to_dict(plan), indent=2))
+    else:
+        print(render_text(plan))
+    return exit_code(plan)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Render a plan: text for people, JSON for scripts. No arithmetic happens here."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from planner.explain import explain
+from planner.plan import GIB, Plan
+from planner.summary import build_summary
+
+UNIT_NOTE = "GiB = 2^30 bytes (SGLang logs print GiB and call it 'GB')"
+
+
+def _g(n: int | float | None) -> str:
+    return "-" if n is None else f"{n / GIB:8.2f}"
+
+
+def capacity(plan: Plan) -> dict[str, Any] | None:
+    p = plan.profile
+    if p is None or p.max_total_num_tokens is None or plan.args is None:
+        return None
+    n, r, ctx = p.max_total_num_tokens, p.max_running_requests, plan.args.context_len
+    longest = max(0, min(ctx - 1, n - 1))
+    return {
+        "max_running_requests": r,
+        "kv_tokens": n,
+        "context_len": ctx,
+        "longest_request_tokens": longest,
+        "concurrency_at_context_len": min(r, n // ctx) if ctx else r,
+    }
+
+
+def verdict_line(plan: Plan) -> str:
+    if plan.verdict == "fits":
+        return "FITS: SGLang accepts these flags, every pool is allocated, and the estimated headroom covers the rest."
+    if plan.verdict == "oom_risk":
+        return f"OUT-OF-MEMORY RISK: the pools fit, but {plan.oom_allocation} is unlikely to fit after them."
+    if plan.stage == "server_args":
+        return f"SGLANG REJECTS THE FLAGS: {plan.error_type}: {plan.error_message}"
+    return f"WILL NOT BOOT ({plan.stage}): {plan.error_type}: {plan.error_message}"
+
+
+def to_dict(plan: Plan) -> dict[str, Any]:
+    binding, advice = explain(plan)
+    a = plan.args
+    return {
+        "verdict": plan.verdict,
+        "verdict_text": verdict_line(plan),
+        "binding_constraint": binding,
+        "suggestions": advice,
+        "sglang_version": plan.sglang_version,
+        "units": UNIT_NOTE,
+        "gpu": {"id": plan.gpu.id, "name": plan.gpu.display_name, "nvml_total_mib": plan.gpu.capacity_mib},
+        "model": {"name": plan.model.spec.name, "architecture": plan.model.spec.architecture,
+                  "weight_bytes": plan.model.weight_bytes, "weight_source": plan.model.weight_source,
+                  "weight_detail": plan.model.weight_detail},
+        "flags": plan.flags,
+        "env": plan.env,
+        "inputs": {"free_before_load_bytes": plan.free_before_bytes, "free_before_source": plan.free_before_source,
+                   "free_after_load_bytes": plan.free_after_bytes, "free_after_source": plan.free_after_source,
+                   "assumptions": [vars(x) for x in plan.assumptions]},
+        "resolved": None if a is None else {
+            "defaulted": a.defaulted, "warnings": a.warnings,
+            "mem_fraction_static": a.mem_fraction_static, "mamba_ssm_dtype": None if plan.state is None
+            else plan.state.ssm_dtype, "mamba_ssm_dtype_from": None if plan.state is None else plan.state.ssm_dtype_from,
+        },
+        "pools": [] if plan.pools is None else [
+            {"key": x.key, "label": x.label, "bytes": x.bytes, "gib": x.bytes / GIB, "formula": x.formula, "rule": x.rule}
+            for x in plan.pools.lines],
+        "after_pools": None if plan.headroom_bytes is None else {
+            "left_bytes": plan.headroom_bytes,
+            "needs": [{"label": x.label, "bytes": x.bytes, "how": x.how} for x in plan.needs]},
+        "capacity": capacity(plan),
+        "rule": plan.rule,
+        "summary": build_summary(plan),
+    }
+
+
+def render_text(plan: Plan) -> str:
+    d = to_dict(plan)
+    a, prof = plan.args, plan.profile
+    out: list[str] = []
+    w = out.append
+    w(f"gpu-memory-planner — SGLang {plan.sglang_version} rules")
+    w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
+    w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
+      f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
+    w(f"Flags: {shlex.join(plan.flags) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
+    w(f"Units: {UNIT_NOTE}")
+    w("")
+    w("Free memory per GPU")
+    w(f"  before weight load (P): {plan.free_before_bytes / GIB:.2f} GiB  [{plan.free_before_source}]")
+    w(f"  after weight load:      {plan.free_after_bytes / GIB:.2f} GiB  [{plan.free_after_source}]")
+    for x in plan.assumptions:
+        w(f"    assumption: {x.name} = {x.value} ({x.why})")
+    if a is not None:
+        w("")
+        w("Resolved flags (what SGLang would set)")
+        rows = [
+            ("mem_fraction_static", a.mem_fraction_static), ("chunked_prefill_size", a.chunked_prefill_size),
+            ("cuda_graph_max_bs", a.cuda_graph_max_bs), ("page_size", a.page_size),
+            ("attention_backend", a.attention_backend), ("mamba_scheduler_strategy", a.mamba_scheduler_strategy),
+            ("disable_radix_cache", a.disable_radix_cache), ("disable_overlap_schedule", a.disable_overlap_schedule),
+            ("speculative_algorithm", a.speculative_algorithm),
+            ("speculative_num_steps/topk/draft_tokens",
+             f"{a.speculative_num_steps}/{a.speculative_eagle_topk}/{a.speculative_num_draft_tokens}"),
+            ("max_running_requests (ServerArgs)", a.max_running_requests), ("context_len", a.context_len),
+        ]
+        for k, v in rows:
+            key = k.split(" ")[0].split("/")[0]
+            why = a.defaulted.get(key)
+            w(f"  {k:<40} {v!s:<22}" + (f" default: {why}" if why else ""))
+        if plan.state is not None:
+            w(f"  {'mamba ssm/conv dtype':<40} {plan.state.ssm_dtype}/{plan.state.conv_dtype:<13} ({plan.state.ssm_dtype_from})")
+        for msg in a.warnings:
+            w(f"  warning: {msg}")
+    if prof is not None:
+        w("")
+        w("Profiling (model_runner_kv_cache_mixin.py @0.5.11)")
+        w(f"  rest = post {prof.post_model_load_gib:.3f} - P {prof.pre_model_load_gib:.3f} x (1 - {a.mem_fraction_static:.4f})"
+          f" = {prof.rest_gib_before_mamba:.3f} GiB")
+        if prof.mamba_cache_per_req_bytes:
+            w(f"  mamba state per request S = {prof.mamba_cache_per_req_bytes:,} B ({prof.mamba_cache_per_req_bytes / 2**20:.1f} MiB)")
+        if prof.spec_reserved_bytes:
+            w(f"  speculative reservation = S x {a.max_running_requests} x {a.speculative_num_draft_tokens}"
+              f" = {prof.spec_reserved_bytes / GIB:.3f} GiB")
+        if prof.max_mamba_cache_size is not None:
+            w(f"  max_mamba_cache_size M = {prof.max_mamba_cache_size}  [{prof.max_mamba_cache_source}]")
+        w(f"  KV bytes per token C = {prof.kv_cell_bytes_per_token:,} B;  available for KV = {prof.available_kv_bytes / GIB:.3f} GiB")
+        if prof.max_total_num_tokens is not None:
+            w(f"  max_total_num_tokens N = {prof.max_total_num_tokens:,};  max_running_requests R = {prof.max_running_requests}"
+              + (f" (mamba ratio {prof.mamba_ratio})" if prof.mamba_ratio else ""))
+    if plan.pools is not None:
+        w("")
+        w(f"{'Pool':<30}{'bytes':>18}{'GiB':>10}  rule")
+        for x in plan.pools.lines:
+            w(f"  {x.label:<28}{x.bytes:>18,}{_g(x.bytes):>10}  {x.formula}")
+        w(f"  {'total':<28}{plan.pools.total:>18,}{_g(plan.pools.total):>10}")
+    if plan.headroom_bytes is not None:
+        w("")
+        w(f"After the pools: {plan.headroom_bytes / GIB:.2f} GiB left; still to come (estimates):")
+        for x in plan.needs:
+            w(f"  {x.label:<36}{_g(x.bytes)} GiB  {x.how}")
+        left = plan.headroom_bytes - sum(x.bytes for x in plan.needs)
+        w(f"  {'margin':<36}{_g(left)} GiB")
+    cap = d["capacity"]
+    if cap:
+        w("")
+        w("Serving capacity")
+        w(f"  max running requests:        {cap['max_running_requests']}")
+        w(f"  KV cache tokens:             {cap['kv_tokens']:,}")
+        w(f"  longest request:             {cap['longest_request_tokens']:,} tokens (context_len {cap['context_len']:,})")
+        w(f"  requests at full context:    {cap['concurrency_at_context_len']}")
+    w("")
+    w("Verdict: " + d["verdict_text"])
+    if d["binding_constraint"]:
+        w("Why: " + d["binding_constraint"])
+    for s in d["suggestions"]:
+        w("Fix: " + s)
+    if plan.rule:
+        w(f"Rule: {plan.rule}")
+    return "\n".join(out)
