@@ -134,6 +134,13 @@ def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
 
 
+def flag_error(plan: Plan) -> BadInput | None:
+    """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict."""
+    if plan.error_type == "SystemExit":
+        return BadInput(plan.error_message or "SGLang flag error")
+    return None
+
+
 def run_batch(path: str, version: str, out) -> int:
     try:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
@@ -156,6 +163,9 @@ def run_batch(path: str, version: str, out) -> int:
                                   req.get("free_before_gib"), req.get("free_after_gib"),
                                   str(req.get("sglang_version", version)))
                 result = {"id": rid, **to_dict(plan)}
+                bad = flag_error(plan)
+                if bad is not None:
+                    result["error"] = str(bad)
             except json.JSONDecodeError as exc:
                 result = {"id": rid if rid is not None else lineno, "error": f"line {lineno}: not JSON ({exc.msg})"}
             except PlannerError as exc:
@@ -194,6 +204,9 @@ def _main(argv: list[str]) -> int:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout)
     plan = build_plan(ns.gpu, model, sglang_flags, _parse_env(ns.env), ns.free_before_load_gib,
                       ns.free_after_load_gib, ns.sglang_version)
+    bad = flag_error(plan)
+    if bad is not None:
+        raise bad
     if ns.json:
         print(json.dumps(to_dict(plan), indent=2))
     else:

@@ -53,6 +53,7 @@ class Plan:
     free_before_source: str
     free_after_source: str
     assumptions: list[Assumption]
+    weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
     outcome: str = OUTCOME_OK
     stage: str | None = None
     error_type: str | None = None
@@ -137,6 +138,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         assumptions += notes
     else:
         fb, fb_src = int(free_before_gib * GIB), f"given: --free-before-load-gib {free_before_gib}"
+    w = None
     if free_after_gib is None:
         w, wdetail = target_weight_bytes(model, tp_guess)
         fa = fb - w
@@ -146,7 +148,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fa, fa_src = int(free_after_gib * GIB), f"given: --free-after-load-gib {free_after_gib}"
     plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=engine.VERSION,
                 free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
-                free_after_source=fa_src, assumptions=assumptions)
+                free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     engine.run(plan, draft)
     return plan
 

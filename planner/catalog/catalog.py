@@ -124,9 +124,10 @@ def resolve_model(name: str) -> ResolvedModel:
         spec = ModelSpec.from_file(path)
         est = estimate_weight_bytes(spec)
         return ResolvedModel(spec, est.total, "estimate", est.detail, None, str(path))
-    if "/" in name or name.endswith(".json"):
-        if not path.exists() and ("/" not in name.strip("/") or name.count("/") != 1 or name.startswith((".", "/", "~"))):
-            raise BadInput(f"--model: path '{name}' does not exist; {unknown_model_message(name).split('; ', 1)[1]}")
+    looks_like_hf_id = name.count("/") == 1 and not name.startswith((".", "/", "~"))
+    if ("/" in name or name.endswith(".json")) and not looks_like_hf_id:
+        raise BadInput(f"--model: no such file or directory: '{name}' (give a config.json, a checkpoint dir, "
+                       "or a catalog name such as qwen3.6-27b)")
     raise BadInput(unknown_model_message(name))
 
 

@@ -24,7 +24,14 @@ from planner.engines.sglang.v0_5_11.memory_profile import (
     profile,
 )
 from planner.engines.sglang.v0_5_11.pools import Pools, allocate
-from planner.engines.sglang.v0_5_11.server_args import Device, Rejected, ResolvedArgs, check_scope, resolve
+from planner.engines.sglang.v0_5_11.server_args import (
+    Device,
+    Rejected,
+    ResolvedArgs,
+    check_scope,
+    check_values,
+    resolve,
+)
 from planner.errors import BadInput
 
 if TYPE_CHECKING:
@@ -64,9 +71,9 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         _reject(plan, Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                 "rejected")
         return
-    scope = check_scope(raw)
-    if scope:
-        raise BadInput(scope)
+    problem = check_scope(raw) or check_values(raw)
+    if problem:
+        raise BadInput(problem)
     dev = device_for(plan)
     try:
         args = resolve(raw, model, dev, plan.env)
@@ -83,6 +90,15 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         _reject(plan, exc, "startup_failed")
         return
     plan.state = state
+
+    if plan.free_after_bytes <= 0:  # the weights alone do not fit: torch raises in load_model
+        need = plan.weights_per_gpu_bytes or 0
+        _reject(plan, Rejected("torch.OutOfMemoryError",
+                               f"CUDA out of memory while loading the weights: they need {need / (1 << 30):.2f} GiB "
+                               f"per GPU and {plan.free_before_bytes / (1 << 30):.2f} GiB is free",
+                               "srt/model_executor/model_runner.py:1286-1517 (load_model) @0.5.11",
+                               stage="load_model"), "startup_failed")
+        return
 
     try:
         prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes)

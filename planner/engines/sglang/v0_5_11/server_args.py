@@ -177,6 +177,34 @@ def check_scope(raw: dict[str, Any]) -> str | None:
     return None
 
 
+# (flag dest, lowest sensible value, allow None). SGLang accepts these syntactically; values below
+# the bound make its own code divide by zero or size negative tensors, so they are bad input.
+_BOUNDS = (
+    ("tensor_parallel_size", 1), ("page_size", 1), ("context_length", 1), ("cuda_graph_max_bs", 1),
+    ("speculative_num_steps", 1), ("speculative_eagle_topk", 1), ("speculative_num_draft_tokens", 1),
+    ("max_total_tokens", 1), ("mamba_track_interval", 1), ("max_running_requests", 0),
+    ("max_mamba_cache_size", 0), ("chunked_prefill_size", -1), ("max_prefill_tokens", 1),
+)
+
+
+def check_values(raw: dict[str, Any]) -> str | None:
+    """A one-line reason when a flag value is nonsense (not something SGLang decides on), else None."""
+    for dest, low in _BOUNDS:
+        v = raw.get(dest)
+        if v is not None and v < low:
+            return f"--{dest.replace('_', '-')}: {v} is not a valid value (must be >= {low})"
+    for v in raw.get("cuda_graph_bs") or []:
+        if v < 1:
+            return f"--cuda-graph-bs: {v} is not a valid batch size (must be >= 1)"
+    f = raw.get("mem_fraction_static")
+    if f is not None and not 0 < f <= 1:
+        return f"--mem-fraction-static: {f} must be in (0, 1]"
+    r = raw.get("mamba_full_memory_ratio")
+    if r is not None and not (r > 0 and r < float("inf")):
+        return f"--mamba-full-memory-ratio: {r} must be a positive number"
+    return None
+
+
 def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool) -> list[int]:
     """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm)."""
     if no_padding:

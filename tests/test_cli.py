@@ -1,0 +1,113 @@
+"""The `plan` command end to end: outputs, exit codes, paste form, batch, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from planner.cli import main, run_batch
+
+SEED = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
+        "--speculative-num-draft-tokens 4 --mamba-scheduler-strategy extra_buffer "
+        "--max-mamba-cache-size 24 --mamba-full-memory-ratio 0.4").split()
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_seed_case_does_not_boot_and_names_the_flag(capsys):
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED], capsys)
+    assert code == 1
+    assert "Not enough memory. Please try to increase --mem-fraction-static." in out
+    assert "27.53 GiB" in out and "x 48" in out
+    assert "--mamba-full-memory-ratio is silently ignored" in out
+    assert "The flag that matters is --max-running-requests" in out
+    assert "Fix: add --max-running-requests" in out
+
+
+def test_suggested_fix_boots(capsys):
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED], capsys)
+    fix = next(line for line in out.splitlines() if line.startswith("Fix: add --max-running-requests"))
+    value = fix.split()[3].rstrip(":")
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED, "--max-running-requests", value],
+                       capsys)
+    assert code == 0 and "Verdict: FITS" in out
+
+
+def test_default_plan_fits_and_prints_units(capsys):
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b"], capsys)
+    assert code == 0
+    assert "SGLang logs print GiB and call it 'GB'" in out
+    assert "max_total_num_tokens N" in out and "Serving capacity" in out
+
+
+def test_paste_form_takes_the_model_from_model_path(capsys):
+    code, out, _ = run(["--gpu", "rtxpro6000", "--", "python", "-m", "sglang.launch_server", "--model-path",
+                        "Qwen/Qwen3.6-27B", *SEED], capsys)
+    assert code == 1 and "qwen3.6-27b" in out and "Not enough memory" in out
+
+
+def test_json_summary_follows_oracle_schema(capsys):
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--json", *SEED,
+                        "--free-before-load-gib", "95", "--free-after-load-gib", "44"], capsys)
+    d = json.loads(out)
+    s = d["summary"]
+    assert code == 1
+    assert s["outcome"] == "startup_failed" and s["stage"] == "resolve_memory_pool_config"
+    assert s["server_args_max_running_requests"] == 48
+    assert s["free_before_load_gib"] == 95.0 and s["free_after_load_gib"] == 44.0
+    assert s["sglang_version"] == "0.5.11"
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--gpu", "rtx pro 7000", "--model", "qwen3.6-27b"], "did you mean: rtxpro6000"),
+    (["--gpu", "rtxpro6000", "--model", "qwen3.6-72b"], "did you mean: qwen3.6-27b"),
+    (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--not-a-flag"], "unrecognized arguments: --not-a-flag"),
+    (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--tp-size", "two"], "invalid int value"),
+    (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--free-before-load-gib", "-3"], "out of range"),
+    (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--env", "NOEQUALS"], "KEY=VALUE"),
+    (["--model", "qwen3.6-27b"], "--gpu: required"),
+    (["--gpu", "rtxpro6000", "--model", "/no/such/config.json"], "no such file"),
+])
+def test_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_malformed_config_json(tmp_path, capsys):
+    p = tmp_path / "config.json"
+    p.write_text("{not json")
+    code, _, err = run(["--gpu", "h100", "--model", str(p)], capsys)
+    assert code == 2 and "not valid JSON" in err
+
+
+def test_batch_mode_keeps_ids(tmp_path):
+    lines = [
+        {"id": "a", "gpu": "rtxpro6000", "model": "qwen3.6-27b", "flags": SEED,
+         "free_before_gib": 95.0, "free_after_gib": 44.0},
+        {"id": "b", "gpu": "rtxpro6000", "model": "qwen3.6-27b", "flags": [*SEED, "--max-running-requests", "4"]},
+        {"id": "c", "gpu": "nope", "model": "qwen3.6-27b"},
+    ]
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    out = io.StringIO()
+    assert run_batch(str(f), "0.5.11", out) == 0
+    res = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert [r["id"] for r in res] == ["a", "b", "c", 4]  # a bad line is named by its line number
+    assert res[0]["summary"]["outcome"] == "startup_failed"
+    assert res[1]["verdict"] == "fits"
+    assert "unknown GPU" in res[2]["error"] and "not JSON" in res[3]["error"]
+
+
+def test_python_dash_m_planner_is_the_same_command():
+    r = subprocess.run([sys.executable, "-m", "planner", "--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--json"],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0 and json.loads(r.stdout)["verdict"] == "fits"
