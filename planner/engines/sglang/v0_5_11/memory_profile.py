@@ -103,63 +103,105 @@ class Profile:
     max_mamba_cache_source: str = ""
 
 
+def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
+               cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish) -> dict[str, np.ndarray]:
+    """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
+
+    Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
+    when unset. The float operations are the ones SGLang performs, in its order, in float64:
+
+    * rest = post - pre * (1 - f)                         (…kv_cache_mixin.py:56-68 @0.5.11)
+    * rest -= S * R_args * D / 2^30 under spec            (…kv_cache_mixin.py:78-92 @0.5.11)
+    * M = explicit | R_args when radix off | int(rest*r/(1+r)*2^30 // S)   (:94-124)
+    * rest -= M * S / 2^30; available = int(rest * 2^30)  (:126-131, :70)
+    * N = available // C // page * page; fail if N <= 0  (pool_configurator.py:39-44, 170-175)
+    * N = min(N, --max-total-tokens) re-aligned           (…kv_cache_mixin.py:669-696)
+    * R = min(R_args | N // 2, clamp(int(N / ctx * 512), 2048, 4096)), then min with M // ratio (:698-717)
+
+    Returns arrays: rest_before, spec_reserved, m, available, n, r, fail (N <= 0).
+    """
+    f64 = np.float64
+    pre = np.asarray(pre_gib, dtype=f64)
+    post = np.asarray(post_gib, dtype=f64)
+    rest = post - pre * (1 - np.asarray(mfs, dtype=f64))
+    rest_before = rest
+    per = np.asarray(per_req, dtype=np.int64)
+    r_args = np.asarray(r_args, dtype=np.int64)
+    mamba = np.asarray(mambaish, dtype=bool)
+    spec = np.asarray(spec_on, dtype=bool) & mamba
+    spec_reserved = np.where(spec, per * np.maximum(r_args, 0) * np.asarray(ndraft, dtype=np.int64), 0)
+    rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
+    m_exp = np.asarray(m_explicit, dtype=np.int64)
+    r = np.asarray(ratio, dtype=f64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = rest * r / (1 + r)
+        m_ratio = np.floor_divide(raw * (1 << 30), np.where(per > 0, per, 1))
+    m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
+    use_r_args = np.asarray(radix_off, dtype=bool) & (r_args >= 0)
+    m = np.where(m_exp >= 0, m_exp, np.where(use_r_args, r_args, m_ratio))
+    m = np.where(mamba, m, 0)
+    rest = np.where(mamba, rest - (m * per) / (1 << 30), rest)
+    available = np.trunc(rest * (1 << 30)).astype(np.int64)
+    page = np.asarray(page, dtype=np.int64)
+    n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
+    n = n // page * page
+    fail = n <= 0
+    mtt = np.asarray(max_total_tokens, dtype=np.int64)
+    capped = np.where((mtt >= 0) & (mtt < n), mtt // page * page, n)
+    fail = fail | (capped <= 0)
+    n = capped
+    ctx = np.asarray(context_len, dtype=np.int64)
+    est = np.trunc(n / ctx * 512).astype(np.int64)
+    est = np.maximum(np.minimum(est, 4096), 2048)
+    r_req = np.where(r_args >= 0, np.minimum(r_args, est), np.minimum(est, n // 2))
+    mr = np.asarray(mamba_ratio_, dtype=np.int64)
+    r_req = np.where(mamba, np.minimum(r_req, m // np.where(mr > 0, mr, 1)), r_req)
+    return {"rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
+            "n": n, "r": r_req, "fail": fail}
+
+
+def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
+                 free_before_bytes: int, free_after_bytes: int) -> dict:
+    """The scalar inputs of :func:`size_chain` for one resolved configuration."""
+    tp = args.tp_size
+    return dict(
+        pre_gib=available_gib(free_before_bytes, tp), post_gib=available_gib(free_after_bytes, tp),
+        mfs=args.mem_fraction_static, per_req=state.per_req_bytes if state else 0,
+        spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else args.max_running_requests,
+        ndraft=args.speculative_num_draft_tokens or 0,
+        m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size,
+        radix_off=args.disable_radix_cache, ratio=args.mamba_full_memory_ratio, cell=cell_size(model, args),
+        page=args.page_size, max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
+        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None,
+    )
+
+
 def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             free_before_bytes: int, free_after_bytes: int) -> Profile:
-    """Run the sizing chain. Raises Rejected(stage=...) where SGLang would raise."""
-    tp = args.tp_size
-    pre = available_gib(free_before_bytes, tp)
-    post = available_gib(free_after_bytes, tp)
-    # _profile_available_bytes (…kv_cache_mixin.py:56-70 @0.5.11)
-    rest = post - pre * (1 - args.mem_fraction_static)
-    rest_before = rest
-    spec_reserved = None
-    m_size = None
-    per_req = None
-    source = ""
-    if state is not None:
-        per_req = state.per_req_bytes
-        # handle_max_mamba_cache (…kv_cache_mixin.py:72-131 @0.5.11)
-        if args.spec_on:
-            spec_reserved = per_req * args.max_running_requests * args.speculative_num_draft_tokens
-            rest = rest - (spec_reserved / (1 << 30))
-        if args.max_mamba_cache_size is not None:
-            m_size = args.max_mamba_cache_size
-            source = "--max-mamba-cache-size (explicit; --mamba-full-memory-ratio is ignored)"
-        elif args.disable_radix_cache and args.max_running_requests is not None:
-            m_size = args.max_running_requests
-            source = "max_running_requests, because the radix cache is disabled"
-        else:
-            r = args.mamba_full_memory_ratio
-            raw = rest * r / (1 + r)
-            m_size = int((raw * (1 << 30)) // per_req)
-            source = f"--mamba-full-memory-ratio {r}: rest x r/(1+r) / per-request state"
-        rest = rest - m_size * per_req / (1 << 30)
-    available = int(rest * (1 << 30))
-    cell = cell_size(model, args)
-    prof = Profile(pre, post, rest_before, spec_reserved, m_size, per_req, available, cell,
-                   max_mamba_cache_source=source)
-    page = args.page_size
-    n = available // cell
-    n = n // page * page
-    if n <= 0:
-        raise NotEnoughMemory(prof)
-    # _apply_token_constraints (…kv_cache_mixin.py:669-696 @0.5.11)
-    if args.max_total_tokens is not None:
-        capped = min(n, args.max_total_tokens)
-        if capped != n:
-            n = capped // page * page
-            if n <= 0:
-                raise NotEnoughMemory(prof)
-    prof.max_total_num_tokens = n
-    # _resolve_max_num_reqs (…kv_cache_mixin.py:698-717 @0.5.11)
-    est = int(n / args.context_len * 512)
-    est = max(min(est, 4096), 2048)
-    if args.max_running_requests is not None:
-        r_req = min(args.max_running_requests // 1, est)
+    """Run the sizing chain for one configuration. Raises NotEnoughMemory where SGLang would."""
+    inp = chain_inputs(args, model, state, free_before_bytes, free_after_bytes)
+    out = size_chain(**inp)
+    mamba = state is not None
+    if not mamba:
+        source = ""
+    elif args.max_mamba_cache_size is not None:
+        source = "--max-mamba-cache-size (explicit; --mamba-full-memory-ratio is ignored)"
+    elif args.disable_radix_cache and args.max_running_requests is not None:
+        source = "max_running_requests, because the radix cache is disabled"
     else:
-        r_req = min(est, n // 2)
-    if state is not None:
-        prof.mamba_ratio = mamba_ratio(args)
-        r_req = min(r_req, m_size // prof.mamba_ratio)
-    prof.max_running_requests = r_req
+        source = f"--mamba-full-memory-ratio {args.mamba_full_memory_ratio}: rest x r/(1+r) / per-request state"
+    prof = Profile(
+        pre_model_load_gib=float(inp["pre_gib"]), post_model_load_gib=float(inp["post_gib"]),
+        rest_gib_before_mamba=float(out["rest_before"]),
+        spec_reserved_bytes=int(out["spec_reserved"]) if mamba and args.spec_on else None,
+        max_mamba_cache_size=int(out["m"]) if mamba else None,
+        mamba_cache_per_req_bytes=state.per_req_bytes if mamba else None,
+        available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=int(inp["cell"]),
+        max_mamba_cache_source=source,
+    )
+    if bool(out["fail"]):
+        raise NotEnoughMemory(prof)
+    prof.max_total_num_tokens = int(out["n"])
+    prof.max_running_requests = int(out["r"])
+    prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None
     return prof
