@@ -21,7 +21,8 @@ from planner.catalog.spec import ModelSpec
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
-from planner.report import render_text, to_dict
+from planner.report import render_search, render_text, to_dict
+from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
 SUPPORTED_SGLANG = ("0.5.11",)
 _LAUNCHERS = {"python", "python3", "-m", "sglang.launch_server", "sglang", "serve", "launch_server"}
@@ -48,6 +49,18 @@ def _parser() -> _ArgParser:
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16")
     p.add_argument("--sglang-version", default=SUPPORTED_SGLANG[-1], help="whose rules to use (0.5.11)")
+    s = p.add_argument_group("search (recommend launch flags; flags you give stay fixed)")
+    s.add_argument("--need-context", type=int, help="longest request to serve, tokens (default: 32768, "
+                   "capped at the model's context)")
+    s.add_argument("--need-concurrency", type=int, default=1, help="requests of that length at once (default 1)")
+    s.add_argument("--speculative", choices=["off", "EAGLE", "EAGLE3", "NEXTN"],
+                   help="want speculative decoding (default: as your flags say)")
+    s.add_argument("--allow-fp8-kv", action="store_true", help="allow --kv-cache-dtype fp8_e4m3 (quality)")
+    s.add_argument("--allow-bf16-ssm", action="store_true", help="allow --mamba-ssm-dtype bfloat16 (quality)")
+    s.add_argument("--objective", choices=list(OBJECTIVES), default="concurrency",
+                   help="rank by concurrency at the needed context (default), KV tokens, or headroom")
+    s.add_argument("--top", type=int, default=1, help="list the K best configurations")
+    s.add_argument("--no-search", action="store_true", help="only evaluate the flags given")
     return p
 
 
@@ -130,6 +143,22 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     return make_plan(profile, resolved, flags, env, free_before, free_after, draft=_draft_for(flags))
 
 
+def build_needs(need_context: Any, need_concurrency: Any, speculative: str | None, allow_fp8_kv: bool,
+                allow_bf16_ssm: bool, objective: str) -> Needs:
+    for name, v in (("--need-context", need_context), ("--need-concurrency", need_concurrency)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise BadInput(f"{name}: expected a positive integer, got {v!r}")
+    if objective not in OBJECTIVES:
+        raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    return Needs(context=need_context, concurrency=need_concurrency or 1, speculative=speculative,
+                 allow_fp8_kv=bool(allow_fp8_kv), allow_bf16_ssm=bool(allow_bf16_ssm), objective=objective)
+
+
+def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, free_after: float | None) -> SearchResult:
+    return run_search(plan.gpu, plan.model, plan.flags, plan.env, needs, free_before, free_after,
+                      draft=_draft_for(plan.flags), top=max(1, top))
+
+
 def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
 
@@ -139,6 +168,16 @@ def flag_error(plan: Plan) -> BadInput | None:
     if plan.error_type == "SystemExit":
         return BadInput(plan.error_message or "SGLang flag error")
     return None
+
+
+def search_dict(res: SearchResult) -> dict[str, Any]:
+    def cand(c):
+        return {"flags": c.flags, "chosen": c.chosen, "concurrency_at_need": c.concurrency, "kv_tokens": c.kv_tokens,
+                "running": c.running, "longest_request": c.longest, "headroom_left_bytes": c.headroom_left}
+
+    return {"evaluated": res.evaluated, "feasible": res.feasible, "needs": vars(res.needs),
+            "top": [cand(c) for c in res.ranked], "pareto": [cand(c) for c in res.pareto[:20]],
+            "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
 
 
 def run_batch(path: str, version: str, out) -> int:
@@ -163,6 +202,14 @@ def run_batch(path: str, version: str, out) -> int:
                                   req.get("free_before_gib"), req.get("free_after_gib"),
                                   str(req.get("sglang_version", version)))
                 result = {"id": rid, **to_dict(plan)}
+                if req.get("search", True) and plan.error_type != "SystemExit":
+                    needs = build_needs(req.get("need_context"), req.get("need_concurrency"), req.get("speculative"),
+                                        req.get("allow_fp8_kv", False), req.get("allow_bf16_ssm", False),
+                                        req.get("objective", "concurrency"))
+                    res = do_search(plan, needs, int(req.get("top", 1)), req.get("free_before_gib"),
+                                    req.get("free_after_gib"))
+                    result["recommendation"] = recommendation_dict(res, plan.model)
+                    result["search"] = search_dict(res)
                 bad = flag_error(plan)
                 if bad is not None:
                     result["error"] = str(bad)
@@ -207,11 +254,30 @@ def _main(argv: list[str]) -> int:
     bad = flag_error(plan)
     if bad is not None:
         raise bad
+    if ns.top < 1:
+        raise BadInput(f"--top: expected a positive integer, got {ns.top}")
+    res = None
+    if not ns.no_search:
+        needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv,
+                            ns.allow_bf16_ssm, ns.objective)
+        res = do_search(plan, needs, ns.top, ns.free_before_load_gib, ns.free_after_load_gib)
+    user_flags = bool(sglang_flags)
     if ns.json:
-        print(json.dumps(to_dict(plan), indent=2))
+        d = to_dict(plan)
+        if res is not None:
+            d["recommendation"] = recommendation_dict(res, plan.model)
+            d["search"] = search_dict(res)
+        print(json.dumps(d, indent=2))
     else:
-        print(render_text(plan))
-    return exit_code(plan)
+        if user_flags or res is None:
+            print(render_text(plan))
+            if res is not None:
+                print()
+        if res is not None:
+            print(render_search(res, plan.model, show_plan=not user_flags))
+    if user_flags or res is None:
+        return exit_code(plan)
+    return EXIT_FITS if res.recommended is not None else EXIT_DOES_NOT_FIT
 
 
 if __name__ == "__main__":  # pragma: no cover

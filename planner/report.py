@@ -161,3 +161,45 @@ def render_text(plan: Plan) -> str:
     if plan.rule:
         w(f"Rule: {plan.rule}")
     return "\n".join(out)
+
+
+def render_search(res, model, show_plan: bool) -> str:
+    """The recommendation: flags, budget, a ready launch line, and what it trades."""
+    from planner.search import launch_command  # noqa: PLC0415
+
+    n = res.needs
+    need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
+    out = []
+    w = out.append
+    w(f"Search: {res.evaluated:,} configurations evaluated, {res.feasible:,} feasible "
+      f"(need: requests of {need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}; "
+      f"headroom must cover the estimated needs x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.0f} GiB)")
+    if res.recommended is None:
+        w("Nothing feasible.")
+        if res.closest is not None:
+            c = res.closest
+            w(f"Closest: {' '.join(c.chosen) or '(defaults)'}: {c.concurrency} concurrent at {need_ctx:,} tokens, "
+              f"{c.kv_tokens:,} KV tokens, longest request {c.longest:,}, {c.headroom_left / GIB:.2f} GiB spare")
+        for r in res.relaxations:
+            w(f"Would fit with {r}")
+        return "\n".join(out)
+    best = res.ranked[0]
+    if show_plan:
+        w("")
+        w(render_text(res.recommended))
+        w("")
+    w(f"Recommended: {' '.join(best.chosen) or '(SGLang defaults)'}")
+    w(f"  {best.concurrency} concurrent requests of {need_ctx:,} tokens; {best.running} running requests; "
+      f"{best.kv_tokens:,} KV tokens; longest request {best.longest:,}; {best.headroom_left / GIB:.2f} GiB spare "
+      "after the estimated needs")
+    w("  " + res.why)
+    if res.runner_up:
+        w("  " + res.runner_up)
+    if len(res.ranked) > 1:
+        w(f"Top {len(res.ranked)}:")
+        for i, c in enumerate(res.ranked, 1):
+            w(f"  {i}. conc {c.concurrency:>3}  running {c.running:>4}  KV {c.kv_tokens:>10,}  spare "
+              f"{c.headroom_left / GIB:6.2f} GiB  {' '.join(c.chosen) or '(defaults)'}")
+    w("Launch:")
+    w("  " + launch_command(model, best.flags))
+    return "\n".join(out)

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from planner.plan import Plan
 
 VERSION = "0.5.11"
+# layers/attention/attention_registry.py:233-238 @0.5.11
+BLACKWELL_GDN_BACKENDS = ("triton", "trtllm_mha", "fa4", "flashinfer")
 FLAGS_DIR = "v0_5_11"
 
 __all__ = ["VERSION", "run", "Device", "Rejected", "ResolvedArgs", "MambaState", "Profile", "Pools",
@@ -125,8 +127,7 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         _reject(plan, Rejected("AssertionError", "Memory pool size is too small",
                                "srt/managers/tp_worker.py:301-309 @0.5.11", stage="tp_worker"), "startup_failed")
         return
-    if dev.blackwell and model.hybrid == "gdn" and args.attention_backend not in ("triton", "trtllm_mha", "fa4",
-                                                                                   "flashinfer"):
+    if dev.blackwell and model.hybrid == "gdn" and args.attention_backend not in BLACKWELL_GDN_BACKENDS:
         _reject(plan, Rejected("AssertionError", "triton, trtllm_mha, fa4, or flashinfer backend are the only "
                                "supported backends on Blackwell GPUs for hybrid GDN models, use --attention-backend "
                                "to specify the backend.",

@@ -1,0 +1,473 @@
+"""Search the ratio and size flags for the configurations that boot, and rank them.
+
+The grid has two kinds of axes:
+
+* categorical flags (scheduler strategy, radix cache, overlap, page size, speculative steps,
+  KV / ssm dtypes, context length, chunked prefill): each combination is resolved once by the
+  same scalar ``ServerArgs`` mirror that ``plan`` uses (a few hundred calls);
+* numeric flags (``--mem-fraction-static``, ``--mamba-full-memory-ratio``,
+  ``--max-mamba-cache-size``, ``--max-running-requests``): evaluated together for every
+  combination with :func:`size_chain` on numpy arrays, the very function ``plan`` runs on scalars,
+  then pool bytes, post-pool needs and feasibility as array arithmetic. No Python loop runs per
+  configuration.
+
+Flags the user gave stay fixed. A point is feasible when SGLang accepts the flags, every pool is
+allocated, the bytes left after the pools cover the estimated later allocations with the stated
+margin, and the stated needs (longest request, concurrency at that length) are met.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planner.catalog.catalog import ResolvedModel
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang import v0_5_11 as engine
+from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
+from planner.engines.sglang.v0_5_11.headroom import estimate_needs
+from planner.engines.sglang.v0_5_11.mamba import mamba_state
+from planner.engines.sglang.v0_5_11.memory_profile import (
+    available_gib,
+    cell_size,
+    kv_dtype_name,
+    mamba_ratio,
+    num_kv_heads,
+    size_chain,
+)
+from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
+from planner.errors import BadInput
+from planner.hardware.profiles import GpuProfile
+from planner.plan import GIB, Plan, make_plan
+
+MIB = 1 << 20
+OBJECTIVES = ("concurrency", "kv-tokens", "headroom")
+
+# Numeric axes (NaN / -1 = leave the flag unset, i.e. SGLang's default).
+MFS_VALUES = (np.nan, *np.round(np.arange(0.70, 0.951, 0.01), 2))
+RATIO_VALUES = (0.9, 0.1, 0.2, 0.3, 0.5, 0.7, 1.2, 1.5, 2.0, 3.0)  # 0.9 is SGLang's default
+MAMBA_SIZES = (-1, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+RUNNING = (-1, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256)
+
+
+@dataclass
+class Needs:
+    context: int | None = None  # longest request to serve, tokens (None: 32k capped at the model's)
+    concurrency: int = 1  # requests at that length, at once
+    speculative: str | None = None  # None: as the flags say; "off"; or an algorithm (EAGLE, NEXTN)
+    allow_fp8_kv: bool = False
+    allow_bf16_ssm: bool = False
+    objective: str = "concurrency"
+    margin: float = 0.20  # headroom must cover the estimated needs x (1 + margin) + margin_bytes
+    margin_bytes: int = 1 << 30
+
+
+@dataclass
+class Candidate:
+    flags: list[str]  # SGLang flags to add to the model path (fixed + chosen)
+    chosen: list[str]  # the part the search chose
+    concurrency: int
+    kv_tokens: int
+    running: int
+    longest: int
+    headroom_left: int  # bytes after pools and estimated needs
+    feasible: bool
+
+
+@dataclass
+class SearchResult:
+    needs: Needs
+    fixed: list[str]
+    evaluated: int
+    feasible: int
+    ranked: list[Candidate]
+    pareto: list[Candidate]
+    closest: Candidate | None
+    recommended: Plan | None
+    why: str = ""
+    runner_up: str = ""
+    relaxations: list[str] = field(default_factory=list)
+
+
+def given_dests(flags: list[str]) -> set[str]:
+    """Which ServerArgs fields the user set, from the option strings in ``flags``."""
+    table = load_flag_table(engine.FLAGS_DIR)
+    by_opt = {o: a["dest"] for a in table["actions"] for o in a["option_strings"]}
+    out = set()
+    for f in flags:
+        if f.startswith("--"):
+            name = f.split("=", 1)[0]
+            if name in by_opt:
+                out.add(by_opt[name])
+    return out
+
+
+def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: bool,
+                      derived_ctx: int, need_ctx: int) -> list[tuple[str, list[list[str]]]]:
+    axes: list[tuple[str, list[list[str]]]] = []
+
+    def add(dest: str, options: list[list[str]]):
+        if dest not in fixed:
+            axes.append((dest, options))
+
+    if model.is_mambaish:
+        strategies = [["--mamba-scheduler-strategy", "no_buffer"]]
+        if model.hybrid == "gdn":
+            strategies.append(["--mamba-scheduler-strategy", "extra_buffer"])
+        add("mamba_scheduler_strategy", strategies)
+        add("disable_radix_cache", [[], ["--disable-radix-cache"]])
+    add("disable_overlap_schedule", [[], ["--disable-overlap-schedule"]])
+    add("page_size", [[], ["--page-size", "64"]])
+    if spec_on:
+        add("speculative_num_steps", [["--speculative-num-steps", str(s), "--speculative-eagle-topk", "1",
+                                       "--speculative-num-draft-tokens", str(s + 1)] for s in (1, 2, 3, 4)])
+    if needs.allow_fp8_kv:
+        add("kv_cache_dtype", [[], ["--kv-cache-dtype", "fp8_e4m3"]])
+    if needs.allow_bf16_ssm and model.is_mambaish:
+        add("mamba_ssm_dtype", [[], ["--mamba-ssm-dtype", "bfloat16"]])
+    if need_ctx < derived_ctx:
+        add("context_length", [[], ["--context-length", str(need_ctx)]])
+    add("chunked_prefill_size", [[], ["--chunked-prefill-size", "4096"]])
+    add("cuda_graph_max_bs", [[], ["--cuda-graph-max-bs", "64"]])
+    return axes
+
+
+def _numeric_grid(fixed: set[str], mambaish: bool) -> dict[str, np.ndarray]:
+    mfs = np.array([np.nan] if "mem_fraction_static" in fixed else MFS_VALUES, dtype=np.float64)
+    ratio = np.array([np.nan] if ("mamba_full_memory_ratio" in fixed or not mambaish) else RATIO_VALUES)
+    msize = np.array([-1] if ("max_mamba_cache_size" in fixed or not mambaish) else MAMBA_SIZES, dtype=np.int64)
+    run = np.array([-1] if "max_running_requests" in fixed else RUNNING, dtype=np.int64)
+    g = np.meshgrid(mfs, ratio, msize, run, indexing="ij")
+    grid = {"mfs": g[0].ravel(), "ratio": g[1].ravel(), "msize": g[2].ravel(), "run": g[3].ravel()}
+    # An explicit --max-mamba-cache-size makes the ratio irrelevant: keep one ratio per size.
+    keep = ~((grid["msize"] >= 0) & ~np.isnan(grid["ratio"]) & (grid["ratio"] != RATIO_VALUES[0]))
+    return {k: v[keep] for k, v in grid.items()}
+
+
+def point_flags(combo: list[str], mfs: float, ratio: float, msize: int, run: int) -> list[str]:
+    out = list(combo)
+    if not np.isnan(mfs):
+        out += ["--mem-fraction-static", f"{mfs:.2f}"]
+    if not np.isnan(ratio) and ratio != RATIO_VALUES[0]:
+        out += ["--mamba-full-memory-ratio", f"{ratio:g}"]
+    if msize >= 0:
+        out += ["--max-mamba-cache-size", str(int(msize))]
+    if run >= 0:
+        out += ["--max-running-requests", str(int(run))]
+    return out
+
+
+@dataclass
+class Evaluation:
+    """Per-point arrays for one categorical combination (what the property test compares)."""
+
+    combo: list[str]
+    args: ResolvedArgs | None
+    grid: dict[str, np.ndarray]
+    rejected: Rejected | None = None
+    out: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
+                   draft: ModelSpec | None, needs: Needs, need_ctx: int) -> Evaluation:
+    """Resolve one categorical combination, then evaluate every numeric point with arrays."""
+    spec = model.spec
+    ev = Evaluation(combo, None, grid)
+    try:
+        raw = parse_flags(engine.FLAGS_DIR, ["--model-path", spec.name, *combo])
+    except SGLangArgError as exc:
+        ev.rejected = Rejected("SystemExit", str(exc), "argparse")
+        return ev
+    if check_scope(raw) or check_values(raw):
+        ev.rejected = Rejected("BadInput", check_scope(raw) or check_values(raw) or "", "planner")
+        return ev
+    try:
+        args = resolve(raw, spec, engine.device_for(plan0), plan0.env)
+        state = mamba_state(spec, args.tp_size, args.env)
+        engine._check_heads(spec, args.tp_size)
+    except Rejected as exc:
+        ev.rejected = exc
+        return ev
+    ev.args = args
+    n_pts = grid["mfs"].size
+    mfs = np.where(np.isnan(grid["mfs"]), args.mem_fraction_static, grid["mfs"])
+    ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
+    # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
+    r_default = -1 if args.max_running_requests is None else args.max_running_requests
+    r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
+    m_exp = np.where(grid["msize"] >= 0, grid["msize"],
+                     -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
+    tp = args.tp_size
+    pre = available_gib(plan0.free_before_bytes, tp)
+    post = available_gib(plan0.free_after_bytes, tp)
+    cell = cell_size(spec, args)
+    out = size_chain(
+        pre_gib=pre, post_gib=post, mfs=mfs, per_req=state.per_req_bytes if state else 0, spec_on=args.spec_on,
+        r_args=r_args, ndraft=args.speculative_num_draft_tokens or 0, m_explicit=m_exp,
+        radix_off=args.disable_radix_cache, ratio=ratio, cell=cell, page=args.page_size,
+        max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
+        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None)
+    n, r, m = out["n"], out["r"], out["m"]
+    fail = out["fail"] | (plan0.free_after_bytes <= 0)
+    graphs = not args.disable_cuda_graph
+    ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
+    dev = engine.device_for(plan0)
+    if dev.blackwell and spec.hybrid == "gdn" and args.attention_backend not in engine.BLACKWELL_GDN_BACKENDS:
+        ok = np.zeros_like(ok)
+    # pools (same terms as pools.allocate)
+    d = args.speculative_num_draft_tokens or 0
+    page = args.page_size
+    kvb = DTYPE_BYTES[kv_dtype_name(args, spec)]
+    heads = num_kv_heads(spec, tp)
+    layers = len(spec.full_attention_layer_ids) if state else spec.num_hidden_layers
+    kv = layers * (n + page) * heads * (spec.head_dim + spec.v_head_dim) * kvb
+    total = (r + 1) * (args.context_len + 4 + d) * 4 + kv + 8 * layers * 2 + 16 * layers * 2 + 8 * (n // page)
+    if state is not None:
+        total = total + (m + 1) * (state.conv_bytes + state.ssm_bytes) + 8 * m + 4 * (r + 1)
+        if d:
+            total = total + (r + 1) * d * (state.conv_bytes + state.ssm_bytes)
+        if args.extra_buffer:
+            total = total + 4 * (r + 1) * (1 if args.disable_overlap_schedule else 2)
+    if args.spec_on:
+        if state is not None and draft is None:
+            total = total + (n + page) * heads * (spec.head_dim + spec.v_head_dim) * kvb + 48
+        elif draft is not None:
+            dl = draft.num_hidden_layers
+            total = total + dl * (n + page) * num_kv_heads(draft, tp) * (draft.head_dim + draft.v_head_dim) * kvb \
+                + 48 * dl
+    headroom = plan0.free_after_bytes - total
+    # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
+    probe = Plan(gpu=plan0.gpu, model=model, flags=combo, env=plan0.env, sglang_version=engine.VERSION,
+                 free_before_bytes=plan0.free_before_bytes, free_after_bytes=plan0.free_after_bytes,
+                 free_before_source="", free_after_source="", assumptions=[])
+    probe.capture_bs = None
+    from planner.engines.sglang.v0_5_11.memory_profile import Profile  # noqa: PLC0415
+
+    fake = Profile(pre, post, 0.0, None, None, None, 0, cell, 1, 1)
+    static_needs = sum(x.bytes for x in estimate_needs(probe, args, spec, fake, draft))
+    graph_need = np.zeros(n_pts, dtype=np.int64)
+    if graphs:
+        cap = np.minimum(max(args.cuda_graph_bs), np.maximum(r, 0))
+        per_bs = d if args.spec_on else 1
+        graph_need = cap * 2 * MIB
+        if args.attention_backend == "flashinfer":
+            graph_need = graph_need + cap * per_bs * args.context_len * 5
+    need_total = static_needs + graph_need
+    left = headroom - need_total
+    longest = np.minimum(args.context_len - 1, n - 1)
+    conc = np.minimum(r, n // max(need_ctx, 1))
+    fits = ok & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
+    meets = (longest >= need_ctx) & (conc >= needs.concurrency)
+    ev.out = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
+              "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
+              "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest,
+              "mfs": mfs}
+    return ev
+
+
+def _flag_count(flags: list[str]) -> int:
+    return sum(1 for f in flags if f.startswith("--"))
+
+
+def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
+               needs: Needs | None = None, free_before_gib: float | None = None,
+               free_after_gib: float | None = None, draft: ModelSpec | None = None, top: int = 5,
+               relax: bool = True) -> SearchResult:
+    needs = needs or Needs()
+    if needs.objective not in OBJECTIVES:
+        raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
+    env = dict(env or {})
+    fixed_flags = list(flags)
+    if needs.speculative and needs.speculative != "off" and "--speculative-algorithm" not in flags:
+        fixed_flags += ["--speculative-algorithm", needs.speculative]
+    fixed = given_dests(fixed_flags)
+    plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft)
+    spec = model.spec
+    derived = spec.derived_context_len
+    need_ctx = needs.context if needs.context is not None else min(32768, derived)
+    if need_ctx < 1:
+        raise BadInput("--need-context: must be at least 1 token")
+    spec_on = "--speculative-algorithm" in fixed_flags
+    axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx)
+    grid = _numeric_grid(fixed, spec.is_mambaish)
+    evaluated = feasible_count = 0
+    cands: list[tuple[tuple, Candidate]] = []
+    closest: tuple[tuple, Candidate] | None = None
+    for choice in itertools.product(*[opts for _, opts in axes]):
+        chosen = [t for part in choice for t in part]
+        combo = fixed_flags + chosen
+        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx)
+        evaluated += grid["mfs"].size
+        if ev.args is None:
+            continue
+        o = ev.out
+        feas = o["feasible"]
+        feasible_count += int(feas.sum())
+        idx = np.flatnonzero(feas) if feas.any() else np.flatnonzero(o["ok"])
+        if idx.size == 0:
+            continue
+        score = _score(o, needs.objective)
+        for i in idx[np.argsort(-score[idx], kind="stable")][: max(top, 3)]:
+            pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
+            c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
+                          running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
+                          feasible=bool(feas[i]))
+            key = _rank_key(c, needs.objective, pf)
+            if c.feasible:
+                cands.append((key, c))
+            elif closest is None or (c.concurrency, c.longest, c.headroom_left) > (
+                    closest[1].concurrency, closest[1].longest, closest[1].headroom_left):
+                closest = (key, c)
+    cands.sort(key=lambda kc: kc[0], reverse=True)
+    ranked = [c for _, c in cands]
+    ranked = _dedupe(ranked)
+    result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=evaluated, feasible=feasible_count,
+                          ranked=ranked[:top], pareto=_pareto(ranked), closest=None if closest is None else closest[1],
+                          recommended=None)
+    if ranked:
+        best = ranked[0]
+        result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft)
+        result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
+    elif relax:
+        result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft)
+    return result
+
+
+def _score(o: dict[str, np.ndarray], objective: str) -> np.ndarray:
+    conc = o["conc"].astype(np.float64)
+    kv = o["n"].astype(np.float64)
+    left = o["left"].astype(np.float64)
+    if objective == "kv-tokens":
+        return kv * 1e6 + conc * 1e3 + left / GIB
+    if objective == "headroom":
+        return left / GIB * 1e9 + conc * 1e6 + kv / 1e3
+    return conc * 1e12 + kv * 1e3 + left / GIB
+
+
+def _rank_key(c: Candidate, objective: str, chosen: list[str]) -> tuple:
+    """Objective first; near-equal KV (4096-token buckets) then prefers fewer and milder flag changes."""
+    mild = -_flag_count(chosen) - 2 * sum(f in ("--disable-radix-cache", "--disable-overlap-schedule") for f in chosen)
+    kv = c.kv_tokens // 4096
+    left = c.headroom_left // (256 * MIB)
+    if objective == "kv-tokens":
+        return (kv, c.concurrency, mild, left)
+    if objective == "headroom":
+        return (left, c.concurrency, kv, mild)
+    return (c.concurrency, kv, mild, left)
+
+
+def _dedupe(cands: list[Candidate]) -> list[Candidate]:
+    seen, out = set(), []
+    for c in cands:
+        key = (c.concurrency, c.kv_tokens // 4096, c.running, c.longest)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _pareto(cands: list[Candidate]) -> list[Candidate]:
+    front = []
+    for c in cands:
+        dominated = any(
+            (o.concurrency >= c.concurrency and o.kv_tokens >= c.kv_tokens and o.headroom_left >= c.headroom_left)
+            and (o.concurrency > c.concurrency or o.kv_tokens > c.kv_tokens or o.headroom_left > c.headroom_left)
+            for o in cands)
+        if not dominated:
+            front.append(c)
+    return front
+
+
+def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int) -> tuple[str, str]:
+    obj = {"concurrency": f"the most requests of {need_ctx:,} tokens at once ({best.concurrency})",
+           "kv-tokens": f"the most KV tokens ({best.kv_tokens:,})",
+           "headroom": f"the most memory left after every allocation ({best.headroom_left / GIB:.2f} GiB)"}[needs.objective]
+    why = f"It gives {obj}, with {best.running} running requests and {best.kv_tokens:,} KV tokens."
+    costs = []
+    if "--disable-radix-cache" in best.chosen:
+        costs.append("the radix cache is off (no prefix reuse between requests)")
+    if "--disable-overlap-schedule" in best.chosen:
+        costs.append("the overlap schedule is off (lower decode throughput)")
+    if "fp8_e4m3" in best.chosen:
+        costs.append("the KV cache is fp8 (quality)")
+    if "--mamba-ssm-dtype" in best.chosen:
+        costs.append("the ssm state is bf16 (quality)")
+    if costs:
+        why += " Trade-offs: " + "; ".join(costs) + "."
+    if second is None:
+        return why, ""
+    diff = []
+    if second.concurrency != best.concurrency:
+        diff.append(f"{second.concurrency} concurrent at {need_ctx:,} tokens")
+    if second.kv_tokens != best.kv_tokens:
+        diff.append(f"{second.kv_tokens:,} KV tokens")
+    diff.append(f"{second.headroom_left / GIB:.2f} GiB spare vs {best.headroom_left / GIB:.2f}")
+    return why, f"Runner-up ({' '.join(second.chosen) or 'defaults'}): {', '.join(diff)}."
+
+
+def _relaxations(gpu, model, flags, env, needs, fb, fa, draft) -> list[str]:
+    """What would make it fit, each with numbers: shorter context, bf16 ssm, fp8 KV, TP, a larger GPU."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from planner.hardware.profiles import load_profiles  # noqa: PLC0415
+
+    out = []
+    trials = []
+    ctx = needs.context if needs.context is not None else min(32768, model.spec.derived_context_len)
+    if ctx > 4096:
+        trials.append((f"a shorter context ({ctx // 2:,} tokens)", flags, replace(needs, context=ctx // 2), gpu))
+    if not needs.allow_bf16_ssm and model.spec.is_mambaish:
+        trials.append(("bf16 ssm state (--mamba-ssm-dtype bfloat16)", flags, replace(needs, allow_bf16_ssm=True), gpu))
+    if not needs.allow_fp8_kv:
+        trials.append(("fp8 KV cache (--kv-cache-dtype fp8_e4m3)", flags, replace(needs, allow_fp8_kv=True), gpu))
+    if "--tp-size" not in flags and "--tp" not in flags:
+        for tp in (2, 4, 8):
+            trials.append((f"{tp} GPUs with --tp-size {tp}", [*flags, "--tp-size", str(tp)], needs, gpu))
+    bigger = sorted((p for p in load_profiles() if p.vendor == "nvidia" and p.capacity_mib > gpu.capacity_mib
+                     and not p.unified_memory), key=lambda p: p.capacity_mib)
+    if bigger:
+        trials.append((f"a larger GPU ({bigger[0].id}, {bigger[0].capacity_mib:,} MiB)", flags, needs, bigger[0]))
+    for label, fl, nd, g in trials:
+        try:
+            given = (fb, fa) if g is gpu and not any(f == "--tp-size" for f in fl) else (None, None)
+            r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False)
+        except BadInput:
+            continue
+        if r.ranked:
+            c = r.ranked[0]
+            out.append(f"{label}: {c.concurrency} concurrent at {(nd.context or ctx):,} tokens, {c.kv_tokens:,} KV tokens "
+                       f"with {' '.join(c.chosen)}")
+        else:
+            out.append(f"{label}: still does not fit")
+    return out
+
+
+def launch_command(model: ResolvedModel, flags: list[str]) -> str:
+    import shlex  # noqa: PLC0415
+
+    path = model.path or (_hf_id(model) or model.spec.name)
+    return shlex.join(["python", "-m", "sglang.launch_server", "--model-path", path, *flags])
+
+
+def _hf_id(model: ResolvedModel) -> str | None:
+    from planner.catalog.catalog import load_catalog  # noqa: PLC0415
+
+    for e in load_catalog():
+        if e.id == model.catalog_id:
+            return e.hf_id
+    return None
+
+
+def recommendation_dict(res: SearchResult, model: ResolvedModel) -> dict[str, Any] | None:
+    from planner.summary import build_summary  # noqa: PLC0415
+
+    if res.recommended is None:
+        return None
+    best = res.ranked[0]
+    return {"flags": best.flags, "chosen": best.chosen, "command": launch_command(model, best.flags),
+            "why": res.why, "runner_up": res.runner_up, "summary": build_summary(res.recommended),
+            "concurrency_at_need": best.concurrency, "kv_tokens": best.kv_tokens, "running": best.running,
+            "longest_request": best.longest, "headroom_left_bytes": best.headroom_left}
