@@ -214,12 +214,14 @@ def _mig(nv: Any, handle: Any, notes: list[str]) -> tuple[bool, tuple[tuple[int,
             if not _is_nvml_error(nv, exc, "NVML_ERROR_NOT_FOUND", _NVML_ERROR_NOT_FOUND):
                 notes.append(f"nvmlDeviceGetMigDeviceHandleByIndex({slot}): {_one_line(exc)}")
             continue  # NOT_FOUND: empty slot
-        total = None
         try:
             got = _memory_info(nv, mig, notes)
-            total = _bytes_or_none(getattr(got[1], "total", None)) if got else None
-        except _Unified:
-            total = None
+        except _Unified:  # not unified memory here: try plain v1 on the MIG handle
+            try:
+                got = ("v1", nv.nvmlDeviceGetMemoryInfo(mig))
+            except err:
+                got = None
+        total = _bytes_or_none(getattr(got[1], "total", None)) if got else None
         if not total:
             try:  # MIG attributes carry the slice size in MB (MiB)
                 total = int(nv.nvmlDeviceGetAttributes(mig).memorySizeMB) * MIB
@@ -269,7 +271,7 @@ def _read_one(nv: Any, index: int, driver: str | None, meminfo_reader: Callable[
         if got is not None:
             api, mem = got
             total = _bytes_or_none(getattr(mem, "total", None))
-            if not total:  # nvitop: a zero total also means unified memory
+            if total == 0:  # nvitop: a zero total also means unified memory
                 raise _Unified
             free = _bytes_or_none(getattr(mem, "free", None))
             used = _bytes_or_none(getattr(mem, "used", None))
@@ -553,8 +555,8 @@ def describe(gpus: Sequence[LiveGpu], host_gpus: Sequence[LiveGpu] | None = None
             out.append("  memory: NVML gave no reading")
         else:
             api = {"v2": "v2", "v1": "v1: used includes the reserve"}.get(g.memory_api or "", "?")
-            out.append(f"  NVML total {_mib(g.total_bytes)}  "
-                       + (_vs(g.total_mib, prof.memory_total_mib, "total") if prof else ""))
+            vs = f"  {_vs(g.total_mib, prof.memory_total_mib, 'total')}" if prof else ""
+            out.append(f"  NVML total {_mib(g.total_bytes)}{vs}")
             res = _mib(g.reserved_bytes) if g.reserved_bytes is not None else "n/a"
             line = f"  reserved {res}"
             if prof is not None and prof.driver_reserved_mib is not None:
