@@ -9,6 +9,7 @@ Dropped:
   * outcome "startup_failed" whose error comes from the oracle's meta-tensor stand-in
     ("... cannot be called on meta tensors"): the oracle builds pools on device='meta', so that
     exception is an oracle gap, not a decision SGLang would make on a GPU.
+Also removed: the make_cases.py --with-bootstrap line (id "_bootstrap..."), from cases and results.
 Results: "elapsed_s" is removed (wall time); everything else is kept as the oracle printed it.
 Prints outcome counts (kept) and the dropped ids to stderr.
 """
@@ -18,6 +19,7 @@ import json
 import sys
 
 ORACLE_ARTIFACT_MARKERS = ("cannot be called on meta tensors",)
+BOOTSTRAP_PREFIX = "_bootstrap"  # make_cases.py --with-bootstrap: not a test case, always removed
 
 
 def read_jsonl(path):
@@ -44,8 +46,8 @@ def main():
     p.add_argument("--dropped-out", default=None, help="optional JSONL of dropped ids with the reason")
     a = p.parse_args()
 
-    cases = read_jsonl(a.cases)
-    results = read_jsonl(a.results)
+    cases = [c for c in read_jsonl(a.cases) if not c["id"].startswith(BOOTSTRAP_PREFIX)]
+    results = [r for r in read_jsonl(a.results) if not r["id"].startswith(BOOTSTRAP_PREFIX)]
     by_id = {}
     for r in results:
         if r["id"] in by_id:

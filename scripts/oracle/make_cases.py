@@ -61,6 +61,11 @@ DENSE_MODELS = {
 RANDOM_MODELS = sorted(MODELS)
 MODELS.update(DENSE_MODELS)
 
+# Oracle workaround (sglang-oracle batch mode, as of this writing): bootstrap() writes the FIRST case's
+# "env" into os.environ before case_isolation() snapshots it, so that env leaks into every later case of
+# the batch. Running a case with an empty env first avoids it; filter_results.py drops this id.
+BOOTSTRAP_ID = "_bootstrap_empty_env"
+
 TP_CHOICES = (1, 2, 4)
 EAGLE_FULL = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
               "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
@@ -186,6 +191,7 @@ def curated(b):
     b.add("disable_radix_mrr32", P, Q, DR + ["--max-running-requests", "32"])
     b.add("fail_mmcs2_lt_ratio", P, Q, ["--max-mamba-cache-size", "2"])
     b.add("fail_mmcs4_lt_ratio_extra_buffer", P, Q, XB + ["--max-mamba-cache-size", "4"])
+    b.add("mmcs2_lt_ratio_disable_cuda_graph", P, Q, ["--max-mamba-cache-size", "2", "--disable-cuda-graph"])
 
     # --- page size
     b.add("page1_extra_buffer", P, Q, XB + ["--page-size", "1"])
@@ -462,6 +468,9 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout; config paths then relative to cwd)")
     p.add_argument("--configs-dir", default=DEFAULT_CONFIGS_DIR,
                    help="planner catalog config dir (default: planner/catalog/configs of this repo)")
+    p.add_argument("--with-bootstrap", action="store_true",
+                   help=f"prepend a case '{BOOTSTRAP_ID}' with an empty env (see BOOTSTRAP_ID); "
+                        "filter_results.py removes it again")
     p.add_argument("--exclude-ids", default=None,
                    help="file with case ids (one per line) to leave out, e.g. cases that gave oracle_error")
     a = p.parse_args(argv)
@@ -477,6 +486,10 @@ def main(argv=None):
         with open(a.exclude_ids) as f:
             skip = {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
         cases = [c for c in cases if c["id"] not in skip]
+    if a.with_bootstrap:
+        boot = Builder(out_ref, a.configs_dir)
+        boot.add(BOOTSTRAP_ID, "rtxpro6000", "qwen3.6-27b", [], free_before=95.0, free_after=44.0, env={})
+        cases = boot.cases + cases
     text = "".join(json.dumps(c) + "\n" for c in cases)
     if a.out == "-":
         sys.stdout.write(text)

@@ -28,7 +28,9 @@ trap 'rm -f "$OUT"/.stage.*' EXIT
 
 run_set() {  # cases-basename results-basename generator-args...
   local cases=$1 results=$2; shift 2
-  $GEN "$@" --out "$OUT/.stage.$cases.jsonl"
+  # --with-bootstrap: first line has an empty env (works around the oracle leaking the first case's
+  # env into the whole batch); filter_results.py removes it again
+  $GEN "$@" --with-bootstrap --out "$OUT/.stage.$cases.jsonl"
   # exit code 3 = some oracle_error/input_error: those are dropped by the filter below
   "$PY" "$ORACLE/oracle.py" --batch "$OUT/.stage.$cases.jsonl" --summary-only \
       > "$OUT/.stage.$results.jsonl" || [ $? -eq 3 ]
