@@ -61,6 +61,12 @@ def main():
             "default": default,
             "required": a.required,
         })
+        cv = getattr(a, "const_value", None)
+        if cv is not None:  # DeprecatedStoreConstAction (0.5.14+): the value it stores
+            out[-1]["const"] = getattr(cv, "value", str(cv))
+        nf = getattr(a, "new_flag", None)
+        if nf:
+            out[-1]["new_flag"] = nf
     json.dump({"sglang_version": sglang.__version__, "prog": "sglang serve", "actions": out},
               sys.stdout, indent=1)
     sys.stdout.write("\n")

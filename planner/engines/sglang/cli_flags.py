@@ -1,6 +1,6 @@
 """SGLang's own command-line parser, rebuilt from a dump of its argparse actions.
 
-``v*/flags.json`` is written by ``scripts/dump_sglang_flags.py`` from the real
+``flags/v0_5_X.json`` is written by ``scripts/dump_sglang_flags.py`` from the real
 ``ServerArgs.add_cli_args`` of that release (``prepare_server_args`` builds
 ``argparse.ArgumentParser(prog="sglang serve")``: srt/server_args.py:7276 @0.5.11). Rebuilding the
 same actions gives the same spelling, abbreviations, types, choices and error messages as the
@@ -124,7 +124,7 @@ class _DeprecatedStoreTrue(argparse.Action):
 
 @lru_cache(maxsize=8)
 def load_flag_table(version_dir: str) -> dict[str, Any]:
-    return json.loads((_HERE / version_dir / "flags.json").read_text(encoding="utf-8"))
+    return json.loads((_HERE / "flags" / f"{version_dir}.json").read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=8)
