@@ -49,10 +49,30 @@ def _plan_summary(case: dict) -> dict:
     return build_summary(plan)
 
 
+# Startup checks that SGLang runs after the pools exist but the oracle does not execute (its
+# README: "startup_failed is decided where the oracle hits it"). Where the planner stops at one of
+# them, the oracle says ok; every sizing field must still agree.
+#   tp_worker: srt/managers/tp_worker.py:297 and :301-309 @0.5.11
+#   init_attention_backend: srt/layers/attention/attention_registry.py:233-238 @0.5.11
+BEYOND_ORACLE = {"tp_worker", "init_attention_backend"}
+OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
+
+
 def _compare(case: dict, expected: dict) -> None:
     got = _plan_summary(case)
-    diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
+    fields = SUMMARY_FIELDS
+    if expected["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE:
+        assert got["outcome"] == "startup_failed" and got["error_type"] == "AssertionError"
+        fields = [k for k in SUMMARY_FIELDS if k not in OUTCOME_FIELDS]
+    diffs = {k: (expected[k], got[k]) for k in fields if expected[k] != got[k]}
     assert not diffs, f"{case['id']}: (oracle, planner) differ: {diffs}"
+
+
+def test_beyond_oracle_case_is_sglangs_own_assert():
+    case, expected = next((c, e) for c, e in CURATED if c["id"] == "mmcs2_lt_ratio_disable_cuda_graph")
+    assert expected["outcome"] == "ok" and expected["max_running_requests"] == 0
+    got = _plan_summary(case)
+    assert got["error_message"] == "max_running_request is zero"  # tp_worker.py:297 @0.5.11
 
 
 def test_golden_sets_are_large_and_varied():
