@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.catalog.spec import ModelSpec
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -134,13 +135,47 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
         raise BadInput("--model: required (e.g. --model qwen3.6-27b), or paste the launch command after '--'")
-    profile = find_profile(gpu)
     resolved: ResolvedModel = resolve_model(model)
     free_before = _check_gib("--free-before-load-gib", free_before)
     free_after = _check_gib("--free-after-load-gib", free_after)
     if free_before is not None and free_after is not None and free_after > free_before:
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
-    return make_plan(profile, resolved, flags, env, free_before, free_after, draft=_draft_for(flags))
+    selector = parse_gpu_selector(gpu)
+    if selector is None:
+        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after, draft=_draft_for(flags))
+    return _live_plan(selector, resolved, flags, env, free_before, free_after)
+
+
+def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
+               free_before: float | None, free_after: float | None, nvml=None) -> Plan:
+    """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
+    from planner.hardware.live import select  # noqa: PLC0415
+    from planner.plan import CUDA_CONTEXT_MIB, NCCL_MIB_PER_GPU, _tp_from_flags  # noqa: PLC0415
+
+    sel = select(selector, nvml=nvml)
+    tp = _tp_from_flags(flags)
+    if tp > len(sel.gpus):
+        raise BadInput(f"--tp-size {tp}: only {len(sel.gpus)} GPU(s) selected by --gpu")
+    src = None
+    if free_before is None:
+        used_mib = CUDA_CONTEXT_MIB + (NCCL_MIB_PER_GPU if tp > 1 else 0)
+        free_before = (sel.free_now_bytes - used_mib * (1 << 20)) / (1 << 30)
+        src = (f"live: NVML free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
+               f"- {used_mib} MiB for the server's CUDA context{' and NCCL' if tp > 1 else ''}")
+        if free_before <= 0:
+            raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
+    plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after, draft=_draft_for(flags),
+                     free_before_source=src)
+    plan.notes.append(sel.note)
+    if sel.other_processes_bytes:
+        idle = make_plan(sel.profile, resolved, flags, env, None, None, draft=_draft_for(flags))
+        plan.notes.append(
+            f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
+            f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
+            f"{'fit' if idle.verdict == 'fits' else 'not fit either'}")
+    else:
+        plan.notes.append("no other process holds memory on the selected GPUs now")
+    return plan
 
 
 def build_needs(need_context: Any, need_concurrency: Any, speculative: str | None, allow_fp8_kv: bool,
@@ -155,6 +190,8 @@ def build_needs(need_context: Any, need_concurrency: Any, speculative: str | Non
 
 
 def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, free_after: float | None) -> SearchResult:
+    if plan.free_before_source.startswith("live"):  # search with the live readings too
+        free_before = plan.free_before_bytes / (1 << 30)
     return run_search(plan.gpu, plan.model, plan.flags, plan.env, needs, free_before, free_after,
                       draft=_draft_for(plan.flags), top=max(1, top))
 
@@ -232,7 +269,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FITS
 
 
+def probe_main(argv: list[str], nvml=None, out=None) -> int:
+    """plan probe [--gpu auto|0,1] [--write-profile [DIR]]: what NVML sees, next to the profiles."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from planner.hardware.nvml import describe, profile_toml_for, read_gpus  # noqa: PLC0415
+
+    out = out or sys.stdout
+    p = _ArgParser(prog="plan probe", description="Show what NVML sees on this machine next to the matching "
+                   "hwprofiles/ entry; optionally write a profile for an unknown card.")
+    p.add_argument("--gpu", default="auto", help="auto (all GPUs) or indices like 0 or 0,1")
+    p.add_argument("--write-profile", nargs="?", const="hwprofiles", metavar="DIR",
+                   help="write a TOML profile for each GPU without one (default folder: hwprofiles)")
+    ns = p.parse_args(argv)
+    sel = parse_gpu_selector(ns.gpu)
+    if sel is None:
+        raise BadInput(f"--gpu: expected 'auto' or indices like 0,1 for probe, got '{ns.gpu}'")
+    host = read_gpus(None, nvml=nvml)
+    gpus = host if sel == "auto" else read_gpus(sel, nvml=nvml)
+    out.write(describe(gpus, host_gpus=host) + "\n")
+    if ns.write_profile:
+        folder = Path(ns.write_profile)
+        folder.mkdir(parents=True, exist_ok=True)
+        for g in gpus:
+            if g.profile_id:
+                out.write(f"GPU {g.index}: already profiled as {g.profile_id}\n")
+                continue
+            text = profile_toml_for(g)
+            stem = text.split('id = "', 1)[1].split('"', 1)[0]
+            path = folder / f"{stem}.toml"
+            if path.exists():
+                raise BadInput(f"--write-profile: {path} exists; remove it or pick another folder")
+            path.write_text(text, encoding="utf-8")
+            out.write(f"GPU {g.index}: wrote {path}\n")
+    return EXIT_FITS
+
+
 def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "probe":
+        return probe_main(argv[1:])
     paste: list[str] | None = None
     if "--" in argv:
         k = argv.index("--")

@@ -67,6 +67,7 @@ class Plan:
     needs: list[NeedLine] = field(default_factory=list)
     headroom_bytes: int | None = None
     verdict: str = "fits"  # fits | rejected | oom_risk
+    notes: list[str] = field(default_factory=list)  # context for the reader (e.g. live GPU state)
     oom_allocation: str | None = None
     binding: str = ""
     advice: list[str] = field(default_factory=list)
@@ -129,7 +130,7 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
 
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
-              draft: ModelSpec | None = None) -> Plan:
+              draft: ModelSpec | None = None, free_before_source: str | None = None) -> Plan:
     env = dict(env or {})
     tp_guess = _tp_from_flags(flags)
     assumptions: list[Assumption] = []
@@ -137,7 +138,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb, fb_src, notes = default_free_before(gpu, tp_guess)
         assumptions += notes
     else:
-        fb, fb_src = int(free_before_gib * GIB), f"given: --free-before-load-gib {free_before_gib}"
+        fb = int(free_before_gib * GIB)
+        fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
         w, wdetail = target_weight_bytes(model, tp_guess)

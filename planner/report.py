@@ -73,6 +73,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             "needs": [{"label": x.label, "bytes": x.bytes, "how": x.how} for x in plan.needs]},
         "capacity": capacity(plan),
         "rule": plan.rule,
+        "notes": plan.notes,
         "summary": build_summary(plan),
     }
 
@@ -94,6 +95,8 @@ def render_text(plan: Plan) -> str:
     w(f"  after weight load:      {plan.free_after_bytes / GIB:.2f} GiB  [{plan.free_after_source}]")
     for x in plan.assumptions:
         w(f"    assumption: {x.name} = {x.value} ({x.why})")
+    for note in plan.notes:
+        w(f"    note: {note}")
     if a is not None:
         w("")
         w("Resolved flags (what SGLang would set)")

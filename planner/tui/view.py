@@ -1,0 +1,441 @@
+"""What the explorer shows, computed from a plan: pure functions, no Textual, no I/O.
+
+The widgets only draw what these return. The numbers come from the core (``make_plan``,
+``report.to_dict``, ``run_search``); this module groups and formats them:
+
+* the flag fields (which SGLang flags the form edits, how each is validated) and the round trip
+  between a flag list and the form's values;
+* :func:`evaluate`: the whole re-plan an edit triggers, returning a :class:`PlanView`;
+* the memory bar's segments, the verdict, the serving capacity, the search table's rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.catalog.catalog import ResolvedModel, find_entry, load_catalog, resolve_model
+from planner.engines.sglang.cli_flags import human_readable_int
+from planner.errors import BadInput, PlannerError
+from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
+from planner.plan import GIB, MIB, Plan, make_plan
+from planner.report import to_dict
+from planner.search import Candidate, launch_command
+
+ENGINE_VERSIONS = ("0.5.11",)
+DEFAULT_GPU = "rtxpro6000"
+DEFAULT_MODEL = "qwen3.6-27b"
+UNSET = ""  # a choice field's value when the flag is left to SGLang's default
+
+
+# --------------------------------------------------------------------------- flag fields
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    flag: str  # the SGLang option, e.g. --mem-fraction-static
+    kind: str  # float | int | hrint (human_readable_int) | choice | switch
+    help: str
+    choices: tuple[tuple[str, str], ...] = ()  # (label, value); value UNSET = SGLang's default
+
+    @property
+    def id(self) -> str:
+        return self.flag.removeprefix("--")
+
+
+FIELDS: tuple[FieldSpec, ...] = (
+    FieldSpec("--mem-fraction-static", "float", "fraction of free memory (P) SGLang may give to static pools"),
+    FieldSpec("--mamba-full-memory-ratio", "float", "mamba state : KV memory ratio (ignored with an explicit "
+              "--max-mamba-cache-size)"),
+    FieldSpec("--max-mamba-cache-size", "int", "mamba state slots (overrides the ratio)"),
+    FieldSpec("--max-running-requests", "int", "concurrent requests; under speculative decoding it also sizes "
+              "the intermediate-state reservation"),
+    FieldSpec("--context-length", "hrint", "longest request in tokens (32768, 32k, 128Ki)"),
+    FieldSpec("--chunked-prefill-size", "int", "prefill chunk in tokens (activation memory)"),
+    FieldSpec("--cuda-graph-max-bs", "int", "largest CUDA graph batch size"),
+    FieldSpec("--page-size", "int", "KV page size in tokens"),
+    FieldSpec("--mamba-scheduler-strategy", "choice", "mamba state caching strategy",
+              (("auto", UNSET), ("no_buffer", "no_buffer"), ("extra_buffer", "extra_buffer"))),
+    FieldSpec("--speculative-algorithm", "choice", "speculative decoding",
+              (("none", UNSET), ("EAGLE", "EAGLE"), ("NEXTN", "NEXTN"), ("EAGLE3", "EAGLE3"))),
+    FieldSpec("--speculative-num-steps", "int", "draft steps per verify"),
+    FieldSpec("--kv-cache-dtype", "choice", "KV cache dtype",
+              (("auto", UNSET), ("fp8_e4m3", "fp8_e4m3"), ("fp8_e5m2", "fp8_e5m2"), ("bf16", "bf16"),
+               ("bfloat16", "bfloat16"), ("fp4_e2m1", "fp4_e2m1"))),
+    FieldSpec("--mamba-ssm-dtype", "choice", "mamba ssm state dtype",
+              (("default", UNSET), ("float32", "float32"), ("bfloat16", "bfloat16"))),
+    FieldSpec("--disable-radix-cache", "switch", "no prefix cache"),
+    FieldSpec("--disable-overlap-schedule", "switch", "no CPU/GPU overlap"),
+)
+FIELD_BY_FLAG = {f.flag: f for f in FIELDS}
+
+FormValues = dict[str, Any]  # flag -> str (text / choice) or bool (switch)
+
+
+def empty_values() -> FormValues:
+    return {f.flag: (False if f.kind == "switch" else UNSET) for f in FIELDS}
+
+
+def field_error(spec: FieldSpec, text: str) -> str | None:
+    """The inline message for a field's text, or None when SGLang's parser would take it."""
+    text = text.strip()
+    if not text or spec.kind not in ("float", "int", "hrint"):
+        return None
+    try:
+        if spec.kind == "float":
+            float(text)
+        elif spec.kind == "int":
+            int(text)
+        else:
+            human_readable_int(text)
+    except (ValueError, argparse.ArgumentTypeError):
+        return {"float": "not a number", "int": "not an integer",
+                "hrint": "not an integer (e.g. 32768, 32k, 128Ki)"}[spec.kind]
+    return None
+
+
+def split_extras(text: str) -> tuple[list[str], str | None]:
+    """The 'other flags' field: shell words, or an error."""
+    try:
+        return shlex.split(text), None
+    except ValueError as exc:
+        return [], f"cannot split: {exc}"
+
+
+def parse_env(text: str) -> tuple[dict[str, str], str | None]:
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        return {}, f"cannot split: {exc}"
+    env = {}
+    for w in words:
+        key, eq, value = w.partition("=")
+        if not eq or not key:
+            return {}, f"expected KEY=VALUE, got '{w}'"
+        env[key] = value
+    return env, None
+
+
+def env_text(env: dict[str, str]) -> str:
+    return " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+
+
+def form_from_flags(flags: list[str]) -> tuple[FormValues, list[str]]:
+    """Split a flag list into the form's fields and the rest (kept verbatim as 'other flags')."""
+    values = empty_values()
+    extras: list[str] = []
+    i = 0
+    while i < len(flags):
+        tok = flags[i]
+        name, eq, inline = tok.partition("=")
+        spec = FIELD_BY_FLAG.get(name)
+        if spec is None:
+            extras.append(tok)
+            i += 1
+            continue
+        if spec.kind == "switch":
+            if eq:
+                extras.append(tok)
+            else:
+                values[spec.flag] = True
+            i += 1
+            continue
+        if eq:
+            value, used = inline, 1
+        elif i + 1 < len(flags):
+            value, used = flags[i + 1], 2
+        else:
+            extras.append(tok)
+            break
+        if spec.kind == "choice" and value not in {v for _, v in spec.choices if v != UNSET}:
+            extras.extend(flags[i:i + used])  # a value the Select does not offer: keep it, verbatim
+        else:
+            values[spec.flag] = value
+        i += used
+    return values, extras
+
+
+def flags_from_form(values: FormValues, extras: list[str]) -> list[str]:
+    out: list[str] = []
+    for spec in FIELDS:
+        v = values.get(spec.flag)
+        if spec.kind == "switch":
+            if v:
+                out.append(spec.flag)
+        elif isinstance(v, str) and v.strip():
+            out += [spec.flag, v.strip()]
+    return out + list(extras)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def gpu_options() -> list[tuple[str, str]]:
+    return [(f"{p.id} ({p.capacity_mib / 1024:.0f} GiB)", p.id) for p in load_profiles()]
+
+
+def model_options() -> list[tuple[str, str]]:
+    return [(e.id, e.id) for e in load_catalog() if not e.draft]
+
+
+def initial_gpu(name: str | None) -> str:
+    """The profile id for a --gpu argument (raises BadInput for an unknown one)."""
+    return find_profile(name or DEFAULT_GPU).id
+
+
+def initial_model(name: str | None) -> tuple[str, str]:
+    """(catalog id, path text): a catalog name selects it, anything else goes in the path field."""
+    name = name or DEFAULT_MODEL
+    entry = find_entry(name)
+    if entry is not None and not entry.draft:
+        return entry.id, ""
+    resolve_model(name)  # raises BadInput now, not inside the app
+    return DEFAULT_MODEL, name
+
+
+def _draft_for(flags: list[str]):
+    """The EAGLE/EAGLE3 draft named by --speculative-draft-model-path, as the CLI reads it."""
+    from planner.cli import _draft_for as cli_draft_for  # noqa: PLC0415 - cli imports this package lazily
+
+    return cli_draft_for(flags)
+
+
+# --------------------------------------------------------------------------- the view
+
+
+@dataclass(frozen=True)
+class Segment:
+    key: str  # reserved | weights | mamba | spec | kv | draft_kv | index | needs | outside | free | over
+    name: str
+    bytes: int
+    detail: str = ""
+
+    @property
+    def gib(self) -> str:
+        return gib(self.bytes)
+
+
+@dataclass
+class BarView:
+    title: str
+    capacity_bytes: int
+    segments: list[Segment]
+    note: str = ""
+
+    @property
+    def keys(self) -> list[str]:
+        return [s.key for s in self.segments if s.bytes > 0]
+
+
+@dataclass
+class VerdictView:
+    kind: str  # fits | oom_risk | rejected | bad
+    title: str
+    message: str
+    binding: str = ""
+    suggestions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlanView:
+    """Everything an edit changes on screen."""
+
+    verdict: VerdictView
+    bar: BarView | None = None
+    capacity: list[tuple[str, str]] = field(default_factory=list)
+    command: str = ""
+    hints: dict[str, str] = field(default_factory=dict)  # flag -> what SGLang would use when left empty
+    field_errors: dict[str, str] = field(default_factory=dict)  # flag (or 'model', 'other', 'env') -> message
+    plan: Plan | None = None
+
+
+def gib(n: int | float) -> str:
+    return f"{n / GIB:.2f} GiB"
+
+
+def _pool_group(key: str) -> str:
+    if key.startswith("draft_kv"):
+        return "draft_kv"
+    if key.startswith("kv_"):
+        return "kv"
+    if key.startswith("mamba_intermediate"):
+        return "spec"
+    if key.startswith("mamba_"):
+        return "mamba"
+    return "index"
+
+
+_POOL_NAMES = {"mamba": "mamba state", "spec": "spec intermediates", "kv": "KV cache", "draft_kv": "draft KV",
+               "index": "req_to_token + index"}
+
+
+def bar_view(plan: Plan) -> BarView:
+    """The GPU's memory, left to right, in the order SGLang takes it. Segments sum to the capacity;
+    an ``over`` segment is what the plan asks for beyond it."""
+    cap = plan.gpu.capacity_mib * MIB
+    segs = [Segment("reserved", "driver + CUDA context", cap - plan.free_before_bytes, plan.free_before_source),
+            Segment("weights", "weights", plan.free_before_bytes - plan.free_after_bytes, plan.free_after_source)]
+    note = ""
+    if plan.pools is not None:
+        sums: dict[str, int] = {}
+        for line in plan.pools.lines:
+            g = _pool_group(line.key)
+            sums[g] = sums.get(g, 0) + line.bytes
+        for g in ("mamba", "spec", "kv", "draft_kv", "index"):
+            if g in sums:
+                segs.append(Segment(g, _POOL_NAMES[g], sums[g]))
+        need = sum(n.bytes for n in plan.needs)
+        if plan.needs:
+            segs.append(Segment("needs", "needs after pools", need, ", ".join(n.label for n in plan.needs)))
+        left = (plan.headroom_bytes or 0) - need
+        segs.append(Segment("free" if left >= 0 else "over", "free" if left >= 0 else "over capacity", abs(left)))
+    elif plan.profile is not None and plan.profile.rest_gib_before_mamba is not None:
+        prof = plan.profile
+        rest = int(prof.rest_gib_before_mamba * GIB)
+        segs.append(Segment("outside", "kept outside pools (1 - mem-fraction-static)", plan.free_after_bytes - rest))
+        if prof.spec_reserved_bytes:
+            segs.append(Segment("spec", "spec reservation (asked)", prof.spec_reserved_bytes))
+        if prof.max_mamba_cache_size and prof.mamba_cache_per_req_bytes:
+            segs.append(Segment("mamba", "mamba state (asked)", prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes))
+        kv = prof.available_kv_bytes
+        segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity", abs(kv)))
+        note = "no pools allocated: SGLang stops while sizing them"
+    else:
+        fa = plan.free_after_bytes
+        if fa >= 0:
+            segs.append(Segment("free", "free after weights", fa))
+        else:
+            segs[-1] = Segment("weights", "weights", plan.free_before_bytes, plan.free_after_source)
+            segs.append(Segment("over", "over capacity", -fa))
+        note = "no pools allocated"
+    title = f"{plan.gpu.display_name}: {gib(cap)} ({plan.gpu.capacity_mib:,} MiB)"
+    return BarView(title, cap, [s for s in segs if s.bytes > 0 or s.key in ("free",)], note)
+
+
+def verdict_view(plan: Plan, d: dict[str, Any]) -> VerdictView:
+    if plan.verdict == "fits":
+        title = "FITS"
+    elif plan.verdict == "oom_risk":
+        title = "OUT-OF-MEMORY RISK"
+    elif plan.stage == "server_args":
+        title = "SGLANG REJECTS THE FLAGS"
+    else:
+        title = f"WILL NOT BOOT ({plan.stage})"
+    return VerdictView(plan.verdict, title, d["verdict_text"], d.get("binding_constraint") or "",
+                       list(d.get("suggestions") or []))
+
+
+def capacity_rows(d: dict[str, Any], plan: Plan) -> list[tuple[str, str]]:
+    c = d.get("capacity")
+    if not c:
+        return [("serving capacity", "none: nothing is allocated")]
+    rows = [("running requests", f"{c['max_running_requests']:,}"),
+            ("KV tokens", f"{c['kv_tokens']:,}"),
+            ("longest request", f"{c['longest_request_tokens']:,} tokens"),
+            (f"at context {c['context_len']:,}", f"{c['concurrency_at_context_len']:,} requests at once")]
+    if plan.headroom_bytes is not None:
+        rows.append(("left after pools", gib(plan.headroom_bytes)))
+    return rows
+
+
+def hints(plan: Plan) -> dict[str, str]:
+    """What SGLang resolves each flag to when it is left empty (shown as the field's placeholder)."""
+    a, prof = plan.args, plan.profile
+    if a is None:
+        return {}
+    out = {
+        "--mem-fraction-static": f"{a.mem_fraction_static:.4f}",
+        "--mamba-full-memory-ratio": f"{a.mamba_full_memory_ratio:g}",
+        "--context-length": f"{a.context_len}",
+        "--chunked-prefill-size": f"{a.chunked_prefill_size}",
+        "--cuda-graph-max-bs": f"{a.cuda_graph_max_bs}",
+        "--page-size": f"{a.page_size}",
+    }
+    if a.max_running_requests is not None:
+        out["--max-running-requests"] = f"{a.max_running_requests}"
+    elif prof is not None and prof.max_running_requests is not None:
+        out["--max-running-requests"] = f"auto ({prof.max_running_requests})"
+    if a.max_mamba_cache_size is not None:
+        out["--max-mamba-cache-size"] = f"{a.max_mamba_cache_size}"
+    elif prof is not None and prof.max_mamba_cache_size is not None:
+        out["--max-mamba-cache-size"] = f"auto ({prof.max_mamba_cache_size})"
+    if a.speculative_num_steps is not None:
+        out["--speculative-num-steps"] = f"{a.speculative_num_steps}"
+    return {k: f"default {v}" for k, v in out.items()}
+
+
+def _error_field(message: str) -> str | None:
+    """A BadInput that names one of the form's flags ('--page-size: 0 is not ...') belongs under it."""
+    name = message.split(":", 1)[0].strip()
+    return name if name in FIELD_BY_FLAG else None
+
+
+def bad_input_view(message: str, field_errors: dict[str, str] | None = None) -> PlanView:
+    return PlanView(VerdictView("bad", "BAD INPUT", message), field_errors=dict(field_errors or {}))
+
+
+def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str]) -> PlanView:
+    """One re-plan: the plan for these inputs and everything the screen shows of it."""
+    try:
+        plan = make_plan(gpu, model, flags, env, draft=_draft_for(flags))
+    except PlannerError as exc:
+        where = _error_field(str(exc))
+        return bad_input_view(str(exc), {where: str(exc).split(":", 1)[1].strip()} if where else {})
+    d = to_dict(plan)
+    return PlanView(verdict=verdict_view(plan, d), bar=bar_view(plan), capacity=capacity_rows(d, plan),
+                    command=launch_command(model, flags), hints=hints(plan), plan=plan)
+
+
+def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, ResolvedModel | None, dict[str, str]]:
+    """The GPU profile and model for the form's choices; errors keyed by field ('gpu', 'model')."""
+    errors: dict[str, str] = {}
+    gpu = model = None
+    try:
+        gpu = find_profile(gpu_id)
+    except BadInput as exc:
+        errors["gpu"] = str(exc)
+    try:
+        model = resolve_model(model_ref)
+    except BadInput as exc:
+        errors["model"] = str(exc)
+    return gpu, model, errors
+
+
+# --------------------------------------------------------------------------- search table
+
+
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("flags", "flags the search chose"),
+    ("concurrency", "conc@need"),
+    ("running", "running"),
+    ("kv_tokens", "KV tokens"),
+    ("longest", "longest"),
+    ("headroom_left", "spare GiB"),
+)
+NUMERIC = {"concurrency", "running", "kv_tokens", "longest", "headroom_left"}
+
+
+def candidate_text(c: Candidate) -> str:
+    return " ".join(c.chosen) or "(SGLang defaults)"
+
+
+def candidate_cells(c: Candidate) -> tuple[str, ...]:
+    return (candidate_text(c), f"{c.concurrency:,}", f"{c.running:,}", f"{c.kv_tokens:,}", f"{c.longest:,}",
+            f"{c.headroom_left / GIB:.2f}")
+
+
+def sort_value(c: Candidate, column: str) -> Any:
+    return candidate_text(c) if column == "flags" else getattr(c, column)
+
+
+def filter_rank(cands: list[Candidate], query: str, column: str, reverse: bool) -> list[tuple[int, Candidate]]:
+    """(index in the search's ranking, candidate), filtered on the flags text (every word must appear)
+    and sorted by ``column`` (the ranking breaks ties)."""
+    words = query.lower().split()
+    rows = [(i, c) for i, c in enumerate(cands)
+            if all(w in " ".join(c.flags).lower() or w in candidate_text(c).lower() for w in words)]
+    if column != "rank":
+        rows.sort(key=lambda ic: sort_value(ic[1], column), reverse=reverse)
+    return rows
