@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from planner.catalog.catalog import ResolvedModel
-from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import v0_5_11 as engine
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
@@ -33,11 +33,10 @@ from planner.engines.sglang.v0_5_11.mamba import mamba_state
 from planner.engines.sglang.v0_5_11.memory_profile import (
     available_gib,
     cell_size,
-    kv_dtype_name,
     mamba_ratio,
-    num_kv_heads,
     size_chain,
 )
+from planner.engines.sglang.v0_5_11.pools import geometries, pool_bytes
 from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
@@ -217,27 +216,10 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     dev = engine.device_for(plan0)
     if dev.blackwell and spec.hybrid == "gdn" and args.attention_backend not in engine.BLACKWELL_GDN_BACKENDS:
         ok = np.zeros_like(ok)
-    # pools (same terms as pools.allocate)
+    # pools: the same pool_bytes() that itemizes a single plan
     d = args.speculative_num_draft_tokens or 0
-    page = args.page_size
-    kvb = DTYPE_BYTES[kv_dtype_name(args, spec)]
-    heads = num_kv_heads(spec, tp)
-    layers = len(spec.full_attention_layer_ids) if state else spec.num_hidden_layers
-    kv = layers * (n + page) * heads * (spec.head_dim + spec.v_head_dim) * kvb
-    total = (r + 1) * (args.context_len + 4 + d) * 4 + kv + 8 * layers * 2 + 16 * layers * 2 + 8 * (n // page)
-    if state is not None:
-        total = total + (m + 1) * (state.conv_bytes + state.ssm_bytes) + 8 * m + 4 * (r + 1)
-        if d:
-            total = total + (r + 1) * d * (state.conv_bytes + state.ssm_bytes)
-        if args.extra_buffer:
-            total = total + 4 * (r + 1) * (1 if args.disable_overlap_schedule else 2)
-    if args.spec_on:
-        if state is not None and draft is None:
-            total = total + (n + page) * heads * (spec.head_dim + spec.v_head_dim) * kvb + 48
-        elif draft is not None:
-            dl = draft.num_hidden_layers
-            total = total + dl * (n + page) * num_kv_heads(draft, tp) * (draft.head_dim + draft.v_head_dim) * kvb \
-                + 48 * dl
+    geo, dgeo = geometries(args, spec, state, draft)
+    total = sum(pool_bytes(args, state, geo, dgeo, n, r, m).values())
     headroom = plan0.free_after_bytes - total
     # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
     probe = Plan(gpu=plan0.gpu, model=model, flags=combo, env=plan0.env, sglang_version=engine.VERSION,

@@ -49,85 +49,108 @@ class Pools:
         return sum(line.bytes for line in self.lines)
 
 
-def _kv_pool_lines(prefix: str, label: str, layers: int, n: int, page: int, heads: int, hd: int, vhd: int,
-                   dtype: str, rule: str) -> tuple[list[PoolLine], int]:
-    b = DTYPE_BYTES[dtype]
-    k = layers * (n + page) * heads * hd * b
-    v = layers * (n + page) * heads * vhd * b
-    # k_data_ptrs, v_data_ptrs (uint64, L), data_ptrs (uint64, 2L), data_strides (int64, 2L)
-    idx = 8 * layers * 2 + 8 * 2 * layers * 2
-    lines = [
-        PoolLine(f"{prefix}kv_k", f"{label} K", k,
-                 f"{layers} layers x (N {n:,} + page {page}) x {heads} heads x {hd} x {b} B", rule),
-        PoolLine(f"{prefix}kv_v", f"{label} V", v,
-                 f"{layers} layers x (N {n:,} + page {page}) x {heads} heads x {vhd} x {b} B", rule),
-    ]
-    return lines, idx
+@dataclass(frozen=True)
+class KvGeometry:
+    layers: int
+    heads: int
+    head_dim: int
+    v_head_dim: int
+    dtype_bytes: int
+
+
+def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
+               draft: ModelSpec | None) -> tuple[KvGeometry, KvGeometry | None]:
+    """The target KV pool and the draft's own KV pool (None when there is none or it is unknown)."""
+    tp = args.tp_size
+    b = DTYPE_BYTES[kv_dtype_name(args, model)]
+    layers = len(model.full_attention_layer_ids) if state is not None else model.num_hidden_layers
+    target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
+    d = None
+    if args.spec_on:
+        if model.is_mambaish and draft is None:
+            # MTP draft of a hybrid model: HybridLinearKVPool with full_attention_layer_ids=[0]
+            # (srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11)
+            d = KvGeometry(1, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
+        elif draft is not None:  # an EAGLE head's own MHATokenToKVPool (…kv_cache_mixin.py:530-600 @0.5.11)
+            d = KvGeometry(draft.num_hidden_layers, num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, b)
+    return target, d
+
+
+def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
+               n, r, m) -> dict:
+    """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
+
+    Keys follow the summary's ``pool_*_bytes`` names without the prefix and suffix.
+    """
+    page = args.page_size
+    d = args.speculative_num_draft_tokens or 0
+    out = {"req_to_token": (r + 1) * (args.context_len + 4 + d) * 4}
+    index = 0
+    if state is not None:
+        out["mamba_conv"] = (m + 1) * state.conv_bytes
+        out["mamba_ssm"] = (m + 1) * state.ssm_bytes
+        if args.speculative_num_draft_tokens is not None:
+            out["mamba_intermediate_ssm"] = (r + 1) * d * state.ssm_bytes
+            out["mamba_intermediate_conv"] = (r + 1) * d * state.conv_bytes
+        # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,), ping-pong (R+1, 1|2) int32
+        index = index + 8 * m + 4 * (r + 1)
+        if args.extra_buffer:
+            index = index + 4 * (r + 1) * (1 if args.disable_overlap_schedule else 2)
+    g = target
+    out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
+    out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
+    # k/v data_ptrs (uint64, L each), data_ptrs (uint64, 2L), data_strides (int64, 2L); free_pages int64
+    out["index_buffers"] = index + 48 * g.layers + 8 * (n // page)
+    if draft is not None:
+        out["draft_kv_k"] = draft.layers * (n + page) * draft.heads * draft.head_dim * draft.dtype_bytes
+        out["draft_kv_v"] = draft.layers * (n + page) * draft.heads * draft.v_head_dim * draft.dtype_bytes
+        out["draft_index_buffers"] = 48 * draft.layers
+    return out
+
+
+_LABELS = {
+    "req_to_token": ("req_to_token", "srt/model_executor/model_runner_kv_cache_mixin.py:199-203 @0.5.11"),
+    "mamba_conv": ("mamba conv state", "srt/mem_cache/memory_pool.py:258-286 @0.5.11"),
+    "mamba_ssm": ("mamba ssm state", "srt/mem_cache/memory_pool.py:258-286 @0.5.11"),
+    "mamba_intermediate_ssm": ("spec intermediate ssm", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
+    "mamba_intermediate_conv": ("spec intermediate conv", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
+    "kv_k": ("KV K", "srt/mem_cache/memory_pool.py:888-913 @0.5.11"),
+    "kv_v": ("KV V", "srt/mem_cache/memory_pool.py:888-913 @0.5.11"),
+    "index_buffers": ("index buffers", "srt/mem_cache/allocator.py:131-138 @0.5.11; memory_pool.py:341, 547-560, "
+                      "915-934"),
+    "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
+    "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
+    "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
+}
+
+
+def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeometry, dg: KvGeometry | None,
+             n: int, r: int, m: int | None) -> str:
+    d = args.speculative_num_draft_tokens or 0
+    page = args.page_size
+    if key == "req_to_token":
+        return f"(R {r} + 1) x (context {args.context_len} + 4 + D {d}) x int32"
+    if key in ("mamba_conv", "mamba_ssm"):
+        shape, dt = (state.conv_shape, state.conv_dtype) if key == "mamba_conv" else (state.ssm_shape, state.ssm_dtype)
+        return f"{state.n_layers} layers x (M {m} + 1) x {shape} x {dt}"
+    if key.startswith("mamba_intermediate"):
+        shape, dt = (state.conv_shape, state.conv_dtype) if key.endswith("conv") else (state.ssm_shape, state.ssm_dtype)
+        return f"{state.n_layers} layers x (R {r} + 1) x D {d} x {shape} x {dt}"
+    if key.endswith(("kv_k", "kv_v")):
+        geo = dg if key.startswith("draft") else g
+        hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
+        return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x (N {n:,} + page {page}) x {geo.heads} heads x "
+                f"{hd} x {geo.dtype_bytes} B")
+    if key == "index_buffers":
+        return "free lists, request->state mappings, K/V pointer and stride tables"
+    return "draft K/V pointer and stride tables"
 
 
 def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, prof: Profile,
              draft: ModelSpec | None) -> Pools:
-    n = prof.max_total_num_tokens
-    r = prof.max_running_requests
-    page = args.page_size
-    d = args.speculative_num_draft_tokens
-    tp = args.tp_size
-    kv_dtype = kv_dtype_name(args, model)
-    lines: list[PoolLine] = []
-    index = 0
-
-    width = args.context_len + 4 + (d or 0)
-    lines.append(PoolLine("req_to_token", "req_to_token", (r + 1) * width * 4,
-                          f"(R {r} + 1) x (context {args.context_len} + 4 + D {d or 0}) x int32",
-                          "srt/model_executor/model_runner_kv_cache_mixin.py:199-203 @0.5.11"))
-    if state is not None:
-        m = prof.max_mamba_cache_size
-        rule = "srt/mem_cache/memory_pool.py:258-286 @0.5.11"
-        lines.append(PoolLine("mamba_conv", "mamba conv state", (m + 1) * state.conv_bytes,
-                              f"{state.n_layers} layers x (M {m} + 1) x {state.conv_shape} x {state.conv_dtype}", rule))
-        lines.append(PoolLine("mamba_ssm", "mamba ssm state", (m + 1) * state.ssm_bytes,
-                              f"{state.n_layers} layers x (M {m} + 1) x {state.ssm_shape} x {state.ssm_dtype}", rule))
-        if d is not None:
-            rule = "srt/mem_cache/memory_pool.py:287-331 @0.5.11"
-            lines.append(PoolLine("mamba_intermediate_ssm", "spec intermediate ssm", (r + 1) * d * state.ssm_bytes,
-                                  f"{state.n_layers} layers x (R {r} + 1) x D {d} x {state.ssm_shape} x {state.ssm_dtype}",
-                                  rule))
-            lines.append(PoolLine("mamba_intermediate_conv", "spec intermediate conv", (r + 1) * d * state.conv_bytes,
-                                  f"{state.n_layers} layers x (R {r} + 1) x D {d} x {state.conv_shape} x "
-                                  f"{state.conv_dtype}", rule))
-        index += 8 * m + 4 * (r + 1)  # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,)
-        if args.extra_buffer:
-            pingpong = 1 if args.disable_overlap_schedule else 2
-            index += 4 * (r + 1) * pingpong
-        n_layers = len(model.full_attention_layer_ids)
-    else:
-        n_layers = model.num_hidden_layers
-    kv, idx = _kv_pool_lines("", "KV", n_layers, n, page, num_kv_heads(model, tp), model.head_dim,
-                             model.v_head_dim, kv_dtype, "srt/mem_cache/memory_pool.py:888-913 @0.5.11")
-    lines += kv
-    index += idx
-    index += 8 * (n // page)  # allocator free_pages int64; release_pages is empty
-    lines.append(PoolLine("index_buffers", "index buffers", index,
-                          "free lists, request->state mappings, K/V pointer and stride tables",
-                          "srt/mem_cache/allocator.py:131-138 @0.5.11; memory_pool.py:341, 547-560, 915-934"))
-
-    draft_known = True
-    if args.spec_on:
-        if model.is_mambaish and draft is None:
-            # MTP draft of a hybrid model: HybridLinearKVPool with full_attention_layer_ids=[0]
-            kv, idx = _kv_pool_lines("draft_", "draft KV", 1, n, page, num_kv_heads(model, tp), model.head_dim,
-                                     model.v_head_dim, kv_dtype,
-                                     "srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11")
-            lines += kv
-            lines.append(PoolLine("draft_index_buffers", "draft index buffers", idx, "draft pointer/stride tables",
-                                  "srt/mem_cache/memory_pool.py:915-934 @0.5.11"))
-        elif draft is not None:
-            kv, idx = _kv_pool_lines("draft_", "draft KV", draft.num_hidden_layers, n, page,
-                                     num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, kv_dtype,
-                                     "srt/model_executor/model_runner_kv_cache_mixin.py:530-600 @0.5.11")
-            lines += kv
-            lines.append(PoolLine("draft_index_buffers", "draft index buffers", idx, "draft pointer/stride tables",
-                                  "srt/mem_cache/memory_pool.py:915-934 @0.5.11"))
-        else:
-            draft_known = False
-    return Pools(lines, draft_known)
+    n, r, m = prof.max_total_num_tokens, prof.max_running_requests, prof.max_mamba_cache_size
+    g, dg = geometries(args, model, state, draft)
+    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0)
+    lines = [PoolLine(k, _LABELS[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), _LABELS[k][1])
+             for k, v in sizes.items()]
+    return Pools(lines, not (args.spec_on and dg is None))
