@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.catalog.spec import ModelSpec
-from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
