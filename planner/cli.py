@@ -305,9 +305,57 @@ def probe_main(argv: list[str], nvml=None, out=None) -> int:
     return EXIT_FITS
 
 
+def check_main(argv: list[str], out=None) -> int:
+    """plan check LOGFILE --gpu NAME [--model M] [--launched-at TIME] [SGLang flags as launched]."""
+    import datetime as dt  # noqa: PLC0415
+
+    from planner.check import check  # noqa: PLC0415
+    from planner.logs import parse_file  # noqa: PLC0415
+    from planner.report import render_check  # noqa: PLC0415
+
+    out = out or sys.stdout
+    p = _ArgParser(prog="plan check", description="Compare an SGLang boot log with the plan; stale logs are "
+                   "reported first. Options not listed here are the SGLang flags you launched with.",
+                   allow_abbrev=False)
+    p.add_argument("logfile")
+    p.add_argument("--gpu", required=True, help="GPU profile (or auto) the log came from")
+    p.add_argument("--model", help="catalog name or path (default: the log's model_path)")
+    p.add_argument("--launched-at", help="when you launched, e.g. '2026-05-01 12:00' (local time of the log)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--json", action="store_true")
+    ns, flags = p.parse_known_args(argv)
+    launched = None
+    if ns.launched_at:
+        try:
+            launched = dt.datetime.fromisoformat(ns.launched_at)
+        except ValueError:
+            raise BadInput(f"--launched-at: expected a time like '2026-05-01 12:00:00', got '{ns.launched_at}'") from None
+    try:
+        log = parse_file(ns.logfile)
+    except OSError as exc:
+        raise BadInput(f"check: cannot read {ns.logfile}: {exc.strerror or exc}") from None
+    selector = parse_gpu_selector(ns.gpu)
+    if selector is not None:
+        from planner.hardware.live import select  # noqa: PLC0415
+        profile = select(selector).profile
+    else:
+        profile = find_profile(ns.gpu)
+    res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env))
+    if ns.json:
+        from planner.report import check_dict  # noqa: PLC0415
+        out.write(json.dumps(check_dict(res), indent=2, default=str) + "\n")
+    else:
+        out.write(render_check(res) + "\n")
+    if res.stale:
+        return EXIT_DOES_NOT_FIT
+    return EXIT_FITS if all(r.agrees is not False for r in res.rows) else EXIT_DOES_NOT_FIT
+
+
 def _main(argv: list[str]) -> int:
     if argv and argv[0] == "probe":
         return probe_main(argv[1:])
+    if argv and argv[0] == "check":
+        return check_main(argv[1:])
     paste: list[str] | None = None
     if "--" in argv:
         k = argv.index("--")

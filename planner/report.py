@@ -206,3 +206,54 @@ def render_search(res, model, show_plan: bool) -> str:
     w("Launch:")
     w("  " + launch_command(model, best.flags))
     return "\n".join(out)
+
+
+def check_dict(res) -> dict[str, Any]:
+    return {
+        "stale": res.stale, "version": res.version, "flags": res.flags, "notes": res.notes,
+        "failure": res.failure, "explanation": res.explanation,
+        "rows": [{"what": r.what, "predicted": r.predicted, "actual": r.actual, "unit": r.unit,
+                  "diff": r.diff, "agrees": r.agrees, "rule": r.rule} for r in res.rows],
+        "plan": None if res.plan is None else to_dict(res.plan),
+    }
+
+
+def render_check(res) -> str:
+    from planner.check import points_at  # noqa: PLC0415
+
+    out: list[str] = []
+    w = out.append
+    if res.stale:
+        w("STALE LOG? This log may not be from the launch you think:")
+        for s in res.stale:
+            w(f"  - {s}")
+        w("")
+    log = res.log
+    w(f"Log: {log.path or '(text)'}: {len(log.launches)} launch(es); checking the newest"
+      + (f" (line {res.launch.start_lineno})" if res.launch is not None else ""))
+    w(f"SGLang version seen in the log: {res.version or 'unknown'}; units: {UNIT_NOTE}")
+    if res.launch is not None:
+        w(f"Outcome in the log: {res.launch.outcome}" + (f" ({res.failure})" if res.failure else ""))
+    for n in res.notes:
+        w(f"  note: {n}")
+    if res.flags:
+        w("Re-planned with: " + shlex.join(res.flags))
+    if res.plan is not None:
+        w("Planner verdict for the same inputs: " + verdict_line(res.plan))
+    if res.rows:
+        w("")
+        w(f"  {'pool / value':<36}{'predicted':>14}{'actual':>14}{'diff':>10}")
+        for r in res.rows:
+            fmt = (lambda v: "-" if v is None else (f"{v:.2f}" if r.unit == "GiB" else f"{v:,}"))
+            mark = "" if r.agrees is None else ("  ok" if r.agrees else "  << " + points_at(r))
+            diff = "-" if r.diff is None else (f"{r.diff:+.2f}" if r.unit == "GiB" else f"{r.diff:+,}")
+            w(f"  {r.what:<36}{fmt(r.predicted):>14}{fmt(r.actual):>14}{diff:>10}{mark}")
+    if res.plan is not None and res.plan.verdict != "fits":
+        from planner.explain import explain  # noqa: PLC0415
+
+        why, advice = explain(res.plan)
+        w("")
+        w("Why: " + why)
+        for a in advice + res.explanation:
+            w("Fix: " + a)
+    return "\n".join(out)

@@ -35,6 +35,7 @@ and ``sglang-versions.md`` section 4 (per-version differences).
 from __future__ import annotations
 
 import ast
+import functools
 import gzip
 import math
 import os
@@ -124,25 +125,29 @@ def rank_key(rank: dict[str, int]) -> str:
     return " ".join(f"{k}{v}" for k, v in rank.items())
 
 
+@functools.lru_cache(maxsize=4096)
+def _timestamp(s: str) -> datetime | None:
+    try:  # "YYYY-mm-dd HH:MM:SS" (fixed width); much faster than strptime
+        return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), int(s[11:13]), int(s[14:16]), int(s[17:19]))
+    except ValueError:
+        return None
+
+
 def parse_line(raw: str, lineno: int = 0) -> LogLine:
     """Split one line into timestamp, rank prefix and message. Never raises."""
-    s = _ANSI.sub("", raw).rstrip("\r\n")
+    s = (_ANSI.sub("", raw) if "\x1b" in raw else raw).rstrip("\r\n")
     m = _PREFIX.match(s)
     if m is None:
         m2 = _PREFIX.search(s)
         # "container-1  | [2026-...] msg" (docker compose), "host python[12]: [2026-...] msg"
-        if m2 is not None and m2.start() > 0 and s[m2.start() - 1] in " \t|:" and "[" not in s[: m2.start()].split("|")[-1].strip()[:1]:
+        if m2 is not None and m2.start() > 0 and s[m2.start() - 1] in " \t|:":
             m = m2
     if m is None:
         return LogLine(lineno, None, {}, s, False)
-    ts: datetime | None
-    try:
-        ts = datetime.strptime(m.group("ts").replace("T", " "), "%Y-%m-%d %H:%M:%S")
-        frac = m.group("frac")
-        if frac:
-            ts = ts.replace(microsecond=int(frac.ljust(6, "0")[:6]))
-    except ValueError:
-        ts = None
+    ts = _timestamp(m.group("ts"))
+    frac = m.group("frac")
+    if ts is not None and frac:
+        ts = ts.replace(microsecond=int(frac.ljust(6, "0")[:6]))
     rank: dict[str, int] = {}
     for tok in m.group("ranks").split():
         t = _RANK_TOKEN.match(tok)
@@ -533,7 +538,7 @@ _GRAPH_BS_RE = re.compile(r"^Capture (?:(draft extend|draft|piecewise) )?cuda gr
 _KV_RE = re.compile(r"^(?:(?P<label>\S.*?) )?KV Cache (?P<verb>is allocated|VA upper bound)\b")
 _EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:ValueError|AssertionError|RuntimeError|Exception))(?::\s?(?P<msg>.*))?$")
-_EXC_PREFIX_RE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)):\s?")
+_EXC_PREFIX_RE = re.compile(r"^((?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)):\s?")
 _OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory")
 _UNIT = r"\s*([KMGT]i?B|B|bytes)"
 
@@ -543,6 +548,11 @@ def _split_exc(text: str) -> tuple[str | None, str]:
     if m:
         return m.group(1), text[m.end():]
     return None, text
+
+
+@functools.lru_cache(maxsize=1)
+def _text_hint_re() -> re.Pattern:
+    return re.compile("|".join(re.escape(needle) for _, needle, _, _, _ in _TEXT_HINTS))
 
 
 def _hints_for_line(ln: LogLine, base: dict) -> list[Event]:
@@ -563,7 +573,7 @@ def _parse_events(ln: LogLine, base: dict) -> list[Event]:
     ev = _parse_event(ts, base)
     if ev is not None:
         evs.append(ev)
-    if any(needle in ts for _, needle, _, _, _ in _TEXT_HINTS):
+    if _text_hint_re().search(ts):
         evs.extend(_hints_for_line(ln, base))
     return evs
 
@@ -605,7 +615,7 @@ def _parse_event(t: str, base: dict) -> Event | None:  # noqa: C901 - a flat dis
             tried_unit=tried.group(2) if tried else None,
             gpu_index=_int(r"GPU (\d+)", t),
             total_capacity_gib=gib(total), free_gib=gib(free),
-            during_capture="capture cuda graph failed" in t.lower() or "capture" in t.lower() and "graph" in t.lower(),
+            during_capture="capture" in t.lower() and "graph" in t.lower(),
         )
     if "Initialization failed" in t:
         exc, msg = _split_exc(t)
@@ -1130,9 +1140,22 @@ class _Builder:
                     return
             carried: list[Event] = []
             if cur is not None:
-                while cur.events and isinstance(cur.events[-1], _PREAMBLE_TYPES + (VersionMarker,)) \
-                        and not cur.events[-1].rank:
-                    carried.insert(0, cur.events.pop())
+                # warnings logged in ServerArgs.__post_init__ precede the dump: move the trailing
+                # ones (with their version markers) from the previous launch into the new one
+                evs = cur.events
+                k = len(evs)
+                while k > 0:
+                    j = k
+                    while j > 0 and evs[j - 1].lineno == evs[k - 1].lineno:
+                        j -= 1
+                    block = evs[j:k]
+                    if all(isinstance(e, _PREAMBLE_TYPES + (VersionMarker,)) and not e.rank for e in block) \
+                            and any(isinstance(e, _PREAMBLE_TYPES) for e in block):
+                        k = j
+                    else:
+                        break
+                carried = evs[k:]
+                del evs[k:]
             la = self.new("server_args")
             la.server_args_event = ev
             la.events.extend(carried)
@@ -1216,6 +1239,7 @@ def _anomalies(la: Launch) -> list[str]:
     return out
 
 
+_OTHER_LOGGER = re.compile(r"^(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)(?::|\s)")
 _CONT_MARKERS = ("During handling of the above exception", "The above exception was the direct cause")
 
 
@@ -1236,6 +1260,8 @@ def parse_log(text: str | Iterable[str]) -> ParsedLog:
             s = ln.text.strip()
             if s == "Traceback (most recent call last):" and not last_unprefixed.startswith(_CONT_MARKERS):
                 ctx_cont = False  # an uncaught traceback printed straight to stderr
+            elif _OTHER_LOGGER.match(ln.text):
+                ctx_cont = False  # "INFO:     Uvicorn running on ..." and other loggers' lines
             if s:
                 last_unprefixed = s
             if ctx_cont:
@@ -1307,8 +1333,11 @@ _TEXT_HINTS: list[tuple[str, str, str | None, str | None, str]] = [
 _FIELD_HINTS: list[tuple[str, str | None, str | None, str]] = [
     ("mamba_radix_cache_strategy", "0.5.14", None,
      f"{_VERSIONS_MD} §1 'mamba strategy flag' row and §3 0.5.14: flag renamed to --mamba-radix-cache-strategy"),
-    ("mamba_scheduler_strategy", None, "0.5.19",
-     f"{_VERSIONS_MD} §3 0.5.20: alias --mamba-scheduler-strategy removed"),
+    ("mamba_scheduler_strategy", None, "0.5.13",
+     f"{_VERSIONS_MD} §3 0.5.14: renamed to --mamba-radix-cache-strategy (the old spelling is only an alias "
+     f"of the new field; flags/v0_5_14.json has no mamba_scheduler_strategy dest)"),
+    ("cuda_graph_max_bs", None, "0.5.13",
+     f"{_VERSIONS_MD} §3 0.5.14: --cuda-graph-max-bs -> --cuda-graph-max-bs-decode (alias of the new field)"),
     ("cuda_graph_max_bs_decode", "0.5.14", None,
      f"{_VERSIONS_MD} §3 0.5.14: --cuda-graph-max-bs -> --cuda-graph-max-bs-decode"),
     ("cuda_graph_backend_prefill", "0.5.14", None,
@@ -1327,9 +1356,96 @@ _FIELD_HINTS: list[tuple[str, str | None, str | None, str]] = [
      f"{_VERSIONS_MD} §1 '--mamba-max-states-per-path' row (0.5.17+)"),
     ("linear_attn_backend", "0.5.10", None,
      f"{_VERSIONS_MD} §1 '--linear-attn-backend' row (n/a in 0.5.9)"),
-    ("disable_piecewise_cuda_graph", "0.5.10", None,
-     f"{_VERSIONS_MD} §1 'prefill graph' row: 0.5.9 has --enable-piecewise-cuda-graph, 0.5.10 --disable-piecewise-cuda-graph"),
+    ("disable_piecewise_cuda_graph", None, "0.5.13",
+     f"{_VERSIONS_MD} §1 'prefill graph' row: --cuda-graph-backend-prefill from 0.5.14 "
+     f"(flags/v0_5_9..13.json all have disable_piecewise_cuda_graph)"),
 ]
+
+_FLAGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engines", "sglang", "flags")
+
+
+@functools.lru_cache(maxsize=1)
+def _flag_ranges() -> tuple[tuple[str, str], dict[str, tuple[str | None, str | None]]]:
+    """From the per-release argparse dumps ``planner/engines/sglang/flags/v0_5_*.json`` (package
+    data): ((oldest, newest) dumped version, dest -> (first, last)), where ``first``/``last`` are
+    the first/last release whose parser has that dest (for dests present in a contiguous run of
+    releases), or None where that end says nothing. ``ServerArgs.from_cli_args`` builds the
+    dataclass from the parsed namespace, so a dumped field exists only where its dest exists;
+    the exception is a renamed dest (``--tp-size`` had dest ``tensor_parallel_size`` up to 0.5.13
+    and was copied into the ``tp_size`` field), so a dest whose option strings already existed in
+    the previous release gets no lower bound. Read lazily, once; empty when the files are missing."""
+    import json
+
+    versions: list[tuple[tuple[int, ...], dict[str, set[str]]]] = []
+    try:
+        names = os.listdir(_FLAGS_DIR)
+    except OSError:
+        return ("", ""), {}
+    for name in names:
+        m = re.fullmatch(r"v(\d+)_(\d+)_(\d+)\.json", name)
+        if not m:
+            continue
+        try:
+            with open(os.path.join(_FLAGS_DIR, name), encoding="utf-8") as fh:
+                data = json.load(fh)
+            dests: dict[str, set[str]] = {}
+            for a in data.get("actions", []):
+                if isinstance(a, dict) and a.get("dest") and a["dest"] != "help":
+                    dests.setdefault(a["dest"], set()).update(a.get("option_strings") or ())
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            continue
+        versions.append((tuple(int(x) for x in m.groups()), dests))
+    if len(versions) < 2:
+        return ("", ""), {}
+    versions.sort()
+    order = [v for v, _ in versions]
+    present: dict[str, list[int]] = {}
+    for i, (_, dests) in enumerate(versions):
+        for d in dests:
+            present.setdefault(d, []).append(i)
+    fmt = lambda t: ".".join(map(str, t))  # noqa: E731
+    ranges: dict[str, tuple[str | None, str | None]] = {}
+    for d, ix in present.items():
+        if ix != list(range(ix[0], ix[-1] + 1)):
+            continue
+        first: str | None = None
+        last: str | None = None
+        if ix[0] > 0:
+            prev_opts = set().union(*versions[ix[0] - 1][1].values())
+            if not (versions[ix[0]][1][d] & prev_opts):
+                first = fmt(order[ix[0]])
+        if ix[-1] < len(order) - 1:
+            last = fmt(order[ix[-1]])
+        if first or last:
+            ranges[d] = (first, last)
+    return (fmt(order[0]), fmt(order[-1])), ranges
+
+
+def _dump_field_hints(args: dict[str, Any], lineno: int) -> list[VersionHint]:
+    """At most two hints from the dump's field names and the argparse dumps: the newest
+    first-appearance and the oldest last-appearance among its fields."""
+    _, ranges = _flag_ranges()
+    best_lo: tuple[tuple[int, ...], str] | None = None
+    best_hi: tuple[tuple[int, ...], str] | None = None
+    for name in args:
+        r = ranges.get(name)
+        if r is None:
+            continue
+        first, last = r
+        if first and (best_lo is None or _v(first) > best_lo[0]):
+            best_lo = (_v(first), name)
+        if last and (best_hi is None or _v(last) < best_hi[0]):
+            best_hi = (_v(last), name)
+    out = []
+    src = "planner/engines/sglang/flags/v{X}.json argparse dumps (ServerArgs fields are argparse dests)"
+    if best_lo:
+        first = ranges[best_lo[1]][0]
+        out.append(VersionHint(f"server_args.fields: {best_lo[1]} (first in {first})", first, None,
+                               src, lineno))
+    if best_hi:
+        last = ranges[best_hi[1]][1]
+        out.append(VersionHint(f"server_args.fields: {best_hi[1]} (last in {last})", None, last, src, lineno))
+    return out
 
 #: (speculative_algorithm value, lo, citation)
 _SPEC_ALGO_HINTS = [
@@ -1431,6 +1547,8 @@ def _launch_hints(la: Launch) -> list[VersionHint]:
         if "mamba_full_memory_ratio" in args and args["mamba_full_memory_ratio"] is None:
             add("server_args.mamba_full_memory_ratio=None", "0.5.20", None,
                 f"{_VERSIONS_MD} §1 '--mamba-full-memory-ratio' row and §3 0.5.20: becomes Optional", sa_ev.lineno)
+        for h in _dump_field_hints(args, sa_ev.lineno):
+            add(h.key, h.lo, h.hi, h.source, h.lineno)
         algo = str(args.get("speculative_algorithm") or "")
         for name, lo, source in _SPEC_ALGO_HINTS:
             if algo.upper().endswith(name):
@@ -1472,7 +1590,10 @@ def detect_version(parsed: ParsedLog | Launch) -> str | None:
     :data:`_TEXT_HINTS`, :data:`_FIELD_HINTS`, :data:`_SPEC_ALGO_HINTS` and :func:`_launch_hints`:
     e.g. ``Load weight end ... dtype=`` -> 0.5.9; ``KV Cache is allocated`` without ``dtype:`` ->
     <=0.5.12, with it -> >=0.5.13; a ``mamba_radix_cache_strategy`` field -> >=0.5.14;
-    ``Spec v2 is enabled by default`` -> >=0.5.11. Use :func:`guess_version` for the details.
+    ``Spec v2 is enabled by default`` -> >=0.5.11. A ServerArgs dump is also checked against the
+    per-release argparse dumps in ``planner/engines/sglang/flags/`` (:func:`_flag_ranges`): a field
+    first added in release X gives >=X, a field last present in release Y gives <=Y, so a complete
+    dump usually pins the release. Use :func:`guess_version` for the evidence.
     """
     g = guess_version(parsed)
     if g.contradictory or not g.hints:

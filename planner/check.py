@@ -1,0 +1,317 @@
+"""``plan check LOGFILE``: compare an SGLang boot log with the plan, and catch stale logs first.
+
+The log's ServerArgs dump gives the flags (or the user gives them), ``Load weight begin/end``
+give the measured free memory before and after the weights, and the planner re-plans with
+exactly those inputs. Each pool SGLang logs is then put next to the prediction. SGLang prints
+GiB with two decimals (and calls it GB), so a difference within 0.01 GiB is rounding.
+
+Stale-log checks, reported before anything else:
+
+* the log's ServerArgs differ from the flags the user says they launched with;
+* the file was last written before ``--launched-at``, or the newest launch in it started before then;
+* two launches are interleaved in the file (two servers writing to one log);
+* an earlier launch in the file failed differently from the last one (the error you remember may
+  not be the one of the launch you are looking at).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
+from planner.errors import BadInput
+from planner.hardware.profiles import GpuProfile
+from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons
+from planner.plan import GIB, Plan, make_plan
+
+ROUNDING_GIB = 0.01  # SGLang prints two decimals
+
+# ServerArgs fields that decide memory, as (field, flag). Values are the ones after __post_init__,
+# so passing them back as flags reproduces the launch (mem_fraction_static already includes the
+# ViT factor; max_running_requests already holds the 48 forced under speculative decoding).
+_MEMORY_FIELDS = (
+    ("tp_size", "--tp-size"), ("mem_fraction_static", "--mem-fraction-static"),
+    ("chunked_prefill_size", "--chunked-prefill-size"), ("max_prefill_tokens", "--max-prefill-tokens"),
+    ("cuda_graph_max_bs", "--cuda-graph-max-bs"), ("page_size", "--page-size"),
+    ("context_length", "--context-length"), ("max_running_requests", "--max-running-requests"),
+    ("max_total_tokens", "--max-total-tokens"), ("max_mamba_cache_size", "--max-mamba-cache-size"),
+    ("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
+    ("mamba_scheduler_strategy", "--mamba-scheduler-strategy"), ("mamba_ssm_dtype", "--mamba-ssm-dtype"),
+    ("kv_cache_dtype", "--kv-cache-dtype"), ("attention_backend", "--attention-backend"),
+    ("speculative_algorithm", "--speculative-algorithm"), ("speculative_num_steps", "--speculative-num-steps"),
+    ("speculative_eagle_topk", "--speculative-eagle-topk"),
+    ("speculative_num_draft_tokens", "--speculative-num-draft-tokens"),
+    ("speculative_draft_model_path", "--speculative-draft-model-path"),
+)
+_SWITCHES = (("disable_radix_cache", "--disable-radix-cache"), ("disable_overlap_schedule", "--disable-overlap-schedule"),
+             ("disable_cuda_graph", "--disable-cuda-graph"))
+# Flags that move weights but not the sizing chain: the measured free memory already reflects them.
+_WEIGHT_ONLY = ("--cpu-offload-gb", "--quantization", "--schedule-conservativeness")
+
+
+@dataclass
+class Row:
+    what: str
+    predicted: float | int | None
+    actual: float | int | None
+    unit: str
+    rule: str
+    tol: float = 0.0  # extra tolerance from the log's own rounding of its inputs
+
+    @property
+    def diff(self) -> float | None:
+        if self.predicted is None or self.actual is None:
+            return None
+        return self.actual - self.predicted
+
+    @property
+    def agrees(self) -> bool | None:
+        d = self.diff
+        if d is None:
+            return None
+        return abs(d) <= (ROUNDING_GIB if self.unit == "GiB" else 0) + self.tol
+
+
+@dataclass
+class CheckResult:
+    log: ParsedLog
+    launch: Launch | None
+    stale: list[str]
+    version: str | None
+    flags: list[str]
+    plan: Plan | None
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    failure: str | None = None
+    explanation: list[str] = field(default_factory=list)
+
+
+def flags_from_server_args(args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key, flag in _MEMORY_FIELDS:
+        v = args.get(key)
+        if v is None or isinstance(v, (dict, list)):
+            continue
+        if key == "mamba_scheduler_strategy" and v == "auto":
+            continue
+        if key == "kv_cache_dtype" and v == "auto":
+            continue
+        out += [flag, str(v)]
+    for key, flag in _SWITCHES:
+        if args.get(key) is True:
+            out.append(flag)
+    bs = args.get("cuda_graph_bs")
+    if isinstance(bs, list) and bs and isinstance(args.get("cuda_graph_max_bs"), int):
+        from planner.engines.sglang.v0_5_11.server_args import _generate_cuda_graph_batch_sizes  # noqa: PLC0415
+
+        default = _generate_cuda_graph_batch_sizes(args["cuda_graph_max_bs"], args.get("speculative_algorithm"),
+                                                   bool(args.get("disable_cuda_graph_padding")))
+        if list(bs) != default:  # only a list the user chose; the generated one follows from the max
+            out += ["--cuda-graph-bs", *(str(int(b)) for b in bs)]
+    return out
+
+
+def _norm_flags(flags: list[str]) -> dict[str, str]:
+    out, i = {}, 0
+    while i < len(flags):
+        f = flags[i]
+        if f.startswith("--"):
+            if "=" in f:
+                k, v = f.split("=", 1)
+                out[k] = v
+            elif i + 1 < len(flags) and not flags[i + 1].startswith("--"):
+                out[f] = flags[i + 1]
+                i += 1
+            else:
+                out[f] = "true"
+        i += 1
+    return out
+
+
+def stale_checks(log: ParsedLog, launched_at: _dt.datetime | None, user_flags: list[str]) -> list[str]:
+    msgs: list[str] = []
+    launch = log.latest
+    if launched_at is not None:
+        if log.mtime_datetime is not None and log.mtime_datetime < launched_at:
+            msgs.append(f"the file was last written at {log.mtime_datetime:%Y-%m-%d %H:%M:%S}, before your launch at "
+                        f"{launched_at:%Y-%m-%d %H:%M:%S}: it cannot hold that launch")
+        if launch is not None and launch.first_timestamp is not None and launch.first_timestamp < launched_at:
+            msgs.append(f"the newest launch in the log started at {launch.first_timestamp:%Y-%m-%d %H:%M:%S}, before "
+                        f"your launch at {launched_at:%Y-%m-%d %H:%M:%S}: your launch never wrote to this file")
+    reasons = interleave_reasons(log)
+    if reasons:
+        msgs.append("two launches are interleaved in this file: " + "; ".join(reasons[:2]))
+    if user_flags and launch is not None and launch.server_args:
+        logged = _norm_flags(flags_from_server_args(launch.server_args))
+        mine = _norm_flags(user_flags)
+        differ = []
+        for k, v in mine.items():
+            if k in logged and not _same(logged[k], v):
+                differ.append(f"{k} {v} (yours) vs {logged[k]} (log)")
+            elif k not in logged and k in dict(_MEMORY_FIELDS + _SWITCHES).values() and v != "true":
+                differ.append(f"{k} {v} (yours) vs unset (log)")
+        if differ:
+            msgs.append("the log's ServerArgs differ from the flags you launched with: " + "; ".join(differ[:4]))
+    if len(log.launches) > 1 and launch is not None:
+        prev = [x for x in log.launches[:-1] if x.failure is not None]
+        if prev and (launch.failure is None or prev[-1].failure.message != launch.failure.message):
+            msgs.append(f"an earlier launch in this file (line {prev[-1].start_lineno}) failed with "
+                        f"'{prev[-1].failure.message[:80]}'; the newest launch "
+                        + ("did not fail" if launch.failure is None else f"failed with '{launch.failure.message[:80]}'"))
+    return msgs
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+
+
+def _model_for(launch: Launch | None, model: str | None) -> ResolvedModel:
+    if model:
+        return resolve_model(model)
+    path = launch.server_args.get("model_path") if launch is not None and launch.server_args else None
+    if isinstance(path, str) and path:
+        if find_entry(path) is not None:
+            return resolve_model(path)
+        try:
+            return resolve_model(path)
+        except BadInput:
+            pass
+    raise BadInput("--model: the log does not name a model this planner knows; give --model NAME or a path")
+
+
+def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[str],
+          launched_at: _dt.datetime | None = None, env: dict[str, str] | None = None) -> CheckResult:
+    stale = stale_checks(log, launched_at, user_flags)
+    launch = log.latest
+    version = detect_version(log)
+    res = CheckResult(log, launch, stale, version, [], None)
+    if launch is None:
+        res.notes.append("no SGLang launch found in this file")
+        return res
+    if launch.server_args:
+        flags = flags_from_server_args(launch.server_args)
+        res.notes.append("flags taken from the log's server_args=ServerArgs(...) dump")
+    else:
+        flags = list(user_flags)
+        res.notes.append("the log has no ServerArgs dump: using the flags you gave")
+    kept, i = [], 0
+    while i < len(flags):
+        if flags[i] in _WEIGHT_ONLY:
+            res.notes.append(f"{flags[i]} {flags[i + 1] if i + 1 < len(flags) else ''}: moves weights only; the "
+                             "measured free memory already accounts for it")
+            i += 2
+            continue
+        kept.append(flags[i])
+        i += 1
+    res.flags = kept
+    loaded = [r for r in launch.ranks.values() if r.load_end is not None and r.load_end.avail_gib is not None]
+    if not loaded:
+        res.notes.append("the log has no 'Load weight end' line: nothing measured to re-plan with")
+        return res
+    # SGLang takes P and the post-load free memory as the minimum over ranks (model_runner.py:1214-1219,
+    # kv_cache_mixin.py:56-68 @0.5.11); the log prints each rank's own.
+    rank = min(loaded, key=lambda r: r.load_end.avail_gib)
+    post = rank.load_end.avail_gib
+    pres = [r.load_begin.avail_gib for r in loaded if r.load_begin is not None and r.load_begin.avail_gib is not None]
+    if pres:
+        pre = min(pres)
+    else:
+        pre = post + rank.load_end.mem_usage_gib
+        res.notes.append("no 'Load weight begin' line: P = avail after load + weight mem usage (both rounded)")
+    if len(launch.ranks) > 1 and len(loaded) < len(launch.ranks):
+        res.notes.append("only some ranks logged their weight load; P and the free memory after load are the "
+                         "minimum over the ranks that did (SGLang uses the minimum over all)")
+    if version is not None and not guess_version(log).contains("0.5.11"):
+        res.notes.append(f"the log looks like SGLang {version}; this check uses the 0.5.11 rules")
+    try:
+        resolved = _model_for(launch, model)
+    except BadInput as exc:
+        if not stale:
+            raise
+        res.notes.append(f"not re-planned: {exc}")
+        return res
+    plan = make_plan(gpu, resolved, kept, env, pre, post,
+                     free_before_source=f"log: Load weight begin avail {pre:.2f} GB (GiB)")
+    res.plan = plan
+    if plan.error_type == "SystemExit":
+        raise BadInput(plan.error_message or "flag error")
+    res.rows = _rows(plan, launch, rank)
+    if launch.failure is not None:
+        res.failure = f"{launch.failure.exc_type}: {launch.failure.message}"
+    return res
+
+
+def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
+    rows: list[Row] = []
+    g = (lambda key: (plan.pools.get(key) / GIB) if plan.pools is not None else None)
+    # The log prints free memory to 0.01 GiB: rest = post - P (1 - f) is known to +-(0.005 + 0.005 (1 - f)).
+    f = plan.args.mem_fraction_static if plan.args is not None else 1.0
+    rest_tol = (0.005 + 0.005 * (1 - f)) * GIB
+    tok_tol = 0.0
+    if plan.profile is not None and plan.profile.kv_cell_bytes_per_token:
+        tok_tol = rest_tol / plan.profile.kv_cell_bytes_per_token + (plan.args.page_size if plan.args else 1)
+    m_tol = 0.0
+    if plan.profile is not None and plan.profile.mamba_cache_per_req_bytes and plan.args is not None \
+            and plan.args.max_mamba_cache_size is None and not plan.args.disable_radix_cache:
+        r = plan.args.mamba_full_memory_ratio
+        m_tol = rest_tol * r / (1 + r) / plan.profile.mamba_cache_per_req_bytes + 1
+    m = rank.mamba_cache
+    if m is not None or (plan.profile and plan.profile.max_mamba_cache_size is not None):
+        prof = plan.profile
+        rows.append(Row("max_mamba_cache_size", prof.max_mamba_cache_size if prof else None,
+                        m.max_mamba_cache_size if m else None, "", "handle_max_mamba_cache (kv_cache_mixin.py:94-124)",
+                        tol=m_tol))
+        rows.append(Row("mamba conv state", g("mamba_conv"), m.conv_gib if m else None, "GiB",
+                        "MambaPool conv (memory_pool.py:258-286): (M+1) slots x conv shape x conv dtype"))
+        rows.append(Row("mamba ssm state", g("mamba_ssm"), m.ssm_gib if m else None, "GiB",
+                        "MambaPool ssm (memory_pool.py:258-286): (M+1) slots x ssm shape x ssm dtype"))
+        if m is not None and m.intermediate_ssm_gib is not None or (plan.args and plan.args.spec_on):
+            rows.append(Row("spec intermediate ssm", g("mamba_intermediate_ssm"),
+                            m.intermediate_ssm_gib if m else None, "GiB",
+                            "(R+1) x draft tokens x ssm state (memory_pool.py:287-331)"))
+            rows.append(Row("spec intermediate conv", g("mamba_intermediate_conv"),
+                            m.intermediate_conv_gib if m else None, "GiB",
+                            "(R+1) x draft tokens x conv window (memory_pool.py:287-331)"))
+    kv = rank.kv_cache
+    prof = plan.profile
+    rows.append(Row("KV #tokens (max_total_num_tokens)", prof.max_total_num_tokens if prof else None,
+                    kv.num_tokens if kv else None, "", "N = (post - P(1-f) - spec reservation - M x S) // cell (kv_cache_mixin.py:56-131, "
+                    "pool_configurator.py:170-175): a difference points at the free memory SGLang measured when "
+                    "profiling (minimum over TP ranks; the RoPE cache grows after 'Load weight end')",
+                    tol=tok_tol))
+    rows.append(Row("KV K", g("kv_k"), kv.k_gib if kv else None, "GiB", "layers x (N+page) x kv heads x head_dim x bytes"))
+    rows.append(Row("KV V", g("kv_v"), kv.v_gib if kv else None, "GiB", "layers x (N+page) x kv heads x v_head_dim x bytes"))
+    dkv = rank.draft_kv_cache
+    if dkv is not None or (plan.args is not None and plan.args.spec_on):
+        rows.append(Row("draft KV K", g("draft_kv_k"), dkv.k_gib if dkv else None, "GiB",
+                        "draft pool: 1 layer for an MTP draft (kv_cache_mixin.py:503-528)"))
+        rows.append(Row("draft KV V", g("draft_kv_v"), dkv.v_gib if dkv else None, "GiB",
+                        "draft pool: 1 layer for an MTP draft (kv_cache_mixin.py:503-528)"))
+    end = rank.memory_pool_end
+    if end is not None and plan.pools is not None:
+        rows.append(Row("Memory pool end avail", (plan.free_after_bytes - plan.pools.get("kv_k") - plan.pools.get("kv_v")
+                                                  - plan.pools.get("mamba_conv") - plan.pools.get("mamba_ssm")
+                                                  - plan.pools.get("mamba_intermediate_ssm")
+                                                  - plan.pools.get("mamba_intermediate_conv")
+                                                  - plan.pools.get("req_to_token") - plan.pools.get("index_buffers")) / GIB,
+                        end.avail_gib, "GiB", "free after load - target pools; a difference points at allocations the pools do not "
+                        "include (RoPE cache growth, offload buffers, other processes)"))
+    s = launch.summary
+    if s is not None:
+        rows.append(Row("max_running_requests", prof.max_running_requests if prof else None,
+                        s.max_running_requests, "", "_resolve_max_num_reqs (kv_cache_mixin.py:698-717)"))
+        rows.append(Row("context_len", plan.args.context_len if plan.args else None, s.context_len, "",
+                        "ModelConfig context length"))
+    return rows
+
+
+def points_at(row: Row) -> str:
+    """Which rule a disagreement points at, in words."""
+    if row.agrees or row.diff is None:
+        return ""
+    return f"check {row.rule}"
