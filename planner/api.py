@@ -34,9 +34,21 @@ def search(gpu: str, model: str, flags: str | Sequence[str] = (), env: dict[str,
     return run_search(find_profile(gpu), resolve_model(model), _flags(flags), env, Needs(**needs), top=top)
 
 
+def check_log(path: str, gpu: str, model: str | None = None, flags: str | Sequence[str] = (),
+              launched_at: str | None = None, env: dict[str, str] | None = None):
+    """A boot log against the plan (see :mod:`planner.check`): .stale, .rows (predicted vs actual), .plan."""
+    import datetime as dt  # noqa: PLC0415
+
+    from planner.check import check  # noqa: PLC0415
+    from planner.logs import parse_file  # noqa: PLC0415
+
+    when = dt.datetime.fromisoformat(launched_at) if launched_at else None
+    return check(parse_file(path), find_profile(gpu), model, _flags(flags), when, env)
+
+
 def summary(p: Plan) -> dict[str, Any]:
     """The oracle-schema summary of a plan."""
     return build_summary(p)
 
 
-__all__ = ["plan", "search", "summary", "capacity", "render_text", "Plan", "SearchResult", "Needs"]
+__all__ = ["plan", "search", "summary", "check_log", "capacity", "render_text", "Plan", "SearchResult", "Needs"]

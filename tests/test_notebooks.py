@@ -20,4 +20,4 @@ def test_notebook_runs(path):
 
 
 def test_there_are_notebooks():
-    assert {p.name for p in NOTEBOOKS} >= {"what-if.ipynb"}
+    assert {p.name for p in NOTEBOOKS} >= {"what-if.ipynb", "validation.ipynb"}
