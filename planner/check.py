@@ -243,7 +243,33 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     res.rows = _rows(plan, launch, rank)
     if launch.failure is not None:
         res.failure = f"{launch.failure.exc_type}: {launch.failure.message}"
+    if plan.verdict != "fits":
+        res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post)
     return res
+
+
+_NUMERIC = ("--mem-fraction-static", "--mamba-full-memory-ratio", "--max-mamba-cache-size", "--max-running-requests")
+
+
+def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, pre: float, post: float) -> list[str]:
+    """Keep every categorical flag of the launch, let the search pick the four size flags."""
+    from planner.search import Needs, run_search  # noqa: PLC0415
+
+    fixed, i = [], 0
+    while i < len(flags):
+        if flags[i] in _NUMERIC:
+            i += 2
+            continue
+        fixed.append(flags[i])
+        i += 1
+    res = run_search(gpu, model, fixed, env, Needs(), pre, post, top=1, relax=False)
+    if not res.ranked:
+        return ["no setting of --mem-fraction-static, --mamba-full-memory-ratio, --max-mamba-cache-size and "
+                "--max-running-requests boots with the other flags of this launch"]
+    best = res.ranked[0]
+    changed = [f for f in best.chosen if f.startswith("--")]
+    return [f"best found by the search (the launch's other flags kept): {' '.join(best.chosen)}: {best.running} running requests, "
+            f"{best.kv_tokens:,} KV tokens (search over {', '.join(_NUMERIC)}; {len(changed)} flag(s))"]
 
 
 def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
