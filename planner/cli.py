@@ -114,19 +114,6 @@ def _check_gib(name: str, value: Any) -> float | None:
     return float(value)
 
 
-def _draft_for(flags: list[str]) -> ModelSpec | None:
-    """The EAGLE/EAGLE3 draft named by --speculative-draft-model-path, when we can read it."""
-    for i, f in enumerate(flags):
-        if f in ("--speculative-draft-model-path", "--speculative-draft-model") and i + 1 < len(flags):
-            name = flags[i + 1]
-            if find_entry(name) is not None or name.endswith(".json"):
-                try:
-                    return resolve_model(name).spec
-                except BadInput:
-                    return None
-    return None
-
-
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
                free_before: float | None, free_after: float | None, version: str) -> Plan:
     if version not in SUPPORTED_SGLANG:
@@ -142,7 +129,7 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     selector = parse_gpu_selector(gpu)
     if selector is None:
-        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after, draft=_draft_for(flags))
+        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after)
     return _live_plan(selector, resolved, flags, env, free_before, free_after)
 
 
@@ -164,11 +151,11 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
                f"- {used_mib} MiB for the server's CUDA context{' and NCCL' if tp > 1 else ''}")
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
-    plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after, draft=_draft_for(flags),
+    plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,
                      free_before_source=src)
     plan.notes.append(sel.note)
     if sel.other_processes_bytes:
-        idle = make_plan(sel.profile, resolved, flags, env, None, None, draft=_draft_for(flags))
+        idle = make_plan(sel.profile, resolved, flags, env, None, None)
         plan.notes.append(
             f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
             f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
@@ -193,7 +180,7 @@ def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, fre
     if plan.free_before_source.startswith("live"):  # search with the live readings too
         free_before = plan.free_before_bytes / (1 << 30)
     return run_search(plan.gpu, plan.model, plan.flags, plan.env, needs, free_before, free_after,
-                      draft=_draft_for(plan.flags), top=max(1, top))
+                      top=max(1, top))
 
 
 def exit_code(plan: Plan) -> int:

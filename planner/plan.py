@@ -15,6 +15,7 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import v0_5_11 as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
+from planner.engines.sglang.rules import Rules, default_version, rules_for
 from planner.hardware.profiles import GpuProfile
 
 GIB = 1 << 30
@@ -53,6 +54,8 @@ class Plan:
     free_before_source: str
     free_after_source: str
     assumptions: list[Assumption]
+    rules: Rules = None  # type: ignore[assignment]  # set by make_plan
+    version_source: str = ""
     weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
     outcome: str = OUTCOME_OK
     stage: str | None = None
@@ -130,8 +133,16 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
 
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
-              draft: ModelSpec | None = None, free_before_source: str | None = None) -> Plan:
+              draft: ModelSpec | None = None, free_before_source: str | None = None,
+              version: str | None = None) -> Plan:
     env = dict(env or {})
+    if version is None:
+        version, version_source = default_version()
+    else:
+        version_source = "--sglang-version"
+    rules = rules_for(version)
+    if draft is None:
+        draft = draft_from_flags(flags)
     tp_guess = _tp_from_flags(flags)
     assumptions: list[Assumption] = []
     if free_before_gib is None:
@@ -146,13 +157,45 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
+        if rules.draft_weights_before_sizing and _spec_in(flags) and mtp_weight_bytes(model.spec):
+            dw = mtp_weight_bytes(model.spec) // tp_guess
+            fa -= dw
+            w += dw
+            assumptions.append(Assumption("draft (MTP) weights per GPU", f"{dw / GIB:.2f} GiB",
+                                          f"SGLang {rules.version} loads the draft before sizing the pools"))
     else:
         fa, fa_src = int(free_after_gib * GIB), f"given: --free-after-load-gib {free_after_gib}"
-    plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=engine.VERSION,
+    plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=rules.version,
+                rules=rules, version_source=version_source,
                 free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     engine.run(plan, draft)
     return plan
+
+
+def draft_from_flags(flags: list[str]) -> ModelSpec | None:
+    """The draft named by --speculative-draft-model-path: a catalog name, a config.json, or a checkpoint
+    directory holding one. None when there is no such flag (an MTP draft comes from the target)."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.errors import BadInput  # noqa: PLC0415
+
+    for i, f in enumerate(flags):
+        name = None
+        if f in ("--speculative-draft-model-path", "--speculative-draft-model") and i + 1 < len(flags):
+            name = flags[i + 1]
+        elif f.startswith(("--speculative-draft-model-path=", "--speculative-draft-model=")):
+            name = f.split("=", 1)[1]
+        if name:
+            try:
+                return resolve_model(name).spec
+            except BadInput:
+                raise BadInput(f"--speculative-draft-model-path: cannot read the draft '{name}'; give a catalog "
+                               "draft (e.g. qwen3.5-35b-a3b-eagle3), a config.json or a checkpoint directory") from None
+    return None
+
+
+def _spec_in(flags: list[str]) -> bool:
+    return any(f == "--speculative-algorithm" or f.startswith("--speculative-algorithm=") for f in flags)
 
 
 def _tp_from_flags(flags: list[str]) -> int:

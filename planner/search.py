@@ -40,7 +40,7 @@ from planner.engines.sglang.v0_5_11.pools import geometries, pool_bytes
 from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.plan import GIB, Plan, make_plan
+from planner.plan import GIB, Plan, draft_from_flags, make_plan
 
 MIB = 1 << 20
 OBJECTIVES = ("concurrency", "kv-tokens", "headroom")
@@ -93,7 +93,7 @@ class SearchResult:
 
 def given_dests(flags: list[str]) -> set[str]:
     """Which ServerArgs fields the user set, from the option strings in ``flags``."""
-    table = load_flag_table(engine.FLAGS_DIR)
+    table = load_flag_table("v0_5_11")
     by_opt = {o: a["dest"] for a in table["actions"] for o in a["option_strings"]}
     out = set()
     for f in flags:
@@ -176,7 +176,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     spec = model.spec
     ev = Evaluation(combo, None, grid)
     try:
-        raw = parse_flags(engine.FLAGS_DIR, ["--model-path", spec.name, *combo])
+        raw = parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
     except SGLangArgError as exc:
         ev.rejected = Rejected("SystemExit", str(exc), "argparse")
         return ev
@@ -184,7 +184,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
         ev.rejected = Rejected("BadInput", check_scope(raw) or check_values(raw) or "", "planner")
         return ev
     try:
-        args = resolve(raw, spec, engine.device_for(plan0), plan0.env)
+        args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules)
         state = mamba_state(spec, args.tp_size, args.env)
         engine._check_heads(spec, args.tp_size)
     except Rejected as exc:
@@ -202,15 +202,18 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     tp = args.tp_size
     pre = available_gib(plan0.free_before_bytes, tp)
     post = available_gib(plan0.free_after_bytes, tp)
-    cell = cell_size(spec, args)
+    cell = cell_size(spec, args, draft)
     out = size_chain(
         pre_gib=pre, post_gib=post, mfs=mfs, per_req=state.per_req_bytes if state else 0, spec_on=args.spec_on,
         r_args=r_args, ndraft=args.speculative_num_draft_tokens or 0, m_explicit=m_exp,
         radix_off=args.disable_radix_cache, ratio=ratio, cell=cell, page=args.page_size,
         max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
-        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None)
+        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None,
+        solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate)
     n, r, m = out["n"], out["r"], out["m"]
     fail = out["fail"] | (plan0.free_after_bytes <= 0)
+    if args.rules.zero_checks:
+        fail = fail | out["fail_rest"] | (out["fail_m"] & (state is not None))
     graphs = not args.disable_cuda_graph
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
     dev = engine.device_for(plan0)
@@ -266,6 +269,8 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if needs.speculative and needs.speculative != "off" and "--speculative-algorithm" not in flags:
         fixed_flags += ["--speculative-algorithm", needs.speculative]
     fixed = given_dests(fixed_flags)
+    if draft is None:
+        draft = draft_from_flags(fixed_flags)
     plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft)
     spec = model.spec
     derived = spec.derived_context_len

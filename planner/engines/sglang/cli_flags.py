@@ -88,6 +88,9 @@ _TYPES = {
     "human_readable_int": human_readable_int,
     "json_list_type": json_list_type,
     "nullable_str": nullable_str,
+    # 0.5.14+ CUDA-graph config parsers: kept as the raw text (the planner reads the typed flags)
+    "parse_cuda_graph_config_arg": _json_loads,
+    "parse_cuda_graph_backend_arg": str,
     None: None,
 }
 
@@ -134,8 +137,8 @@ def build_parser(version_dir: str) -> _Parser:
     for a in table["actions"]:
         kind = a["action"]
         kw: dict[str, Any] = {"dest": a["dest"]}
-        if kind in ("_StoreAction", "_AppendAction"):
-            kw["action"] = _ACTIONS[kind]
+        if kind in ("_StoreAction", "_AppendAction", "DeprecatedAliasStoreAction"):
+            kw["action"] = _ACTIONS.get(kind, "store")
             if a["nargs"] is not None:
                 kw["nargs"] = a["nargs"]
             t = _TYPES.get(a["type"], str)
@@ -143,7 +146,13 @@ def build_parser(version_dir: str) -> _Parser:
                 kw["type"] = t
             if a["choices"] is not None:
                 kw["choices"] = a["choices"]
-            kw["default"] = a["default"]
+            kw["default"] = argparse.SUPPRESS if a["default"] == "==SUPPRESS==" else a["default"]
+            if kind == "DeprecatedAliasStoreAction":  # the alias must not reset its target's default
+                kw["default"] = argparse.SUPPRESS
+        elif kind == "DeprecatedStoreConstAction":  # 0.5.14+: e.g. --disable-piecewise-cuda-graph
+            kw["action"] = "store_const"
+            kw["const"] = a["const"]
+            kw["default"] = argparse.SUPPRESS
         elif kind in ("_StoreTrueAction", "_StoreFalseAction"):
             kw["action"] = _ACTIONS[kind]
             kw["default"] = a["default"]

@@ -17,7 +17,6 @@ from planner.engines.sglang.v0_5_11.cuda_graph import batch_sizes_to_capture
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
 from planner.engines.sglang.v0_5_11.mamba import MambaState, mamba_state
 from planner.engines.sglang.v0_5_11.memory_profile import (
-    NotEnoughMemory,
     Profile,
     available_gib,
     kv_dtype_name,
@@ -28,6 +27,7 @@ from planner.engines.sglang.v0_5_11.server_args import (
     Device,
     Rejected,
     ResolvedArgs,
+    _NotModelled,
     check_scope,
     check_values,
     resolve,
@@ -67,8 +67,9 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
     """Fill ``plan`` in place: resolved args, profile, pools, verdict."""
     model = plan.model.spec
     argv = ["--model-path", plan.model.path or plan.model.catalog_id or model.name, *plan.flags]
+    rules = plan.rules
     try:
-        raw = parse_flags(FLAGS_DIR, argv)
+        raw = parse_flags(rules.flags, argv)
     except SGLangArgError as exc:
         _reject(plan, Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                 "rejected")
@@ -78,10 +79,12 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         raise BadInput(problem)
     dev = device_for(plan)
     try:
-        args = resolve(raw, model, dev, plan.env)
+        args = resolve(raw, model, dev, plan.env, rules)
     except Rejected as exc:
         _reject(plan, exc, "rejected")
         return
+    except _NotModelled as exc:
+        raise BadInput(str(exc)) from None
     plan.args = args
 
     # model_config: state shapes and TP divisibility of attention heads
@@ -103,9 +106,9 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         return
 
     try:
-        prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes)
-    except NotEnoughMemory as exc:
-        plan.profile = exc.profile  # the numbers computed before the failure, for the explanation
+        prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes, draft)
+    except Rejected as exc:
+        plan.profile = getattr(exc, "profile", None)  # the numbers computed before the failure
         _reject(plan, exc, "startup_failed")
         return
     plan.profile = prof

@@ -60,14 +60,22 @@ def num_kv_heads(model: ModelSpec, tp: int) -> int:
     return max(1, model.num_key_value_heads // tp)
 
 
-def cell_size(model: ModelSpec, args: ResolvedArgs) -> int:
-    """Bytes of KV per token over the full-attention layers (pool_configurator.py:83-157 @0.5.11)."""
+def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = None) -> int:
+    """Bytes of KV per token over the full-attention layers (pool_configurator.py:83-157 @0.5.11).
+
+    0.5.14+: with an EAGLE-family draft path, ``int(cell x (1 + draft_layers / layers))``
+    (srt/model_executor/pool_configurator.py:130-151 @0.5.16).
+    """
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
-    return num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
+    cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
+    if (args.rules.draft_layers_in_cell and draft is not None and args.speculative_draft_model_path
+            and args.speculative_algorithm in ("EAGLE", "EAGLE3", "STANDALONE") and n_layers > 0):
+        cell = int(cell * (1 + draft.num_hidden_layers / n_layers))
+    return cell
 
 
-def mamba_ratio(args: ResolvedArgs) -> int:
+def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
     """_calculate_mamba_ratio (…kv_cache_mixin.py:180-192 @0.5.11)."""
     if args.disable_radix_cache:
         return 1
@@ -75,6 +83,13 @@ def mamba_ratio(args: ResolvedArgs) -> int:
     if args.extra_buffer:
         extra = (MAMBA_CACHE_V2_ADDITIONAL_RATIO_NO_OVERLAP if args.disable_overlap_schedule
                  else MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP)
+        if args.mamba_scheduler_strategy == "extra_buffer_lazy":
+            if args.disable_overlap_schedule and strict:  # kv_cache_configurator.py:1572-1591 @0.5.16
+                raise Rejected("AssertionError", "Lazy extra buffer requires overlap schedule "
+                               "(--disable-overlap-schedule is incompatible)",
+                               "srt/mem_cache/kv_cache_configurator.py:1586-1589 @0.5.16",
+                               stage="resolve_memory_pool_config")
+            extra = 1  # MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP_LAZY (kv_cache_configurator.py:103 @0.5.16)
     return MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
 
 
@@ -104,7 +119,8 @@ class Profile:
 
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
-               cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish) -> dict[str, np.ndarray]:
+               cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
+               cap_by_estimate=True) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -129,18 +145,34 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     r_args = np.asarray(r_args, dtype=np.int64)
     mamba = np.asarray(mambaish, dtype=bool)
     spec = np.asarray(spec_on, dtype=bool) & mamba
-    spec_reserved = np.where(spec, per * np.maximum(r_args, 0) * np.asarray(ndraft, dtype=np.int64), 0)
-    rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
+    d = np.asarray(ndraft, dtype=np.int64)
+    mr = np.asarray(mamba_ratio_, dtype=np.int64)
+    mr_safe = np.where(mr > 0, mr, 1)
     m_exp = np.asarray(m_explicit, dtype=np.int64)
     r = np.asarray(ratio, dtype=f64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        raw = rest * r / (1 + r)
-        m_ratio = np.floor_divide(raw * (1 << 30), np.where(per > 0, per, 1))
-    m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
     use_r_args = np.asarray(radix_off, dtype=bool) & (r_args >= 0)
+    per_safe = np.where(per > 0, per, 1)
+    if solve == "classic":
+        spec_reserved = np.where(spec, per * np.maximum(r_args, 0) * d, 0)
+        rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            raw = rest * r / (1 + r)
+            m_ratio = np.floor_divide(raw * (1 << 30), per_safe)
+    else:  # "joint" (srt/mem_cache/kv_cache_configurator.py:1703-1814 @0.5.16)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            budget_bytes = rest * r / (1 + r) * (1 << 30)
+            m_ratio = np.where(spec, np.floor_divide(budget_bytes, per_safe * (1 + d / mr_safe)),
+                               np.floor_divide(budget_bytes, per_safe))
+    m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
     m = np.where(m_exp >= 0, m_exp, np.where(use_r_args, r_args, m_ratio))
     m = np.where(mamba, m, 0)
+    if solve != "classic":
+        capped = np.where(use_r_args & (m_exp < 0), m, np.minimum(np.maximum(r_args, 0), m // mr_safe))
+        spec_reserved = np.where(spec, per * capped * d, 0)
+        rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
+    fail_m = mamba & (m <= 0)
     rest = np.where(mamba, rest - (m * per) / (1 << 30), rest)
+    fail_rest = rest <= 0
     available = np.trunc(rest * (1 << 30)).astype(np.int64)
     page = np.asarray(page, dtype=np.int64)
     n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
@@ -153,15 +185,17 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     ctx = np.asarray(context_len, dtype=np.int64)
     est = np.trunc(n / ctx * 512).astype(np.int64)
     est = np.maximum(np.minimum(est, 4096), 2048)
-    r_req = np.where(r_args >= 0, np.minimum(r_args, est), np.minimum(est, n // 2))
-    mr = np.asarray(mamba_ratio_, dtype=np.int64)
-    r_req = np.where(mamba, np.minimum(r_req, m // np.where(mr > 0, mr, 1)), r_req)
+    if cap_by_estimate:
+        r_req = np.where(r_args >= 0, np.minimum(r_args, est), np.minimum(est, n // 2))
+    else:
+        r_req = np.where(r_args >= 0, np.minimum(r_args, n // 2), np.minimum(est, n // 2))
+    r_req = np.where(mamba, np.minimum(r_req, m // mr_safe), r_req)
     return {"rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
-            "n": n, "r": r_req, "fail": fail}
+            "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest}
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
-                 free_before_bytes: int, free_after_bytes: int) -> dict:
+                 free_before_bytes: int, free_after_bytes: int, draft: ModelSpec | None = None) -> dict:
     """The scalar inputs of :func:`size_chain` for one resolved configuration."""
     tp = args.tp_size
     return dict(
@@ -170,16 +204,17 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else args.max_running_requests,
         ndraft=args.speculative_num_draft_tokens or 0,
         m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size,
-        radix_off=args.disable_radix_cache, ratio=args.mamba_full_memory_ratio, cell=cell_size(model, args),
+        radix_off=args.disable_radix_cache, ratio=args.mamba_full_memory_ratio, cell=cell_size(model, args, draft),
         page=args.page_size, max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
-        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None,
+        context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,
+        solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
     )
 
 
 def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
-            free_before_bytes: int, free_after_bytes: int) -> Profile:
+            free_before_bytes: int, free_after_bytes: int, draft: ModelSpec | None = None) -> Profile:
     """Run the sizing chain for one configuration. Raises NotEnoughMemory where SGLang would."""
-    inp = chain_inputs(args, model, state, free_before_bytes, free_after_bytes)
+    inp = chain_inputs(args, model, state, free_before_bytes, free_after_bytes, draft)
     out = size_chain(**inp)
     mamba = state is not None
     if not mamba:
@@ -199,9 +234,69 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=int(inp["cell"]),
         max_mamba_cache_source=source,
     )
+    if args.rules.zero_checks:
+        _zero_checks(args, prof, inp, out, mamba)
     if bool(out["fail"]):
         raise NotEnoughMemory(prof)
+    if mamba:
+        try:
+            mamba_ratio(args)  # resolve_max_num_reqs computes the ratio here, and may assert
+        except Rejected as exc:
+            exc.profile = prof
+            raise
     prof.max_total_num_tokens = int(out["n"])
     prof.max_running_requests = int(out["r"])
     prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None
+    if args.rules.zero_checks and mamba and prof.max_running_requests <= 0:
+        # resolve_max_num_reqs (srt/mem_cache/kv_cache_configurator.py:1645-1654 @0.5.16)
+        exc = Rejected(
+            "RuntimeError",
+            f"Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
+            f"max_mamba_cache_size={prof.max_mamba_cache_size}, mamba_ratio={prof.mamba_ratio}, resulting "
+            f"max_num_reqs={prof.max_running_requests}. Try: (1) reduce --max-running-requests, (2) increase "
+            f"--mem-fraction-static, or (3) use GPUs with more memory.",
+            "srt/mem_cache/kv_cache_configurator.py:1645-1654 @0.5.16", stage="resolve_memory_pool_config")
+        prof.max_total_num_tokens = None  # the MemoryPoolConfig never completes
+        prof.max_running_requests = None
+        exc.profile = prof
+        raise exc
     return prof
+
+
+def _zero_checks(args: ResolvedArgs, prof: Profile, inp: dict, out: dict, mamba: bool) -> None:
+    """0.5.13+/0.5.14+ startup errors (srt/mem_cache/kv_cache_configurator.py:1549-1568, 1793-1804 @0.5.16)."""
+    import math  # noqa: PLC0415
+
+    # What SGLang holds when these fire: no KV budget yet; the ratio only if it was computed
+    # (the joint spec solve calls _calculate_mamba_ratio, kv_cache_configurator.py:1735-1790 @0.5.16).
+    joint_spec = args.spec_on and not (args.disable_radix_cache and args.max_running_requests is not None
+                                       and args.max_mamba_cache_size is None)
+    prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba and joint_spec else None
+    if mamba and bool(out["fail_m"]):
+        prof.available_kv_bytes = None
+        prof.kv_cell_bytes_per_token = None
+        prof.spec_reserved_bytes = None
+        rest_after_spec = float(out["rest_after_mamba"]) + prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes / (1 << 30)
+        exc = Rejected(
+            "RuntimeError",
+            f"Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+            f"max_mamba_cache_size={prof.max_mamba_cache_size} (total_rest_memory={rest_after_spec:.2f} GB, "
+            f"mamba_cache_per_req={prof.mamba_cache_per_req_bytes / (1 << 20):.2f} MB). Try: (1) reduce "
+            f"--max-running-requests, (2) increase --mem-fraction-static, (3) reduce --speculative-num-draft-tokens, "
+            f"or (4) use GPUs with more memory.",
+            "srt/mem_cache/kv_cache_configurator.py:1793-1804 @0.5.16", stage="resolve_memory_pool_config")
+        exc.profile = prof
+        raise exc
+    if bool(out["fail_rest"]):
+        prof.available_kv_bytes = None
+        prof.kv_cell_bytes_per_token = None
+        minimum = 1 - inp["post_gib"] / inp["pre_gib"]
+        suggested = math.ceil(minimum * 1000) / 1000
+        exc = Rejected(
+            "ValueError",
+            f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static="
+            f"{args.mem_fraction_static}. Raise --mem-fraction-static above {suggested:.3f} (minimum viable = "
+            f"1 - available/pre = {minimum:.4f}). If using speculative decoding, draft weights are now counted.",
+            "srt/mem_cache/kv_cache_configurator.py:1549-1568 @0.5.16", stage="resolve_memory_pool_config")
+        exc.profile = prof
+        raise exc

@@ -76,6 +76,20 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     return target, d
 
 
+def req_to_token_extra(args: ResolvedArgs) -> int:
+    """Columns of req_to_token beyond the context length."""
+    d = args.speculative_num_draft_tokens or 0
+    extra = 4 + d
+    if args.rules.req_to_token_page_headroom and args.spec_on and args.page_size > 1:
+        steps, topk = args.speculative_num_steps or 1, args.speculative_eagle_topk or 1
+        if topk == 1:  # get_alloc_len_per_decode (srt/mem_cache/allocation_sizing.py:8-30 @0.5.16)
+            alloc = max(steps * topk, d)
+        else:
+            alloc = max((((args.page_size - 1) + steps + args.page_size - 1) // args.page_size) * args.page_size * topk, d)
+        extra = max(extra, 2 * alloc + args.page_size - 1)
+    return extra
+
+
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
                n, r, m) -> dict:
     """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
@@ -84,18 +98,27 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     """
     page = args.page_size
     d = args.speculative_num_draft_tokens or 0
-    out = {"req_to_token": (r + 1) * (args.context_len + 4 + d) * 4}
+    out = {"req_to_token": (r + 1) * (args.context_len + req_to_token_extra(args)) * 4}
     index = 0
+    rules = args.rules
+    if rules.req_generation:
+        index = index + 8 * (r + 1)
     if state is not None:
         out["mamba_conv"] = (m + 1) * state.conv_bytes
         out["mamba_ssm"] = (m + 1) * state.ssm_bytes
         if args.speculative_num_draft_tokens is not None:
             out["mamba_intermediate_ssm"] = (r + 1) * d * state.ssm_bytes
-            out["mamba_intermediate_conv"] = (r + 1) * d * state.conv_bytes
-        # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,), ping-pong (R+1, 1|2) int32
+            if rules.conv_window_dedup and (args.speculative_eagle_topk is None or args.speculative_eagle_topk <= 1):
+                # one (D + K - 1)-wide window per slot (srt/mem_cache/memory_pool.py:380-410 @0.5.16)
+                dim, win = state.conv_shape
+                out["mamba_intermediate_conv"] = ((r + 1) * state.n_layers * dim * (d + win - 1)
+                                                  * DTYPE_BYTES[state.conv_dtype])
+            else:
+                out["mamba_intermediate_conv"] = (r + 1) * d * state.conv_bytes
+        # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,), ping-pong (R+1, 1|2)
         index = index + 8 * m + 4 * (r + 1)
         if args.extra_buffer:
-            index = index + 4 * (r + 1) * (1 if args.disable_overlap_schedule else 2)
+            index = index + rules.pingpong_bytes * (r + 1) * (1 if args.disable_overlap_schedule else 2)
     g = target
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
@@ -129,7 +152,7 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
     d = args.speculative_num_draft_tokens or 0
     page = args.page_size
     if key == "req_to_token":
-        return f"(R {r} + 1) x (context {args.context_len} + 4 + D {d}) x int32"
+        return f"(R {r} + 1) x (context {args.context_len} + {req_to_token_extra(args)}) x int32"
     if key in ("mamba_conv", "mamba_ssm"):
         shape, dt = (state.conv_shape, state.conv_dtype) if key == "mamba_conv" else (state.ssm_shape, state.ssm_dtype)
         return f"{state.n_layers} layers x (M {m} + 1) x {shape} x {dt}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.rules import RULES, Rules
 
 # srt/configs/model_config.py:1384-1443 @0.5.11
 MULTIMODAL_ARCHS = frozenset({
@@ -48,6 +49,16 @@ PCG_DISABLED_ARCHS = frozenset({
 MM_DISABLED_BY_DEFAULT = frozenset({
     "Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Step3VLForConditionalGeneration",
 })
+# srt/configs/model_config.py:1776-1788 @0.5.16
+MM_BREAKABLE_GRAPH_ARCHS = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+MM_PIECEWISE_GRAPH_ARCHS = frozenset({"Cohere2VisionForConditionalGeneration", "KimiK25ForConditionalGeneration",
+                                      "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
+# srt/arg_groups/overrides.py:1132-1148 @0.5.16
+MAMBA_EXTRA_BUFFER_ARCHS_V0_5_16 = frozenset({
+    "KimiLinearForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+    "Qwen3NextForCausalLM", "BailingMoeV2_5ForCausalLM", "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM",
+    "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+})
 FLA_CHUNK_SIZE = 64  # srt/layers/attention/fla/chunk.py (FLA_CHUNK_SIZE) @0.5.11
 
 
@@ -83,6 +94,10 @@ class Device:
     @property
     def blackwell(self) -> bool:
         return self.sm_major in (10, 11, 12) and self._cuda(12, 8)
+
+
+class _NotModelled(Exception):
+    """A configuration SGLang accepts but this planner does not model (reported as bad input)."""
 
 
 class Rejected(Exception):
@@ -131,6 +146,7 @@ class ResolvedArgs:
     disable_piecewise_cuda_graph: bool
     piecewise_cuda_graph_tokens: list[int]
     env: dict[str, str]
+    rules: Rules = RULES["0.5.11"]
     defaulted: dict[str, str] = field(default_factory=dict)  # field -> why it got its value
     warnings: list[str] = field(default_factory=list)
 
@@ -140,7 +156,10 @@ class ResolvedArgs:
 
     @property
     def extra_buffer(self) -> bool:
-        # enable_mamba_extra_buffer (srt/server_args.py:6764-6765 @0.5.11)
+        # enable_mamba_extra_buffer (srt/server_args.py:6764-6765 @0.5.11; :7510-7514 @0.5.16)
+        if self.rules.auto_extra_buffer:
+            return not self.disable_radix_cache and self.mamba_scheduler_strategy in ("extra_buffer",
+                                                                                        "extra_buffer_lazy")
         return self.mamba_scheduler_strategy == "extra_buffer"
 
 
@@ -205,6 +224,53 @@ def check_values(raw: dict[str, Any]) -> str | None:
     return None
 
 
+def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: int,
+                               ctx_flag: int | None) -> tuple[bool, bool, list[int]]:
+    """Decode/prefill CUDA-graph backends and the prefill capture list, 0.5.14+.
+
+    _parse_cuda_graph_config / _apply_cuda_graph_compatibility (srt/server_args.py:3572-3830 @0.5.16):
+    decode defaults to FULL, prefill to BREAKABLE on CUDA (model_executor/cuda_graph_config.py:100-111);
+    a prefill backend the user set is locked; otherwise breakable becomes tc_piecewise for validated
+    multimodal archs, and each backend is disabled by its incompatibility rules.
+    """
+    decode = a.get("cuda_graph_backend_decode") or "full"
+    prefill = a.get("cuda_graph_backend_prefill")
+    locked = prefill is not None
+    if a["disable_cuda_graph"]:
+        decode, prefill, locked = "disabled", "disabled", True
+    if a["disable_prefill_cuda_graph"]:
+        prefill, locked = "disabled", True
+    if a["disable_decode_cuda_graph"]:
+        decode = "disabled"
+    if prefill is None:
+        prefill = "breakable"
+    if not locked:
+        if prefill == "breakable" and is_mm and arch in MM_PIECEWISE_GRAPH_ARCHS:
+            prefill = "tc_piecewise"
+        if prefill == "tc_piecewise":
+            if (arch in PCG_DISABLED_ARCHS or a["enable_torch_compile"] or (is_mm and arch not in MM_PIECEWISE_GRAPH_ARCHS)
+                    or a["load_format"] == "gguf" or a["quantization"] == "gguf" or (a["cpu_offload_gb"] or 0) > 0
+                    or a["enable_deterministic_inference"] or a["enable_symm_mem"] or a["enable_eplb"]
+                    or a["expert_distribution_recorder_mode"] is not None or a["debug_cuda_graph"]
+                    or a["moe_a2a_backend"] != "none"):
+                prefill = "disabled"
+        elif prefill == "breakable":
+            if (is_mm and arch not in MM_BREAKABLE_GRAPH_ARCHS) or a["moe_a2a_backend"] != "none":
+                prefill = "disabled"
+    # prefill max_bs and capture list (srt/server_args.py:3998-4030, 4265-4280 @0.5.16)
+    pmax = a.get("cuda_graph_max_bs_prefill")
+    if pmax is None:
+        pmax = cps
+        if a["max_total_tokens"] is not None:
+            pmax = min(pmax, a["max_total_tokens"])
+        if "llama-2" in str(a["model_path"]).lower():
+            pmax = min(pmax, 4096)
+    if ctx_flag is not None:
+        pmax = min(pmax, ctx_flag)
+    tokens = a.get("cuda_graph_bs_prefill") or _piecewise_tokens(pmax)
+    return decode != "disabled", prefill != "disabled", list(tokens)
+
+
 def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool) -> list[int]:
     """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm)."""
     if no_padding:
@@ -243,9 +309,33 @@ def vlm_factor(model: ModelSpec) -> float:
     return 0.95 * dyn
 
 
-def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str]) -> ResolvedArgs:
-    """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
+def normalize(raw: dict[str, Any], rules: Rules) -> dict[str, Any]:
+    """Map a release's field names onto the names this pipeline reads (0.5.11's)."""
     a = dict(raw)
+    a["mamba_scheduler_strategy"] = raw.get(rules.strategy_key, "auto")
+    a["cuda_graph_max_bs"] = raw.get(rules.graph_max_bs_key)
+    a["cuda_graph_bs"] = raw.get(rules.graph_bs_key)
+    if "tensor_parallel_size" not in a:
+        a["tensor_parallel_size"] = raw.get("tp_size", 1)
+    for key in ("disable_piecewise_cuda_graph", "enforce_piecewise_cuda_graph", "enable_torch_compile",
+                "enable_deterministic_inference", "enable_symm_mem", "debug_cuda_graph", "enable_eplb",
+                "disable_cuda_graph", "disable_cuda_graph_padding", "language_only", "disable_prefill_cuda_graph",
+                "disable_decode_cuda_graph"):
+        a.setdefault(key, False)
+    for key in ("piecewise_cuda_graph_max_tokens", "piecewise_cuda_graph_tokens", "expert_distribution_recorder_mode",
+                "enable_multimodal", "cuda_graph_backend_prefill", "cuda_graph_backend_decode",
+                "cuda_graph_max_bs_prefill", "cuda_graph_bs_prefill", "cpu_offload_gb"):
+        a.setdefault(key, None)
+    a.setdefault("moe_a2a_backend", "none")
+    a.setdefault("swa_full_tokens_ratio", 0.8)
+    a.setdefault("linear_attn_backend", "triton")
+    return a
+
+
+def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str],
+            rules: Rules = RULES["0.5.11"]) -> ResolvedArgs:
+    """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
+    a = normalize(raw, rules)
     why: dict[str, str] = {}
     warn: list[str] = []
     arch = model.architecture
@@ -278,7 +368,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     is_mm = bool(enable_mm) and (arch in MULTIMODAL_ARCHS or "text_config" in model.raw)
 
     # 0.1 _handle_missing_default_values (srt/server_args.py:1060-1082 @0.5.11)
-    if a["mamba_scheduler_strategy"] == "auto":
+    if a["mamba_scheduler_strategy"] == "auto" and not rules.auto_extra_buffer:
         a["mamba_scheduler_strategy"] = "no_buffer"
         why["mamba_scheduler_strategy"] = "'auto' means no_buffer in 0.5.11 (server_args.py:1079-1082)"
 
@@ -329,8 +419,30 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             pcg_max = min(pcg_max, 4096)
     pcg_tokens = a["piecewise_cuda_graph_tokens"] or _piecewise_tokens(pcg_max)
 
+    decode_graph_on = not a["disable_cuda_graph"]
+    prefill_graph_on = not pcg_off
+    if rules.cuda_graph_config:
+        decode_graph_on, prefill_graph_on, pcg_tokens = _cuda_graph_config_v0_5_16(a, arch, is_mm, cps, ctx_flag=a["context_length"])
+
     mfs = a["mem_fraction_static"]
     mfs_user = mfs is not None
+    if mfs is None and rules.cuda_graph_config:
+        # _handle_gpu_memory_settings + reserve_for_graph_mb (srt/server_args.py:4040-4090, 4164-4190 @0.5.16)
+        reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5 + tp * 1 / 8 * 1024
+        if decode_graph_on:
+            reserved += gmax * 2
+        if prefill_graph_on:
+            reserved += len(pcg_tokens) * 8
+        if gpu_mem > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+        mfs = round((gpu_mem - reserved) / gpu_mem, 3)
+        why["mem_fraction_static"] = (
+            f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
+            " (server_args.py:4040-4090 @0.5.16; no speculative term since 0.5.14)")
+        if is_mm and not a["language_only"] and model.raw.get("vision_config") is not None:
+            f = vlm_factor(model)
+            mfs = mfs * f
+            why["mem_fraction_static"] += f" x multimodal ViT factor {f!r}"
     if mfs is None:
         reserved = 512.0
         if cps > 0:
@@ -378,10 +490,59 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             return "trtllm_mha"
         return "flashinfer"
 
+    def mamba_radix_v0_5_16() -> None:
+        """_mamba_radix_cache_resolution + validations (srt/arg_groups/overrides.py:1159-1200,
+        srt/server_args.py:4822-4864 @0.5.16)."""
+        nonlocal overlap_off
+        strategy = a["mamba_scheduler_strategy"]
+        if radix_off:
+            return
+        supports = arch in MAMBA_EXTRA_BUFFER_ARCHS_V0_5_16 and a["linear_attn_backend"] == "triton"
+        if strategy == "auto":
+            if (not overlap_off or (page is not None and page > 1)) and supports:
+                strategy = "extra_buffer"
+            else:
+                strategy = "no_buffer"
+                overlap_off = True
+                why["disable_overlap_schedule"] = "auto resolved to no_buffer, which turns overlap off (overrides.py:1190-1199 @0.5.16)"
+            why["mamba_scheduler_strategy"] = (f"'auto' -> {strategy}: overlap {'off' if overlap_off else 'on'}, "
+                                               f"page {page} (overrides.py:1190-1199 @0.5.16)")
+        a["mamba_scheduler_strategy"] = strategy
+        rule = "srt/server_args.py:4822-4864 @0.5.16"
+        if strategy in ("extra_buffer", "extra_buffer_lazy"):
+            if not supports:
+                raise Rejected("AssertionError", f"extra_buffer is not supported for {arch}; use no_buffer.", rule)
+            d = a["speculative_num_draft_tokens"]
+            if d is not None:
+                if strategy == "extra_buffer_lazy":
+                    raise Rejected("AssertionError", "extra_buffer_lazy unsupported with spec.", rule)
+                if not a["mamba_track_interval"] >= d:
+                    raise Rejected("AssertionError", "", rule)
+            if page is not None and a["mamba_track_interval"] % page != 0:
+                raise Rejected("AssertionError", "", rule)
+        else:
+            if page not in (1, None):
+                raise Rejected("AssertionError", "no_buffer only supports page_size=1.", rule)
+            if not overlap_off:
+                raise Rejected("AssertionError", "no_buffer do not support overlap schedule. Try to set "
+                               "disable_overlap_schedule=True.", rule)
+            if attn == "trtllm_mha":
+                raise Rejected("AssertionError", "no_buffer do not support trtllm_mha attention backend.", rule)
+
     def mamba_radix(support_extra: bool, sm100_default: str | None) -> None:
         nonlocal attn, page, radix_off, overlap_off
-        if dev.sm100 and attn is None and sm100_default is not None:
+        sm100_set = dev.sm100 and attn is None and sm100_default is not None
+        if sm100_set:
             attn = sm100_default
+        if rules.auto_extra_buffer:
+            if sm100_set and arch in ("Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+                                      "Qwen3_5ForConditionalGeneration"):
+                # _qwen3_5_hybrid_overrides sets the page size too, over the user's
+                # (srt/arg_groups/overrides.py:937-960 @0.5.16)
+                page = 64 if sm100_default == "trtllm_mha" else 1
+                why["page_size"] = f"SM100 {sm100_default} default for {arch} (overrides.py:937-960 @0.5.16)"
+            mamba_radix_v0_5_16()
+            return
         if not support_extra and extra:
             raise Rejected("AssertionError", f"mamba extra_buffer is not supported for {arch} model",
                            "srt/server_args.py:2389-2391 @0.5.11")
@@ -443,7 +604,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     if attn is None:
         attn = default_attn(page)
         why["attention_backend"] = f"default for SM{dev.sm_major}{dev.sm_minor} (server_args.py:2464-2545)"
-    disable_graph = bool(a["disable_cuda_graph"])
+    disable_graph = not decode_graph_on
     if attn == "torch_native":
         disable_graph = True
     if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" or a["prefill_attention_backend"] == "trtllm_mha":
@@ -493,7 +654,9 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             mrr = 48
             why["max_running_requests"] = ("reset to 48 for speculative decoding (server_args.py:3454-3458); "
                                            "it also sizes the speculative reservation")
-        if topk is not None and topk > 1 and not overlap_off:
+        if not rules.spec_v2_env:
+            pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
+        elif topk is not None and topk > 1 and not overlap_off:
             overlap_off = True
             why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467)"
         elif not _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=True) and not overlap_off:
@@ -529,6 +692,19 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         raise Rejected("ValueError", "--swa-full-tokens-ratio should be in range (0, 1.0].",
                        "srt/server_args.py:3963-3964 @0.5.11")
 
+    if rules.cuda_graph_config and (a.get("enable_unified_memory") or a.get("enable_page_major_kv_layout")):
+        # _handle_page_major_kv_layout then _handle_unified_memory_pool (srt/server_args.py:6819-6895 @0.5.16)
+        backends = {b for b in (a["prefill_attention_backend"] or attn, a["decode_attention_backend"] or attn) if b}
+        if not backends <= {"triton"}:
+            raise Rejected("AssertionError", "--enable-page-major-kv-layout requires the Triton attention backend "
+                           f"for the full-attention layers; got {sorted(backends)}. Pass --attention-backend triton.",
+                           "srt/server_args.py:6866-6876 @0.5.16")
+        if a.get("enable_unified_memory") and algo is not None:
+            raise Rejected("AssertionError", "--enable-unified-memory is not yet compatible with speculative decoding.",
+                           "srt/server_args.py:6829-6832 @0.5.16")
+        raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but the "
+                           "unified memory pool is not modelled by this planner yet")
+
     # check_server_args (srt/server_args.py:6773-6830 @0.5.11)
     if cps > 0 and cps % page != 0:
         raise Rejected("AssertionError", "chunked_prefill_size must be divisible by page_size",
@@ -546,7 +722,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         mamba_full_memory_ratio=a["mamba_full_memory_ratio"], mamba_ssm_dtype_flag=a["mamba_ssm_dtype"],
         max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=ctx,
         is_multimodal=is_mm, disable_piecewise_cuda_graph=pcg_off, piecewise_cuda_graph_tokens=pcg_tokens,
-        env=env, defaulted=why, warnings=warn,
+        env=env, rules=rules, defaulted=why, warnings=warn,
     )
 
 

@@ -1,8 +1,8 @@
-"""The planner against SGLang 0.5.11's own code, field by field.
+"""The planner against SGLang's own code (0.5.11 and 0.5.16), field by field.
 
-The expected values are the ``summary`` objects that the sglang-oracle (SGLang 0.5.11's real
+The expected values are the ``summary`` objects that the sglang-oracle (each release's real
 ServerArgs, ModelConfig, sizing chain and ``_init_pools`` on a simulated GPU) printed for each
-case; tests/golden/sglang-0.5.11/README.md gives the commands that made them. Nothing here is
+case; tests/golden/sglang-<version>/README.md gives the commands that made them. Nothing here is
 hand-derived.
 """
 
@@ -14,29 +14,43 @@ from pathlib import Path
 import pytest
 
 from planner.catalog.catalog import resolve_model
+from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
-GOLDEN = Path(__file__).parent / "golden" / "sglang-0.5.11"
+HERE = Path(__file__).parent / "golden"
+GOLDEN = HERE / "sglang-0.5.11"
 
 
-def _load(cases: str, results: str) -> list[tuple[dict, dict]]:
+def _load(cases: str, results: str, version: str = "0.5.11") -> list[tuple[dict, dict]]:
+    folder = HERE / f"sglang-{version}"
     res = {}
-    for line in (GOLDEN / results).read_text().splitlines():
+    for line in (folder / results).read_text().splitlines():
         if line.strip():
             d = json.loads(line)
             res[d["id"]] = d["summary"]
     out = []
-    for line in (GOLDEN / cases).read_text().splitlines():
+    for line in (folder / cases).read_text().splitlines():
         if line.strip():
             c = json.loads(line)
+            c["version"] = version
+            # draft paths in the cases are relative to the cases file
+            c["flags"] = [str(folder / f) if f.startswith("drafts/") else f for f in c["flags"]]
             out.append((c, res[c["id"]]))
     return out
 
 
 CURATED = _load("cases.jsonl", "results.jsonl")
 RANDOM = _load("random.jsonl", "random_results.jsonl")
+CURATED_16 = _load("cases.jsonl", "results.jsonl", "0.5.16")
+RANDOM_16 = _load("random.jsonl", "random_results.jsonl", "0.5.16")
+# Configurations SGLang 0.5.16 accepts that the planner refuses as not modelled (BadInput), by id.
+NOT_MODELLED_16 = {
+    "dflash_draftpath_27b_mrr8": "DFLASH",
+    "dflash_draftpath_q35_27b_b200": "DFLASH",
+    "page_major_kv_layout_triton": "unified memory pool",
+}
 
 
 def _plan_summary(case: dict) -> dict:
@@ -45,7 +59,7 @@ def _plan_summary(case: dict) -> dict:
     assert gpu.capacity_mib == case["gpu_total_mib"]
     assert gpu.compute_capability == case["gpu_sm"]
     plan = make_plan(gpu, resolve_model(case["planner_model"]), case["flags"], case.get("env") or {},
-                     case["free_before_gib"], case["free_after_gib"])
+                     case["free_before_gib"], case["free_after_gib"], version=case["version"])
     return build_summary(plan)
 
 
@@ -66,6 +80,21 @@ def _compare(case: dict, expected: dict) -> None:
         fields = [k for k in SUMMARY_FIELDS if k not in OUTCOME_FIELDS]
     diffs = {k: (expected[k], got[k]) for k in fields if expected[k] != got[k]}
     assert not diffs, f"{case['id']}: (oracle, planner) differ: {diffs}"
+
+
+@pytest.mark.parametrize("case,expected", CURATED_16 + RANDOM_16, ids=[c["id"] for c, _ in CURATED_16 + RANDOM_16])
+def test_0_5_16_case_matches_oracle(case, expected):
+    if case["id"] in NOT_MODELLED_16:
+        with pytest.raises(BadInput, match="not modelled"):
+            _plan_summary(case)
+        return
+    _compare(case, expected)
+
+
+def test_0_5_16_sets_are_large_and_varied():
+    assert len(CURATED_16) >= 40 and len(RANDOM_16) >= 30
+    assert {"ok", "rejected", "startup_failed"} <= {e["outcome"] for _, e in CURATED_16}
+    assert len(NOT_MODELLED_16) <= 3
 
 
 def test_beyond_oracle_case_is_sglangs_own_assert():

@@ -1,0 +1,110 @@
+"""What differs between SGLang releases, as switches on one shared pipeline.
+
+Each supported release maps to a :class:`Rules` value. The pipeline in ``v0_5_11/`` is written
+against 0.5.11 (its citations say ``@0.5.11``); every switch below names the release where the
+behaviour changed and the source line in that release. Releases whose rules have not been checked
+against their own code are not offered: ``--sglang-version`` then says so instead of guessing.
+
+Sources: the released wheels (``pip download --no-deps sglang==X``), read at the cited lines, and
+``shared/reference/sglang-versions.md`` as the map. 0.5.11 and 0.5.16 are also checked field by
+field against SGLang's own code run by the sglang-oracle (tests/golden/sglang-0.5.11, -0.5.16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+
+@dataclass(frozen=True)
+class Rules:
+    version: str
+    flags: str  # flags/<this>.json: the release's own argparse
+    # 0.5.14 renamed --mamba-scheduler-strategy -> --mamba-radix-cache-strategy and
+    # --cuda-graph-max-bs -> --cuda-graph-max-bs-decode (old names kept as deprecated aliases
+    # until 0.5.20): srt/server_args.py:6350-6359 @0.5.14
+    strategy_key: str = "mamba_scheduler_strategy"
+    graph_max_bs_key: str = "cuda_graph_max_bs"
+    graph_bs_key: str = "cuda_graph_bs"
+    # 0.5.14+: `auto` resolves to extra_buffer when overlap is on or page_size > 1 and the arch
+    # supports it (srt/arg_groups/overrides.py:1159-1200 @0.5.16); before: auto -> no_buffer
+    # (srt/server_args.py:1079-1082 @0.5.11)
+    auto_extra_buffer: bool = False
+    # 0.5.14+: CudaGraphConfig with a prefill backend (breakable on CUDA since 0.5.15) and
+    # reserve_for_graph_mb; no speculative term in the mem_fraction heuristic
+    # (srt/server_args.py:3572-3700, 3900-4210 @0.5.16)
+    cuda_graph_config: bool = False
+    # SGLANG_ENABLE_SPEC_V2 decides overlap under EAGLE (srt/server_args.py:3461-3473 @0.5.11);
+    # removed in 0.5.14 (srt/arg_groups/speculative_hook.py:495-520 @0.5.16 keeps overlap)
+    spec_v2_env: bool = True
+    # how handle_max_mamba_cache charges speculative intermediates:
+    # "classic": S x R_args x D before the ratio split (…kv_cache_mixin.py:72-131 @0.5.11)
+    # "joint": inside the mamba share, S x min(R_args, M // ratio) x D
+    #          (srt/mem_cache/kv_cache_configurator.py:1703-1814 @0.5.16)
+    mamba_solve: str = "classic"
+    # a user --max-running-requests is capped by the token estimate (…kv_cache_mixin.py:698-717 @0.5.11)
+    # or only by tokens // 2 (srt/mem_cache/kv_cache_configurator.py:1622-1659 @0.5.16)
+    cap_running_by_estimate: bool = True
+    # 0.5.13+: RuntimeErrors for M <= 0 and for no servable request; 0.5.14+: ValueError when the
+    # loaded weights leave nothing (kv_cache_configurator.py:1549-1568, 1645-1654, 1793-1804 @0.5.16)
+    zero_checks: bool = False
+    # 0.5.14+: the conv window of the speculative intermediates is deduplicated: one
+    # (D + K - 1) window instead of D windows of K - 1 (srt/mem_cache/memory_pool.py:380-410, 660-705 @0.5.16)
+    conv_window_dedup: bool = False
+    # ping-pong track mapping dtype: int32 (memory_pool.py:547-560 @0.5.11), int64 (memory_pool.py:1212-1219 @0.5.16)
+    pingpong_bytes: int = 4
+    # ReqToTokenPool.req_generation, int64 (R+1,) (srt/mem_cache/memory_pool.py:271 @0.5.16)
+    req_generation: bool = False
+    # req_to_token row headroom under spec with page > 1: max(4 + D, 2 x alloc_len + page - 1)
+    # (srt/mem_cache/allocation_sizing.py:46-62 @0.5.16); before: 4 + D (…kv_cache_mixin.py:199-203 @0.5.11)
+    req_to_token_page_headroom: bool = False
+    # 0.5.14+: draft weights load before the target's pools are sized (free-after-load includes them)
+    draft_weights_before_sizing: bool = False
+    # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
+    # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
+    draft_layers_in_cell: bool = False
+
+
+RULES: dict[str, Rules] = {
+    "0.5.11": Rules(version="0.5.11", flags="v0_5_11"),
+    "0.5.16": Rules(
+        version="0.5.16", flags="v0_5_16", strategy_key="mamba_radix_cache_strategy",
+        graph_max_bs_key="cuda_graph_max_bs_decode", graph_bs_key="cuda_graph_bs_decode",
+        auto_extra_buffer=True, cuda_graph_config=True, spec_v2_env=False, mamba_solve="joint",
+        cap_running_by_estimate=False, zero_checks=True, conv_window_dedup=True, pingpong_bytes=8, req_generation=True,
+        req_to_token_page_headroom=True,
+        draft_weights_before_sizing=True, draft_layers_in_cell=True,
+    ),
+}
+# Releases whose argparse the planner has (flags/*.json) but whose sizing rules are not modelled yet.
+KNOWN = tuple(f"0.5.{n}" for n in range(9, 24))
+LATEST = "0.5.11"
+
+
+def installed_sglang() -> str | None:
+    """The version of an sglang installed beside the planner, from package metadata (never imported)."""
+    try:
+        return metadata.version("sglang")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def default_version() -> tuple[str, str]:
+    """(version, why): the installed sglang's when it is modelled, else the latest modelled."""
+    inst = installed_sglang()
+    if inst in RULES:
+        return inst, f"the sglang {inst} installed here"
+    if inst:
+        return LATEST, f"sglang {inst} is installed but its rules are not modelled; using {LATEST}"
+    return LATEST, f"no sglang installed here; the latest modelled release ({LATEST})"
+
+
+def rules_for(version: str) -> Rules:
+    from planner.errors import BadInput  # noqa: PLC0415
+
+    if version in RULES:
+        return RULES[version]
+    if version in KNOWN:
+        raise BadInput(f"--sglang-version {version}: its flags are known but its sizing rules are not modelled "
+                       f"yet; modelled: {', '.join(RULES)}")
+    raise BadInput(f"--sglang-version: unknown release '{version}'; modelled: {', '.join(RULES)}")
