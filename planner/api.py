@@ -23,19 +23,22 @@ def _flags(flags: str | Sequence[str]) -> list[str]:
 
 
 def plan(gpu: str, model: str, flags: str | Sequence[str] = (), env: dict[str, str] | None = None,
-         free_before_gib: float | None = None, free_after_gib: float | None = None) -> Plan:
-    """One configuration through SGLang's rules: pools, capacity, verdict."""
-    return make_plan(find_profile(gpu), resolve_model(model), _flags(flags), env, free_before_gib, free_after_gib)
+         free_before_gib: float | None = None, free_after_gib: float | None = None,
+         sglang_version: str | None = None) -> Plan:
+    """One configuration through SGLang's rules (a release's, or the default): pools, capacity, verdict."""
+    return make_plan(find_profile(gpu), resolve_model(model), _flags(flags), env, free_before_gib, free_after_gib,
+                     version=sglang_version)
 
 
 def search(gpu: str, model: str, flags: str | Sequence[str] = (), env: dict[str, str] | None = None,
-           top: int = 5, **needs: Any) -> SearchResult:
+           top: int = 5, sglang_version: str | None = None, **needs: Any) -> SearchResult:
     """The feasible configurations, best first (``needs``: the fields of :class:`planner.search.Needs`)."""
-    return run_search(find_profile(gpu), resolve_model(model), _flags(flags), env, Needs(**needs), top=top)
+    return run_search(find_profile(gpu), resolve_model(model), _flags(flags), env, Needs(**needs), top=top,
+                      version=sglang_version)
 
 
 def check_log(path: str, gpu: str, model: str | None = None, flags: str | Sequence[str] = (),
-              launched_at: str | None = None, env: dict[str, str] | None = None):
+              launched_at: str | None = None, env: dict[str, str] | None = None, sglang_version: str | None = None):
     """A boot log against the plan (see :mod:`planner.check`): .stale, .rows (predicted vs actual), .plan."""
     import datetime as dt  # noqa: PLC0415
 
@@ -43,7 +46,7 @@ def check_log(path: str, gpu: str, model: str | None = None, flags: str | Sequen
     from planner.logs import parse_file  # noqa: PLC0415
 
     when = dt.datetime.fromisoformat(launched_at) if launched_at else None
-    return check(parse_file(path), find_profile(gpu), model, _flags(flags), when, env)
+    return check(parse_file(path), find_profile(gpu), model, _flags(flags), when, env, sglang_version)
 
 
 def summary(p: Plan) -> dict[str, Any]:

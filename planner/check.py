@@ -184,12 +184,28 @@ def _model_for(launch: Launch | None, model: str | None) -> ResolvedModel:
     raise BadInput("--model: the log does not name a model this planner knows; give --model NAME or a path")
 
 
+def rules_version_for_log(log: ParsedLog) -> tuple[str, str]:
+    """(modelled release, why) for a log: the one it shows, else the modelled release of its range."""
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+
+    guess = guess_version(log)
+    for v in RULES:
+        if guess.contains(v):
+            return v, f"the log is consistent with SGLang {v}"
+    seen = detect_version(log)
+    lo = guess.lo
+    if lo is not None and tuple(int(x) for x in str(lo).split(".")) >= (0, 5, 14):
+        return "0.5.16", f"the log looks like SGLang {seen}; using the 0.5.16 rules (the 0.5.14+ sizing)"
+    return "0.5.11", (f"the log looks like SGLang {seen}; using the 0.5.11 rules" if seen
+                      else "the log does not show its version; using the 0.5.11 rules")
+
+
 def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[str],
-          launched_at: _dt.datetime | None = None, env: dict[str, str] | None = None) -> CheckResult:
+          launched_at: _dt.datetime | None = None, env: dict[str, str] | None = None,
+          version: str | None = None) -> CheckResult:
     stale = stale_checks(log, launched_at, user_flags)
     launch = log.latest
-    version = detect_version(log)
-    res = CheckResult(log, launch, stale, version, [], None)
+    res = CheckResult(log, launch, stale, detect_version(log), [], None)
     if launch is None:
         res.notes.append("no SGLang launch found in this file")
         return res
@@ -226,8 +242,9 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if len(launch.ranks) > 1 and len(loaded) < len(launch.ranks):
         res.notes.append("only some ranks logged their weight load; P and the free memory after load are the "
                          "minimum over the ranks that did (SGLang uses the minimum over all)")
-    if version is not None and not guess_version(log).contains("0.5.11"):
-        res.notes.append(f"the log looks like SGLang {version}; this check uses the 0.5.11 rules")
+    if version is None:
+        version, why = rules_version_for_log(log)
+        res.notes.append(why)
     try:
         resolved = _model_for(launch, model)
     except BadInput as exc:
@@ -236,7 +253,7 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
         res.notes.append(f"not re-planned: {exc}")
         return res
     plan = make_plan(gpu, resolved, kept, env, pre, post,
-                     free_before_source=f"log: Load weight begin avail {pre:.2f} GB (GiB)")
+                     free_before_source=f"log: Load weight begin avail {pre:.2f} GB (GiB)", version=version)
     res.plan = plan
     if plan.error_type == "SystemExit":
         raise BadInput(plan.error_message or "flag error")
@@ -244,14 +261,15 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if launch.failure is not None:
         res.failure = f"{launch.failure.exc_type}: {launch.failure.message}"
     if plan.verdict != "fits":
-        res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post)
+        res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post, version)
     return res
 
 
 _NUMERIC = ("--mem-fraction-static", "--mamba-full-memory-ratio", "--max-mamba-cache-size", "--max-running-requests")
 
 
-def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, pre: float, post: float) -> list[str]:
+def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, pre: float, post: float,
+                 version: str | None = None) -> list[str]:
     """Keep every categorical flag of the launch, let the search pick the four size flags."""
     from planner.search import Needs, run_search  # noqa: PLC0415
 
@@ -262,7 +280,7 @@ def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, p
             continue
         fixed.append(flags[i])
         i += 1
-    res = run_search(gpu, model, fixed, env, Needs(), pre, post, top=1, relax=False)
+    res = run_search(gpu, model, fixed, env, Needs(), pre, post, top=1, relax=False, version=version)
     if not res.ranked:
         return ["no setting of --mem-fraction-static, --mamba-full-memory-ratio, --max-mamba-cache-size and "
                 "--max-running-requests boots with the other flags of this launch"]

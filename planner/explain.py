@@ -30,7 +30,7 @@ def _with_flag(flags: list[str], name: str, value: str) -> list[str]:
 
 def _replan(plan: Plan, flags: list[str]) -> Plan:
     return make_plan(plan.gpu, plan.model, flags, plan.env,
-                     plan.free_before_bytes / GIB, plan.free_after_bytes / GIB)
+                     plan.free_before_bytes / GIB, plan.free_after_bytes / GIB, version=plan.sglang_version)
 
 
 def best_max_running_requests(plan: Plan) -> tuple[int, Plan] | None:
@@ -67,12 +67,18 @@ def explain(plan: Plan) -> tuple[str, list[str]]:
                 f"{a.max_running_requests} (max_running_requests{'' if a.max_running_requests_user else ', defaulted to 48 under spec'}) "
                 f"x {a.speculative_num_draft_tokens} draft tokens = {_gib(prof.spec_reserved_bytes)} for intermediate "
                 "states (model_runner_kv_cache_mixin.py:78-92).")
-        if prof.max_mamba_cache_size is not None and per_ok(prof):
+        if prof.max_mamba_cache_size is not None and prof.max_mamba_cache_size > 0 and per_ok(prof):
             parts.append(f"Then the mamba cache takes {prof.max_mamba_cache_size} x {prof.mamba_cache_per_req_bytes / (1 << 20):.1f} MiB"
                          f" = {_gib(prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes)}.")
         if a.max_mamba_cache_size is not None and "--mamba-full-memory-ratio" in " ".join(plan.flags):
             parts.append("--max-mamba-cache-size is explicit, so --mamba-full-memory-ratio is silently ignored.")
-        parts.append(f"That leaves {_gib(prof.available_kv_bytes)} for the KV cache: no room for a single token.")
+        if plan.error_type == "RuntimeError" and "hybrid (mamba" in (plan.error_message or "").lower():
+            parts.append("That leaves no room for even one mamba slot" if "Computed max_mamba_cache_size" in
+                         (plan.error_message or "") else "The mamba slots cannot hold one running request.")
+        elif prof.available_kv_bytes is None:
+            parts.append("Nothing is left for the KV cache once the weights and the mamba state are counted.")
+        else:
+            parts.append(f"That leaves {_gib(prof.available_kv_bytes)} for the KV cache: no room for a single token.")
         if prof.spec_reserved_bytes and prof.spec_reserved_bytes > rest * 0.25:
             parts.append("The flag that matters is --max-running-requests: it sizes that reservation.")
         found = best_max_running_requests(plan) if a.spec_on else None

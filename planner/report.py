@@ -50,6 +50,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
         "binding_constraint": binding,
         "suggestions": advice,
         "sglang_version": plan.sglang_version,
+        "sglang_version_source": plan.version_source,
         "units": UNIT_NOTE,
         "gpu": {"id": plan.gpu.id, "name": plan.gpu.display_name, "nvml_total_mib": plan.gpu.capacity_mib},
         "model": {"name": plan.model.spec.name, "architecture": plan.model.spec.architecture,
@@ -83,7 +84,8 @@ def render_text(plan: Plan) -> str:
     a, prof = plan.args, plan.profile
     out: list[str] = []
     w = out.append
-    w(f"gpu-memory-planner — SGLang {plan.sglang_version} rules")
+    w(f"gpu-memory-planner — SGLang {plan.sglang_version} rules"
+      + (f" ({plan.version_source})" if plan.version_source and plan.version_source != "--sglang-version" else ""))
     w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
     w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
       f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
@@ -120,17 +122,22 @@ def render_text(plan: Plan) -> str:
             w(f"  warning: {msg}")
     if prof is not None:
         w("")
-        w("Profiling (model_runner_kv_cache_mixin.py @0.5.11)")
+        joint = a.rules.mamba_solve != "classic"
+        w(f"Profiling (SGLang {plan.sglang_version}: "
+          + ("mem_cache/kv_cache_configurator.py)" if joint else "model_executor/model_runner_kv_cache_mixin.py)"))
         w(f"  rest = post {prof.post_model_load_gib:.3f} - P {prof.pre_model_load_gib:.3f} x (1 - {a.mem_fraction_static:.4f})"
           f" = {prof.rest_gib_before_mamba:.3f} GiB")
         if prof.mamba_cache_per_req_bytes:
             w(f"  mamba state per request S = {prof.mamba_cache_per_req_bytes:,} B ({prof.mamba_cache_per_req_bytes / 2**20:.1f} MiB)")
         if prof.spec_reserved_bytes:
-            w(f"  speculative reservation = S x {a.max_running_requests} x {a.speculative_num_draft_tokens}"
+            reqs = (f"min({a.max_running_requests}, M // ratio)" if joint else str(a.max_running_requests))
+            w(f"  speculative reservation = S x {reqs} x {a.speculative_num_draft_tokens}"
               f" = {prof.spec_reserved_bytes / GIB:.3f} GiB")
         if prof.max_mamba_cache_size is not None:
             w(f"  max_mamba_cache_size M = {prof.max_mamba_cache_size}  [{prof.max_mamba_cache_source}]")
-        w(f"  KV bytes per token C = {prof.kv_cell_bytes_per_token:,} B;  available for KV = {prof.available_kv_bytes / GIB:.3f} GiB")
+        if prof.kv_cell_bytes_per_token is not None:
+            avail = "-" if prof.available_kv_bytes is None else f"{prof.available_kv_bytes / GIB:.3f} GiB"
+            w(f"  KV bytes per token C = {prof.kv_cell_bytes_per_token:,} B;  available for KV = {avail}")
         if prof.max_total_num_tokens is not None:
             w(f"  max_total_num_tokens N = {prof.max_total_num_tokens:,};  max_running_requests R = {prof.max_running_requests}"
               + (f" (mamba ratio {prof.mamba_ratio})" if prof.mamba_ratio else ""))
@@ -163,7 +170,44 @@ def render_text(plan: Plan) -> str:
         w("Fix: " + s)
     if plan.rule:
         w(f"Rule: {plan.rule}")
+    other = _other_version_note(plan)
+    if other:
+        w(other)
     return "\n".join(out)
+
+
+def _other_version_note(plan: Plan) -> str:
+    """When another modelled release decides differently, say so and say what changed."""
+    from planner.engines.sglang.rules import RULES, changes_between  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+
+    lines = []
+    for v in RULES:
+        if v == plan.sglang_version or plan.args is None and plan.stage == "server_args" and plan.error_type == "SystemExit":
+            continue
+        try:
+            other = make_plan(plan.gpu, plan.model, plan.flags, plan.env, plan.free_before_bytes / GIB,
+                              plan.free_after_bytes / GIB, version=v)
+        except Exception:  # noqa: BLE001 - a flag the other release does not know, etc.
+            continue
+        if other.verdict != plan.verdict or other.error_message != plan.error_message:
+            old, new = sorted((v, plan.sglang_version), key=lambda x: tuple(int(p) for p in x.split(".")))
+            lines.append(f"With SGLang {v} rules: {verdict_line(other)}")
+            traits = set()
+            spec_on = any(f.startswith("--speculative-algorithm") for f in plan.flags)
+            if plan.model.spec.is_mambaish:
+                traits.add("mamba")
+                if spec_on:
+                    traits.add("mamba+spec")
+            if spec_on:
+                traits.add("spec")
+            if any(f.startswith("--max-running-requests") for f in plan.flags):
+                traits.add("mrr")
+            if any(f.startswith("--speculative-draft-model") for f in plan.flags):
+                traits.add("draft")
+            for c in changes_between(old, new, traits):
+                lines.append(f"  changed {old} -> {new}: {c}")
+    return "\n".join(lines)
 
 
 def render_search(res, model, show_plan: bool) -> str:

@@ -260,7 +260,7 @@ def _flag_count(flags: list[str]) -> int:
 def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
                needs: Needs | None = None, free_before_gib: float | None = None,
                free_after_gib: float | None = None, draft: ModelSpec | None = None, top: int = 5,
-               relax: bool = True) -> SearchResult:
+               relax: bool = True, version: str | None = None) -> SearchResult:
     needs = needs or Needs()
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
@@ -271,7 +271,8 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     fixed = given_dests(fixed_flags)
     if draft is None:
         draft = draft_from_flags(fixed_flags)
-    plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft)
+    plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
+    version = plan0.sglang_version
     spec = model.spec
     derived = spec.derived_context_len
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
@@ -316,10 +317,12 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                           recommended=None)
     if ranked:
         best = ranked[0]
-        result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft)
+        result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft,
+                                       version=version)
         result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
     elif relax:
-        result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft)
+        result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
+                                          version)
     return result
 
 
@@ -395,7 +398,7 @@ def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int)
     return why, f"Runner-up ({' '.join(second.chosen) or 'defaults'}): {', '.join(diff)}."
 
 
-def _relaxations(gpu, model, flags, env, needs, fb, fa, draft) -> list[str]:
+def _relaxations(gpu, model, flags, env, needs, fb, fa, draft, version) -> list[str]:
     """What would make it fit, each with numbers: shorter context, bf16 ssm, fp8 KV, TP, a larger GPU."""
     from dataclasses import replace  # noqa: PLC0415
 
@@ -420,7 +423,7 @@ def _relaxations(gpu, model, flags, env, needs, fb, fa, draft) -> list[str]:
     for label, fl, nd, g in trials:
         try:
             given = (fb, fa) if g is gpu and not any(f == "--tp-size" for f in fl) else (None, None)
-            r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False)
+            r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False, version=version)
         except BadInput:
             continue
         if r.ranked:

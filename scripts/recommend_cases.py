@@ -1,8 +1,9 @@
 """Write oracle batch lines for the planner's recommendations (GPUs x models x needs).
 
-    python scripts/recommend_cases.py > tests/golden/recommended/cases.jsonl
-    $PY ../shared/tools/sglang-oracle/oracle.py --batch tests/golden/recommended/cases.jsonl \
-        --summary-only > tests/golden/recommended/results.jsonl
+    python scripts/recommend_cases.py --sglang-version 0.5.11 > tests/golden/recommended/sglang-0.5.11/cases.jsonl
+    $PY ../shared/tools/sglang-oracle/oracle.py --batch tests/golden/recommended/sglang-0.5.11/cases.jsonl \
+        --summary-only > tests/golden/recommended/sglang-0.5.11/results.jsonl
+    (and the same with 0.5.16 and the oracle venv built for 0.5.16)
 
 Each line carries what the oracle needs (flags, GPU total/SM, free memory before/after load,
 config_json relative to the output folder) plus the planner's own inputs (gpu, planner_model,
@@ -11,6 +12,7 @@ needs), so tests/test_recommendations.py can re-run the search and compare.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import asdict
@@ -42,20 +44,24 @@ SEED = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-e
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sglang-version", required=True)
+    version = ap.parse_args().sglang_version
     files = {e.id: e.file for e in load_catalog()}
     rows = [(g, m, n, []) for g, m, n in MATRIX] + [("rtxpro6000", "qwen3.6-27b", Needs(), SEED)]
     for i, (gpu_id, model_id, needs, fixed) in enumerate(rows):
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
-        res = run_search(gpu, model, fixed, needs=needs, relax=False)
+        res = run_search(gpu, model, fixed, needs=needs, relax=False, version=version)
         if res.recommended is None:
             print(f"# no recommendation for {gpu_id} {model_id} {needs}", file=sys.stderr)
             continue
         p = res.recommended
         print(json.dumps({
             "id": f"rec{i:02d}_{gpu_id}_{model_id}", "gpu": gpu_id, "planner_model": model_id,
+            "sglang_version": version,
             "needs": asdict(needs), "fixed": fixed, "flags": res.ranked[0].flags,
             "gpu_total_mib": gpu.capacity_mib, "gpu_sm": gpu.compute_capability, "gpu_name": gpu.nvml_names[0],
-            "config_json": f"../../../planner/catalog/configs/{files[model.catalog_id]}",
+            "config_json": f"../../../../planner/catalog/configs/{files[model.catalog_id]}",
             "free_before_gib": p.free_before_bytes / 2**30, "free_after_gib": p.free_after_bytes / 2**30,
             "env": {},
         }))

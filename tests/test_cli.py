@@ -11,6 +11,8 @@ import pytest
 
 from planner.cli import main, run_batch
 
+# The seed story ran SGLang 0.5.11; its rules are asked for explicitly (the default is the latest release).
+V11 = ["--sglang-version", "0.5.11"]
 SEED = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
         "--speculative-num-draft-tokens 4 --mamba-scheduler-strategy extra_buffer "
         "--max-mamba-cache-size 24 --mamba-full-memory-ratio 0.4").split()
@@ -23,7 +25,7 @@ def run(argv, capsys):
 
 
 def test_seed_case_does_not_boot_and_names_the_flag(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED], capsys)
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *V11, *SEED], capsys)
     assert code == 1
     assert "Not enough memory. Please try to increase --mem-fraction-static." in out
     assert "27.53 GiB" in out and "x 48" in out
@@ -33,11 +35,11 @@ def test_seed_case_does_not_boot_and_names_the_flag(capsys):
 
 
 def test_suggested_fix_boots(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED], capsys)
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *V11, *SEED], capsys)
     fix = next(line for line in out.splitlines() if line.startswith("Fix: add --max-running-requests"))
     value = fix.split()[3].rstrip(":")
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *SEED, "--max-running-requests", value],
-                       capsys)
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *V11, *SEED, "--max-running-requests",
+                        value], capsys)
     assert code == 0 and "Verdict: FITS" in out
 
 
@@ -49,13 +51,13 @@ def test_default_plan_fits_and_prints_units(capsys):
 
 
 def test_paste_form_takes_the_model_from_model_path(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--", "python", "-m", "sglang.launch_server", "--model-path",
+    code, out, _ = run(["--gpu", "rtxpro6000", *V11, "--", "python", "-m", "sglang.launch_server", "--model-path",
                         "Qwen/Qwen3.6-27B", *SEED], capsys)
     assert code == 1 and "qwen3.6-27b" in out and "Not enough memory" in out
 
 
 def test_json_summary_follows_oracle_schema(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--json", *SEED,
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--json", *V11, *SEED,
                         "--free-before-load-gib", "95", "--free-after-load-gib", "44"], capsys)
     d = json.loads(out)
     s = d["summary"]
@@ -111,3 +113,27 @@ def test_python_dash_m_planner_is_the_same_command():
     r = subprocess.run([sys.executable, "-m", "planner", "--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--json"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0 and json.loads(r.stdout)["verdict"] == "fits"
+
+
+def test_versions_decide_differently_on_the_seed_and_say_why(capsys):
+    code11, out11, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", *V11, *SEED], capsys)
+    code16, out16, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search",
+                            "--sglang-version", "0.5.16", *SEED], capsys)
+    assert code11 == 1 and code16 == 0
+    assert "SGLang 0.5.16 rules" in out16 and "With SGLang 0.5.11 rules: WILL NOT BOOT" in out16
+    assert "reserved inside the mamba share" in out16
+    assert "With SGLang 0.5.16 rules: FITS" in out11
+
+
+def test_unmodelled_or_unknown_version_is_bad_input(capsys):
+    code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "0.5.23"], capsys)
+    assert code == 2 and "not modelled" in err
+    code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "9.9"], capsys)
+    assert code == 2 and "unknown release" in err
+
+
+def test_removed_flag_gets_that_releases_error(capsys):
+    # 0.5.16 still accepts --mamba-scheduler-strategy as an alias of --mamba-radix-cache-strategy
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", "--sglang-version", "0.5.16",
+                        "--mamba-scheduler-strategy", "extra_buffer"], capsys)
+    assert code == 0 and "extra_buffer" in out

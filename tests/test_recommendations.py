@@ -1,4 +1,4 @@
-"""Every recommended configuration boots according to SGLang 0.5.11's own code (the oracle)."""
+"""Every recommended configuration boots according to SGLang's own code (the oracle), per release."""
 
 from __future__ import annotations
 
@@ -14,8 +14,16 @@ from planner.search import Needs, run_search
 from planner.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "recommended"
-CASES = [json.loads(x) for x in (HERE / "cases.jsonl").read_text().splitlines() if x.strip()]
-RESULTS = {d["id"]: d["summary"] for d in map(json.loads, (HERE / "results.jsonl").read_text().splitlines())}
+CASES, RESULTS = [], {}
+for folder in sorted(HERE.glob("sglang-*")):
+    for line in (folder / "cases.jsonl").read_text().splitlines():
+        if line.strip():
+            c = json.loads(line)
+            c["id"] = f"{c['sglang_version']}:{c['id']}"
+            CASES.append(c)
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        RESULTS[f"{folder.name.split('-', 1)[1]}:{d['id']}"] = d["summary"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -23,7 +31,8 @@ def test_recommendation_boots_in_sglang_and_in_the_planner(case):
     oracle = RESULTS[case["id"]]
     assert oracle["validated"] and oracle["outcome"] == "ok", oracle.get("error_message")
     gpu, model = find_profile(case["gpu"]), resolve_model(case["planner_model"])
-    plan = make_plan(gpu, model, case["flags"], None, case["free_before_gib"], case["free_after_gib"])
+    plan = make_plan(gpu, model, case["flags"], None, case["free_before_gib"], case["free_after_gib"],
+                     version=case["sglang_version"])
     assert plan.verdict == "fits"
     got = build_summary(plan)
     diffs = {k: (oracle[k], got[k]) for k in SUMMARY_FIELDS if oracle[k] != got[k]}
@@ -33,5 +42,6 @@ def test_recommendation_boots_in_sglang_and_in_the_planner(case):
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_search_still_recommends_the_validated_flags(case):
     gpu, model = find_profile(case["gpu"]), resolve_model(case["planner_model"])
-    res = run_search(gpu, model, case["fixed"], needs=Needs(**case["needs"]), relax=False)
+    res = run_search(gpu, model, case["fixed"], needs=Needs(**case["needs"]), relax=False,
+                     version=case["sglang_version"])
     assert res.ranked and res.ranked[0].flags == case["flags"]

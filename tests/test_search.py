@@ -87,7 +87,8 @@ def test_vectorized_equals_scalar_plan(point):
         for f, key in (("max_total_num_tokens", "n"), ("max_running_requests", "r")):
             if s[f] is not None:
                 assert int(o[key][i]) == s[f], (flags, f)
-        assert int(o["available"][i]) == s["available_kv_bytes"], flags
+        if s["available_kv_bytes"] is not None:
+            assert int(o["available"][i]) == s["available_kv_bytes"], flags
         if s["max_mamba_cache_size"] is not None:
             assert int(o["m"][i]) == s["max_mamba_cache_size"], flags
         if s["spec_reserved_bytes"]:

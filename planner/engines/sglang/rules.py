@@ -78,7 +78,7 @@ RULES: dict[str, Rules] = {
 }
 # Releases whose argparse the planner has (flags/*.json) but whose sizing rules are not modelled yet.
 KNOWN = tuple(f"0.5.{n}" for n in range(9, 24))
-LATEST = "0.5.11"
+LATEST = "0.5.16"
 
 
 def installed_sglang() -> str | None:
@@ -108,3 +108,43 @@ def rules_for(version: str) -> Rules:
         raise BadInput(f"--sglang-version {version}: its flags are known but its sizing rules are not modelled "
                        f"yet; modelled: {', '.join(RULES)}")
     raise BadInput(f"--sglang-version: unknown release '{version}'; modelled: {', '.join(RULES)}")
+
+
+# What each switch means for a user, to say what changed between two releases.
+_CHANGES = {
+    "strategy_key": "--mamba-scheduler-strategy became --mamba-radix-cache-strategy (old name an alias until 0.5.20)",
+    "auto_extra_buffer": "the default strategy 'auto' means extra_buffer when overlap is on (5 mamba slots per "
+                         "running request instead of 3)",
+    "cuda_graph_config": "mem_fraction_static no longer adds 4 GiB for speculative decoding, and counts the prefill "
+                         "CUDA graph",
+    "spec_v2_env": "SGLANG_ENABLE_SPEC_V2 is gone: EAGLE keeps the overlap schedule (also with topk > 1)",
+    "mamba_solve": "the speculative intermediate states are reserved inside the mamba share, for "
+                   "min(max_running_requests, M // ratio) requests instead of max_running_requests (48 by default)",
+    "cap_running_by_estimate": "a --max-running-requests above the KV-based estimate is no longer cut to it",
+    "zero_checks": "new startup errors when the mamba cache or the KV budget come out empty",
+    "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
+    "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
+    "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
+}
+
+
+_RELEVANT = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
+    "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
+    "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "conv_window_dedup": {"mamba+spec"},
+    "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
+}
+
+
+def changes_between(old: str, new: str, context: set[str] | None = None) -> list[str]:
+    """The user-visible rule changes from release ``old`` to ``new`` (both modelled), optionally only
+    those relevant to a plan with the given traits ("mamba", "spec", "mamba+spec", "mrr", "draft")."""
+    a, b = RULES[old], RULES[new]
+    out = []
+    for key, text in _CHANGES.items():
+        if getattr(a, key) == getattr(b, key):
+            continue
+        need = _RELEVANT.get(key)
+        if context is not None and need and not (need & context):
+            continue
+        out.append(text)
+    return out

@@ -186,7 +186,7 @@ def check_scope(raw: dict[str, Any]) -> str | None:
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if raw.get("speculative_algorithm") in ("NGRAM", "DFLASH", "STANDALONE"):
+    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "DFLASH", "STANDALONE", "DSPARK"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
                 "yet (EAGLE, EAGLE3 and NEXTN are)")
     if raw.get("kv_cache_dtype") == "fp4_e2m1":
@@ -208,10 +208,12 @@ _BOUNDS = (
 
 def check_values(raw: dict[str, Any]) -> str | None:
     """A one-line reason when a flag value is nonsense (not something SGLang decides on), else None."""
+    raw = {**raw, "tensor_parallel_size": raw.get("tensor_parallel_size", raw.get("tp_size"))}
     for dest, low in _BOUNDS:
         v = raw.get(dest)
         if v is not None and v < low:
-            return f"--{dest.replace('_', '-')}: {v} is not a valid value (must be >= {low})"
+            name = "tp-size" if dest == "tensor_parallel_size" else dest.replace("_", "-")
+            return f"--{name}: {v} is not a valid value (must be >= {low})"
     for v in raw.get("cuda_graph_bs") or []:
         if v < 1:
             return f"--cuda-graph-bs: {v} is not a valid batch size (must be >= 1)"
@@ -643,6 +645,13 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
 
     # 0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)
     algo = spec_user
+    if rules.cuda_graph_config and algo is not None:
+        # 0.5.14+: a free string, upper-cased, looked up in a registry
+        # (srt/arg_groups/speculative_hook.py:80-121, srt/speculative/spec_info.py:47-60 @0.5.16)
+        algo = algo.upper()
+        if algo not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"):
+            raise Rejected("ValueError", f"Unknown speculative algorithm name: {spec_user}",
+                           "srt/speculative/spec_info.py:47-60 @0.5.16")
     steps, topk, ndraft = a["speculative_num_steps"], a["speculative_eagle_topk"], a["speculative_num_draft_tokens"]
     mrr = a["max_running_requests"]
     mrr_user = mrr is not None
@@ -668,6 +677,12 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             steps, topk, ndraft = (5, 4, 8) if arch == "LlamaForCausalLM" else (3, 1, 4)
             why["speculative_num_steps"] = f"auto_choose_speculative_params -> ({steps}, {topk}, {ndraft}) " \
                                            "(server_args.py:7471-7506)"
+        if topk is None:
+            # --speculative-num-steps given without --speculative-eagle-topk: SGLang's own
+            # `speculative_eagle_topk > 1` comparison raises (srt/server_args.py:3548-3550 @0.5.11,
+            # srt/arg_groups/speculative_hook.py:639-642 @0.5.16)
+            raise Rejected("TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
+                           "srt/server_args.py:3548-3550 @0.5.11")
         if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" \
                 or a["prefill_attention_backend"] == "trtllm_mha":
             if topk > 1:
