@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
@@ -25,7 +26,6 @@ from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
 from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
-SUPPORTED_SGLANG = ("0.5.11",)
 _LAUNCHERS = {"python", "python3", "-m", "sglang.launch_server", "sglang", "serve", "launch_server"}
 
 
@@ -49,7 +49,8 @@ def _parser() -> _ArgParser:
     p.add_argument("--free-after-load-gib", type=float, help="measured free GiB per GPU after weight load")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16")
-    p.add_argument("--sglang-version", default=SUPPORTED_SGLANG[-1], help="whose rules to use (0.5.11)")
+    p.add_argument("--sglang-version", default=None,
+                   help=f"whose rules to use ({', '.join(RULES)}; default: the sglang installed here, else {LATEST})")
     s = p.add_argument_group("search (recommend launch flags; flags you give stay fixed)")
     s.add_argument("--need-context", type=int, help="longest request to serve, tokens (default: 32768, "
                    "capped at the model's context)")
@@ -115,9 +116,9 @@ def _check_gib(name: str, value: Any) -> float | None:
 
 
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, version: str) -> Plan:
-    if version not in SUPPORTED_SGLANG:
-        raise BadInput(f"--sglang-version: {version} is not supported yet; supported: {', '.join(SUPPORTED_SGLANG)}")
+               free_before: float | None, free_after: float | None, version: str | None) -> Plan:
+    if version is not None:
+        rules_for(version)  # an unknown or unmodelled release is bad input
     if not gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
@@ -129,12 +130,12 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     selector = parse_gpu_selector(gpu)
     if selector is None:
-        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after)
-    return _live_plan(selector, resolved, flags, env, free_before, free_after)
+        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after, version=version)
+    return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
 
 
 def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, nvml=None) -> Plan:
+               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
     from planner.plan import CUDA_CONTEXT_MIB, NCCL_MIB_PER_GPU, _tp_from_flags  # noqa: PLC0415
@@ -152,10 +153,10 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
     plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,
-                     free_before_source=src)
+                     free_before_source=src, version=version)
     plan.notes.append(sel.note)
     if sel.other_processes_bytes:
-        idle = make_plan(sel.profile, resolved, flags, env, None, None)
+        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version)
         plan.notes.append(
             f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
             f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
@@ -180,7 +181,7 @@ def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, fre
     if plan.free_before_source.startswith("live"):  # search with the live readings too
         free_before = plan.free_before_bytes / (1 << 30)
     return run_search(plan.gpu, plan.model, plan.flags, plan.env, needs, free_before, free_after,
-                      top=max(1, top))
+                      top=max(1, top), version=plan.sglang_version)
 
 
 def exit_code(plan: Plan) -> int:
@@ -224,7 +225,7 @@ def run_batch(path: str, version: str, out) -> int:
                     raise BadInput("'flags' must be a list of strings")
                 plan = build_plan(req.get("gpu"), req.get("model"), [str(f) for f in flags], _parse_env(req.get("env")),
                                   req.get("free_before_gib"), req.get("free_after_gib"),
-                                  str(req.get("sglang_version", version)))
+                                  req.get("sglang_version", version))
                 result = {"id": rid, **to_dict(plan)}
                 if req.get("search", True) and plan.error_type != "SystemExit":
                     needs = build_needs(req.get("need_context"), req.get("need_concurrency"), req.get("speculative"),
@@ -310,6 +311,7 @@ def check_main(argv: list[str], out=None) -> int:
     p.add_argument("--launched-at", help="when you launched, e.g. '2026-05-01 12:00' (local time of the log)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--sglang-version", help="whose rules to use (default: the release the log shows)")
     ns, flags = p.parse_known_args(argv)
     launched = None
     if ns.launched_at:
@@ -327,7 +329,9 @@ def check_main(argv: list[str], out=None) -> int:
         profile = select(selector).profile
     else:
         profile = find_profile(ns.gpu)
-    res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env))
+    if ns.sglang_version:
+        rules_for(ns.sglang_version)
+    res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env), ns.sglang_version)
     if ns.json:
         from planner.report import check_dict  # noqa: PLC0415
         out.write(json.dumps(check_dict(res), indent=2, default=str) + "\n")
@@ -338,11 +342,27 @@ def check_main(argv: list[str], out=None) -> int:
     return EXIT_FITS if all(r.agrees is not False for r in res.rows) else EXIT_DOES_NOT_FIT
 
 
+def tui_main(argv: list[str]) -> int:
+    """plan tui [--gpu G] [--model M] [--sglang-version V] [SGLang flags]: the what-if explorer."""
+    p = _ArgParser(prog="plan tui", description="Textual what-if explorer; options not listed here are SGLang "
+                   "flags that start filled in.", allow_abbrev=False)
+    p.add_argument("--gpu", default="rtxpro6000")
+    p.add_argument("--model", default="qwen3.6-27b")
+    p.add_argument("--sglang-version")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    ns, flags = p.parse_known_args(argv)
+    from planner.tui import run_tui  # noqa: PLC0415 - Textual loads only for the TUI
+
+    return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version)
+
+
 def _main(argv: list[str]) -> int:
     if argv and argv[0] == "probe":
         return probe_main(argv[1:])
     if argv and argv[0] == "check":
         return check_main(argv[1:])
+    if argv and argv[0] == "tui":
+        return tui_main(argv[1:])
     paste: list[str] | None = None
     if "--" in argv:
         k = argv.index("--")

@@ -18,13 +18,14 @@ from typing import Any
 
 from planner.catalog.catalog import ResolvedModel, find_entry, load_catalog, resolve_model
 from planner.engines.sglang.cli_flags import human_readable_int
+from planner.engines.sglang.rules import RULES, default_version
 from planner.errors import BadInput, PlannerError
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
 from planner.plan import GIB, MIB, Plan, make_plan
 from planner.report import to_dict
-from planner.search import Candidate, launch_command
+from planner.search import Candidate, SearchResult, launch_command
 
-ENGINE_VERSIONS = ("0.5.11",)
+ENGINE_VERSIONS = tuple(RULES)  # the SGLang releases whose rules are modelled
 DEFAULT_GPU = "rtxpro6000"
 DEFAULT_MODEL = "qwen3.6-27b"
 UNSET = ""  # a choice field's value when the flag is left to SGLang's default
@@ -173,7 +174,7 @@ def flags_from_form(values: FormValues, extras: list[str]) -> list[str]:
 
 
 def gpu_options() -> list[tuple[str, str]]:
-    return [(f"{p.id} ({p.capacity_mib / 1024:.0f} GiB)", p.id) for p in load_profiles()]
+    return [(p.id, p.id) for p in load_profiles()]
 
 
 def model_options() -> list[tuple[str, str]]:
@@ -195,13 +196,6 @@ def initial_model(name: str | None) -> tuple[str, str]:
     return DEFAULT_MODEL, name
 
 
-def _draft_for(flags: list[str]):
-    """The EAGLE/EAGLE3 draft named by --speculative-draft-model-path, as the CLI reads it."""
-    from planner.cli import _draft_for as cli_draft_for  # noqa: PLC0415 - cli imports this package lazily
-
-    return cli_draft_for(flags)
-
-
 # --------------------------------------------------------------------------- the view
 
 
@@ -215,6 +209,10 @@ class Segment:
     @property
     def gib(self) -> str:
         return gib(self.bytes)
+
+    @property
+    def gib_short(self) -> str:
+        return f"{self.bytes / GIB:.1f}"
 
 
 @dataclass
@@ -247,11 +245,16 @@ class PlanView:
     capacity: list[tuple[str, str]] = field(default_factory=list)
     command: str = ""
     hints: dict[str, str] = field(default_factory=dict)  # flag -> what SGLang would use when left empty
-    field_errors: dict[str, str] = field(default_factory=dict)  # flag (or 'model', 'other', 'env') -> message
+    field_errors: dict[str, str] = field(default_factory=dict)  # input key -> message
     plan: Plan | None = None
+    gpu: GpuProfile | None = None
+    model: ResolvedModel | None = None
+    flags: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    version: str | None = None
 
 
-def gib(n: int | float) -> str:
+def gib(n: float) -> str:
     return f"{n / GIB:.2f} GiB"
 
 
@@ -294,11 +297,12 @@ def bar_view(plan: Plan) -> BarView:
     elif plan.profile is not None and plan.profile.rest_gib_before_mamba is not None:
         prof = plan.profile
         rest = int(prof.rest_gib_before_mamba * GIB)
-        segs.append(Segment("outside", "kept outside pools (1 - mem-fraction-static)", plan.free_after_bytes - rest))
+        segs.append(Segment("outside", "outside pools (1 - mfs)", plan.free_after_bytes - rest))
         if prof.spec_reserved_bytes:
             segs.append(Segment("spec", "spec reservation (asked)", prof.spec_reserved_bytes))
         if prof.max_mamba_cache_size and prof.mamba_cache_per_req_bytes:
-            segs.append(Segment("mamba", "mamba state (asked)", prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes))
+            asked = prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes
+            segs.append(Segment("mamba", "mamba state (asked)", asked))
         kv = prof.available_kv_bytes
         segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity", abs(kv)))
         note = "no pools allocated: SGLang stops while sizing them"
@@ -310,20 +314,14 @@ def bar_view(plan: Plan) -> BarView:
             segs[-1] = Segment("weights", "weights", plan.free_before_bytes, plan.free_after_source)
             segs.append(Segment("over", "over capacity", -fa))
         note = "no pools allocated"
-    title = f"{plan.gpu.display_name}: {gib(cap)} ({plan.gpu.capacity_mib:,} MiB)"
+    title = f"{plan.gpu.display_name} · {gib(cap)} ({plan.gpu.capacity_mib:,} MiB)"
     return BarView(title, cap, [s for s in segs if s.bytes > 0 or s.key in ("free",)], note)
 
 
 def verdict_view(plan: Plan, d: dict[str, Any]) -> VerdictView:
-    if plan.verdict == "fits":
-        title = "FITS"
-    elif plan.verdict == "oom_risk":
-        title = "OUT-OF-MEMORY RISK"
-    elif plan.stage == "server_args":
-        title = "SGLANG REJECTS THE FLAGS"
-    else:
-        title = f"WILL NOT BOOT ({plan.stage})"
-    return VerdictView(plan.verdict, title, d["verdict_text"], d.get("binding_constraint") or "",
+    """The report's verdict line, split into its headline and SGLang's message (or the reason)."""
+    title, _, message = d["verdict_text"].partition(": ")
+    return VerdictView(plan.verdict, title, message, d.get("binding_constraint") or "",
                        list(d.get("suggestions") or []))
 
 
@@ -335,8 +333,6 @@ def capacity_rows(d: dict[str, Any], plan: Plan) -> list[tuple[str, str]]:
             ("KV tokens", f"{c['kv_tokens']:,}"),
             ("longest request", f"{c['longest_request_tokens']:,} tokens"),
             (f"at context {c['context_len']:,}", f"{c['concurrency_at_context_len']:,} requests at once")]
-    if plan.headroom_bytes is not None:
-        rows.append(("left after pools", gib(plan.headroom_bytes)))
     return rows
 
 
@@ -376,16 +372,87 @@ def bad_input_view(message: str, field_errors: dict[str, str] | None = None) -> 
     return PlanView(VerdictView("bad", "BAD INPUT", message), field_errors=dict(field_errors or {}))
 
 
-def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str]) -> PlanView:
+def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str],
+             version: str | None = None) -> PlanView:
     """One re-plan: the plan for these inputs and everything the screen shows of it."""
     try:
-        plan = make_plan(gpu, model, flags, env, draft=_draft_for(flags))
+        plan = make_plan(gpu, model, flags, env, version=version)
     except PlannerError as exc:
         where = _error_field(str(exc))
         return bad_input_view(str(exc), {where: str(exc).split(":", 1)[1].strip()} if where else {})
+    except Exception as exc:  # noqa: BLE001 - a planner bug must not take the explorer down: say it
+        message = f"{type(exc).__name__}: {exc} (flags: {shlex.join(flags)})"
+        return PlanView(VerdictView("bad", "PLANNER ERROR", message))
     d = to_dict(plan)
     return PlanView(verdict=verdict_view(plan, d), bar=bar_view(plan), capacity=capacity_rows(d, plan),
-                    command=launch_command(model, flags), hints=hints(plan), plan=plan)
+                    command=launch_command(model, flags), hints=hints(plan), plan=plan, gpu=gpu, model=model,
+                    flags=list(flags), env=dict(env), version=plan.sglang_version)
+
+
+NUMBER_KINDS = ("float", "int", "hrint")
+
+
+def initial_inputs(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str] | None,
+                   version: str | None = None) -> dict[str, Any]:
+    """The form's values for the command-line arguments (raises BadInput for an unknown GPU, model or
+    SGLang release). The release defaults as ``plan``'s does: the installed sglang's, else the latest modelled."""
+    catalog_id, path = initial_model(model)
+    values, extras = form_from_flags(list(flags))
+    if version is None:
+        version = default_version()[0]
+    elif version not in RULES:
+        raise BadInput(f"--sglang-version: {version} is not modelled; modelled: {', '.join(RULES)}")
+    return {"gpu": initial_gpu(gpu), "model": catalog_id, "model-path": path, "engine": version,
+            **values, "other": shlex.join(extras), "env": env_text(dict(env or {}))}
+
+
+def replan(inputs: dict[str, Any]) -> PlanView:
+    """Everything one edit recomputes: validate the fields, resolve GPU and model, plan, describe."""
+    errors: dict[str, str] = {}
+    for spec in FIELDS:
+        if spec.kind in NUMBER_KINDS:
+            e = field_error(spec, str(inputs.get(spec.flag, "")))
+            if e:
+                errors[spec.flag] = e
+    extras, e = split_extras(str(inputs.get("other", "")))
+    if e:
+        errors["other"] = e
+    env, e = parse_env(str(inputs.get("env", "")))
+    if e:
+        errors["env"] = e
+    if inputs.get("engine") not in ENGINE_VERSIONS:
+        errors["engine"] = f"SGLang {inputs.get('engine')} is not supported yet"
+    path = str(inputs.get("model-path", "")).strip()
+    gpu, model, errs = resolve_inputs(str(inputs.get("gpu", "")), path or str(inputs.get("model", "")))
+    if "model" in errs and path:
+        errs["model-path"] = errs.pop("model")
+    errors.update(errs)
+    if errors:
+        first = next(iter(errors.items()))
+        return bad_input_view(f"{first[0]}: {first[1]}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+                              errors)
+    assert gpu is not None and model is not None
+    values = {spec.flag: inputs.get(spec.flag, False if spec.kind == "switch" else UNSET) for spec in FIELDS}
+    return evaluate(gpu, model, flags_from_form(values, extras), env, str(inputs["engine"]))
+
+
+def is_stale(res: SearchResult, searched: list[str], flags: list[str]) -> bool:
+    """Whether the inputs moved away from both the searched flags and every row of the result."""
+    normal = {tuple(flags_from_form(*form_from_flags(c.flags))) for c in res.ranked}
+    return tuple(flags) != tuple(searched) and tuple(flags) not in normal
+
+
+def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
+    need_ctx = res.needs.context if res.needs.context is not None else min(32768, model.spec.derived_context_len)
+    if not res.ranked:
+        text = (f"None of {res.evaluated:,} configurations boots with the flags you set held fixed: "
+                "clear some (r resets them) and search again.")
+    else:
+        text = (f"{len(res.ranked)} best of {res.feasible:,} feasible ({res.evaluated:,} tried); the flags you "
+                f"set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
+    if stale:
+        text = "Inputs changed since this search (s: search again). " + text
+    return text
 
 
 def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, ResolvedModel | None, dict[str, str]]:
@@ -407,12 +474,12 @@ def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, Reso
 
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("flags", "flags the search chose"),
     ("concurrency", "conc@need"),
     ("running", "running"),
     ("kv_tokens", "KV tokens"),
     ("longest", "longest"),
     ("headroom_left", "spare GiB"),
+    ("flags", "flags the search chose"),
 )
 NUMERIC = {"concurrency", "running", "kv_tokens", "longest", "headroom_left"}
 
@@ -422,8 +489,8 @@ def candidate_text(c: Candidate) -> str:
 
 
 def candidate_cells(c: Candidate) -> tuple[str, ...]:
-    return (candidate_text(c), f"{c.concurrency:,}", f"{c.running:,}", f"{c.kv_tokens:,}", f"{c.longest:,}",
-            f"{c.headroom_left / GIB:.2f}")
+    return (f"{c.concurrency:,}", f"{c.running:,}", f"{c.kv_tokens:,}", f"{c.longest:,}",
+            f"{c.headroom_left / GIB:.2f}", candidate_text(c))
 
 
 def sort_value(c: Candidate, column: str) -> Any:

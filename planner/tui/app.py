@@ -1,0 +1,270 @@
+"""The what-if explorer: edit SGLang flags, see the memory plan change as you type.
+
+    plan tui --gpu rtxpro6000 --model qwen3.6-27b [SGLang flags]
+
+Left: the GPU, the model and every flag the search varies. Centre: the GPU's memory as a stacked
+bar, the verdict and the serving capacity. Right (below on narrow terminals): the search's feasible
+configurations. Bottom: the launch command. Every edit re-plans synchronously (a plan takes
+milliseconds); the search runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Input, Markdown, Select, Static, Switch
+from textual.worker import Worker, WorkerState
+
+from planner.search import Needs, SearchResult, run_search
+from planner.tui import view as v
+from planner.tui.widgets import (
+    CapacityPanel,
+    ChoiceField,
+    CommandBar,
+    ExplainPanel,
+    Field,
+    MemoryBar,
+    ResultsPanel,
+    SwitchField,
+    TextField,
+    VerdictPanel,
+)
+
+HELP = """\
+# gpu-memory-planner: what-if explorer
+
+Every edit re-plans at once with the chosen SGLang release's rules. An empty field means
+*SGLang's default*; its placeholder shows the value SGLang would pick.
+
+| key | what it does |
+|---|---|
+| `s` | search the flags you left empty for configurations that boot |
+| `Enter` (in the table) | load the selected configuration's flags |
+| `/` | filter the table by flag text (every word must match) |
+| `o` | sort the table by the next column (or click a header; again flips) |
+| `c` | copy the launch command (also shown at the bottom) |
+| `r` | reset every flag to SGLang's default |
+| `Esc` | leave a text field (then the single-letter keys work) |
+| `Tab` / `Shift+Tab` | next / previous field |
+| `?` | this help |
+| `q` | quit |
+
+**Bar**: the GPU's memory left to right, in GiB (2^30 bytes; SGLang's logs say "GB"):
+driver + CUDA context, weights, mamba state, speculative intermediates, KV cache, draft KV,
+req_to_token + index buffers, the allocations after the pools (workspace, CUDA graphs,
+activations, draft weights), and what is left. **OVER** is what the plan asks for beyond the GPU.
+
+**Verdict**: `FITS`, SGLang's own error message (rejected flags, or a failure while sizing the
+pools), or `OUT-OF-MEMORY RISK` (the pools fit but a later allocation is unlikely to);
+*Why* names the binding constraint.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and how to read the screen."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Markdown(HELP)
+
+
+class PlannerApp(App[int]):
+    """Inputs on the left, the plan in the centre, the search on the right, the command at the bottom."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "gpu-memory-planner"
+    AUTO_FOCUS = "#gpu Select"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+    BINDINGS = [
+        Binding("s", "search", "Search"),
+        Binding("c", "copy", "Copy"),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("o", "sort", "Sort"),
+        Binding("t", "table", "Table"),
+        Binding("r", "reset", "Reset"),
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+        Binding("escape", "leave_field", "Leave field", show=False),
+    ]
+
+    inputs: reactive[dict[str, Any]] = reactive(dict, always_update=True, init=False)
+    view: reactive[v.PlanView | None] = reactive(None, always_update=True)
+    result: reactive[SearchResult | None] = reactive(None, always_update=True)
+    search_status: reactive[str] = reactive("s searches the flags you left empty for configurations that boot.")
+    searching: reactive[bool] = reactive(False)
+
+    def __init__(self, gpu: str | None = None, model: str | None = None, flags: list[str] | None = None,
+                 env: dict[str, str] | None = None, *, version: str | None = None, auto_search: bool = True) -> None:
+        super().__init__()
+        self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
+        self._auto_search = auto_search
+        self._searched_for: tuple[str, ...] | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        start = self._start
+        bind = {"view": PlannerApp.view}
+        with Container(id="body"):
+            with VerticalScroll(id="inputs"):
+                yield Static("Target", classes="section")
+                yield ChoiceField("gpu", "GPU", v.gpu_options(), start["gpu"], id="gpu").data_bind(**bind)
+                yield ChoiceField("model", "model", v.model_options(), start["model"], id="model").data_bind(**bind)
+                yield TextField("model-path", "or path / HF id", start["model-path"], id="model-path",
+                                placeholder="config.json, checkpoint dir",
+                                tooltip="a config.json, a checkpoint directory or a Hugging Face id "
+                                        "(overrides the model above)").data_bind(**bind)
+                yield ChoiceField("engine", "SGLang", [(x, x) for x in v.ENGINE_VERSIONS], start["engine"],
+                                  id="engine").data_bind(**bind)
+                yield Static("Flags  (empty = default)", classes="section")
+                for spec in v.FIELDS:
+                    value = start[spec.flag]
+                    if spec.kind == "switch":
+                        field: Field = SwitchField(spec.flag, spec.flag, bool(value), tooltip=spec.help, id=spec.id)
+                    elif spec.kind == "choice":
+                        field = ChoiceField(spec.flag, spec.flag, list(spec.choices), value, tooltip=spec.help,
+                                            id=spec.id)
+                    else:
+                        field = TextField(spec.flag, spec.flag, value, tooltip=spec.help, id=spec.id)
+                    yield field.data_bind(**bind)
+                yield TextField("other", "other flags", start["other"], id="other", placeholder="--tp-size 2 ...",
+                                tooltip="any other SGLang flags, as launch_server takes them").data_bind(**bind)
+                yield TextField("env", "env", start["env"], id="env", placeholder="KEY=VALUE ...",
+                                tooltip="SGLang environment variables, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16"
+                                ).data_bind(**bind)
+            with Container(id="work"):
+                with VerticalScroll(id="plan"):
+                    yield VerdictPanel(id="verdict").data_bind(**bind)
+                    yield MemoryBar(id="bar").data_bind(**bind)
+                    yield CapacityPanel(id="capacity").data_bind(**bind)
+                    yield ExplainPanel(id="explain").data_bind(**bind)
+                yield ResultsPanel(id="results").data_bind(
+                    result=PlannerApp.result, status=PlannerApp.search_status, searching=PlannerApp.searching)
+        yield CommandBar(id="command").data_bind(**bind)
+        yield Footer(show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#plan").border_title = "Memory plan"
+        self.query_one("#results").border_title = "Feasible configurations"
+        self.query_one("#inputs").border_title = "Inputs"
+        self.inputs = dict(self._start)
+        if self._auto_search:
+            self.action_search()
+
+    # ------------------------------------------------------------------ state
+
+    def watch_inputs(self, inputs: dict[str, Any]) -> None:
+        self.view = v.replan(inputs)
+
+    def watch_view(self, view: v.PlanView | None) -> None:
+        if self.result is not None and view is not None and view.model is not None and not self.searching:
+            self.search_status = v.search_status(self.result, view.model, self._stale())
+
+    def _stale(self) -> bool:
+        if self.view is None or self.result is None:
+            return True
+        return v.is_stale(self.result, list(self._searched_for or ()), self.view.flags)
+
+    @on(Field.Changed)
+    def _field_changed(self, event: Field.Changed) -> None:
+        self.inputs = {**self.inputs, event.key: event.value}
+
+    def load_flags(self, flags: list[str]) -> None:
+        """Put a flag list into the form (fields it covers, the rest into 'other flags'), then re-plan once."""
+        values, extras = v.form_from_flags(flags)
+        new = {**self.inputs, **values, "other": shlex.join(extras)}
+        with self.prevent(Input.Changed, Select.Changed, Switch.Changed):
+            for field in self.query(Field):
+                if field.key in values or field.key == "other":
+                    field.set_value(new[field.key])
+        self.inputs = new
+
+    # ------------------------------------------------------------------ search
+
+    def action_search(self) -> None:
+        view = self.view
+        if view is None or view.plan is None or view.gpu is None or view.model is None:
+            self.notify("Fix the inputs first.", severity="warning")
+            return
+        self.searching = True
+        self.search_status = "Searching the flags you left empty..."
+        self._searched_for = tuple(view.flags)
+        self._search(view.gpu, view.model, list(view.flags), dict(view.env), view.version)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, gpu, model, flags: list[str], env: dict[str, str], version: str | None) -> SearchResult:
+        return run_search(gpu, model, flags, env, needs=Needs(), top=20, relax=False, version=version)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "search" or worker.is_cancelled:
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.result = worker.result
+            self.searching = False
+            if self.view is not None and self.view.model is not None:
+                self.search_status = v.search_status(worker.result, self.view.model, self._stale())
+        elif event.state == WorkerState.ERROR:
+            self.searching = False
+            self.search_status = f"Search failed: {worker.error}"
+
+    @on(ResultsPanel.Picked)
+    def _picked(self, event: ResultsPanel.Picked) -> None:
+        self.load_flags(event.candidate.flags)
+        self._show_plan()
+        self.notify(" ".join(event.candidate.chosen) or "SGLang defaults", title="Loaded")
+
+    # ------------------------------------------------------------------ actions
+
+    def action_copy(self) -> None:
+        command = self.view.command if self.view is not None else ""
+        if not command:
+            self.notify("No command: fix the inputs first.", severity="warning")
+            return
+        self.copy_to_clipboard(command)
+        self.notify(command, title="Copied launch command")
+
+    def action_focus_filter(self) -> None:
+        self.screen.add_class("-show-results")
+        self.query_one("#filter", Input).focus()
+
+    def action_sort(self) -> None:
+        self.query_one(ResultsPanel).next_sort()
+
+    def action_reset(self) -> None:
+        self.load_flags([])
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_leave_field(self) -> None:
+        """Out of a text field, so that the single-letter keys work: to the table, or the plan when
+        the table is hidden (narrow terminals)."""
+        table = self.query_one("#table", DataTable)
+        (table if table.region.width else self.query_one("#plan")).focus()
+
+    def action_table(self) -> None:
+        """Narrow terminals show the plan or the table: switch. Wider ones show both: focus the table."""
+        if self.screen.has_class("-narrow"):
+            self.screen.toggle_class("-show-results")
+            if not self.screen.has_class("-show-results"):
+                self.query_one("#plan").focus()
+                return
+        self.query_one("#table", DataTable).focus()
+
+    def _show_plan(self) -> None:
+        if self.screen.has_class("-show-results"):
+            self.screen.remove_class("-show-results")
+            self.query_one("#plan").focus()
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(0)

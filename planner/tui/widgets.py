@@ -1,0 +1,431 @@
+"""The explorer's widgets. Each does one thing and draws what :mod:`planner.tui.view` computed.
+
+The app binds each widget's ``view`` (or ``result``) reactive to its own with ``data_bind``; a
+widget never computes a memory number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.visual import visualize
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Label, Select, Static, Switch
+
+from planner.search import Candidate, SearchResult
+from planner.tui.view import COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, candidate_text, filter_rank
+
+SEGMENT_STYLES = {
+    "reserved": "#5f5f5f",
+    "weights": "#3b6fb6",
+    "mamba": "#a05ec4",
+    "spec": "#d9822b",
+    "kv": "#2e9e5b",
+    "draft_kv": "#1f6b3f",
+    "index": "#2aa1b3",
+    "needs": "#c9a227",
+    "outside": "#8a6d3b",
+    "free": "#303030",
+    "over": "#d0312d",
+}
+SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spec", "kv": "KV",
+         "draft_kv": "dKV", "index": "idx", "needs": "needs", "outside": "outside", "free": "free", "over": "OVER"}
+
+
+# --------------------------------------------------------------------------- input fields
+
+
+class Field(Vertical):
+    """One input: a label, a control, and its inline error (from the last re-plan)."""
+
+    DEFAULT_CLASSES = "field"
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    error: reactive[str] = reactive("")
+
+    class Changed(Message):
+        """The user changed the field's value."""
+
+        def __init__(self, key: str, value: Any) -> None:
+            super().__init__()
+            self.key = key
+            self.value = value
+
+    def __init__(self, key: str, label: str, *, tooltip: str | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.key = key
+        self.label = label
+        if tooltip:
+            self.tooltip = tooltip
+
+    def control_widget(self) -> Widget:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="row"):
+            yield Label(self.label, classes="name")
+            yield self.control_widget()
+        yield Static("", classes="error")
+
+    def set_value(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def watch_view(self, view: PlanView | None) -> None:
+        if view is not None:
+            self.error = view.field_errors.get(self.key, "")
+
+    def watch_error(self, error: str) -> None:
+        self.set_class(bool(error), "-invalid")
+        self.query_one(".error", Static).update(error)
+
+    def _changed(self, value: Any) -> None:
+        self.post_message(self.Changed(self.key, value))
+
+
+class TextField(Field):
+    """A text or number flag: an Input whose placeholder shows what SGLang would use."""
+
+    def __init__(self, key: str, label: str, value: str = "", *, placeholder: str = "",
+                 tooltip: str | None = None, id: str | None = None) -> None:
+        super().__init__(key, label, tooltip=tooltip, id=id)
+        self._initial = value
+        self._placeholder = placeholder
+
+    def control_widget(self) -> Widget:
+        return Input(self._initial, placeholder=self._placeholder, compact=True, select_on_focus=False)
+
+    @property
+    def input(self) -> Input:
+        return self.query_one(Input)
+
+    def set_value(self, value: Any) -> None:
+        self.input.value = str(value)
+
+    def watch_view(self, view: PlanView | None) -> None:
+        super().watch_view(view)
+        if view is None or not self.key.startswith("--"):
+            return
+        if self.key in view.hints:
+            self.input.placeholder = view.hints[self.key]
+        elif view.plan is not None:
+            self.input.placeholder = "default"
+
+    @on(Input.Changed)
+    def _input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._changed(event.value)
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.screen.focus_next()
+
+
+class ChoiceField(Field):
+    """A flag with a fixed set of values (or the GPU, the model, the engine version)."""
+
+    def __init__(self, key: str, label: str, options: list[tuple[str, str]], value: str, *,
+                 tooltip: str | None = None, id: str | None = None) -> None:
+        super().__init__(key, label, tooltip=tooltip, id=id)
+        self._options = options
+        self._initial = value
+
+    def control_widget(self) -> Widget:
+        return Select(self._options, value=self._initial, allow_blank=False, compact=True)
+
+    def set_value(self, value: Any) -> None:
+        self.query_one(Select).value = value
+
+    @on(Select.Changed)
+    def _select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self._changed(event.value)
+
+
+class SwitchField(Field):
+    """An on/off flag."""
+
+    def __init__(self, key: str, label: str, value: bool = False, *, tooltip: str | None = None,
+                 id: str | None = None) -> None:
+        super().__init__(key, label, tooltip=tooltip, id=id)
+        self._initial = value
+
+    def control_widget(self) -> Widget:
+        return Switch(self._initial, animate=False)
+
+    def set_value(self, value: Any) -> None:
+        self.query_one(Switch).value = bool(value)
+
+    @on(Switch.Changed)
+    def _switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        self._changed(event.value)
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _height(widget: Widget, content: Text, width: int) -> int:
+    return visualize(widget, content).get_height(widget.styles, width)
+
+
+class Panel(Static):
+    """A Static that re-lays out the screen only when its new text wraps to a different height
+    (a layout pass repaints every widget; most edits change numbers, not line counts)."""
+
+    _shown: Text | None = None
+
+    def show(self, content: Text) -> None:
+        if self._shown is not None and content == self._shown:
+            return
+        width = self.content_size.width
+        layout = (self._shown is None or width <= 0
+                  or _height(self, content, width) != _height(self, self._shown, width))
+        self._shown = content
+        self.update(content, layout=layout)
+
+
+def _segment_widths(bar: BarView, width: int) -> list[int]:
+    """Cells per segment, proportional to bytes (largest remainder), summing to ``width``."""
+    total = sum(s.bytes for s in bar.segments) or 1
+    exact = [s.bytes * width / total for s in bar.segments]
+    cells = [int(x) for x in exact]
+    order = sorted(range(len(exact)), key=lambda i: exact[i] - cells[i], reverse=True)
+    for i in order[: width - sum(cells)]:
+        cells[i] += 1
+    return cells
+
+
+class MemoryBar(Widget):
+    """The GPU's memory as one stacked bar, each segment labelled in GiB."""
+
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    _lines: int = -1
+
+    def watch_view(self) -> None:
+        width = self.content_size.width
+        lines = _height(self, self._build(width), width) if width > 0 else -1
+        self.refresh(layout=lines != self._lines or lines < 0)
+        self._lines = lines
+
+    def render(self) -> Text:
+        return self._build(self.content_size.width)
+
+    def _build(self, width: int) -> Text:
+        bar = self.view.bar if self.view is not None else None
+        if bar is None:
+            return Text("no plan: fix the inputs", style="dim italic")
+        width = max(10, width)
+        out = Text()
+        out.append(bar.title + "\n", style="bold")
+        cells = _segment_widths(bar, width)
+        for row in range(2):
+            for seg, n in zip(bar.segments, cells):
+                if n <= 0:
+                    continue
+                style = f"#ffffff on {SEGMENT_STYLES[seg.key]}"
+                label = ""
+                if row == 0:
+                    for cand in (f"{SHORT[seg.key]} {seg.gib}", f"{SHORT[seg.key]} {seg.gib_short}",
+                                 SHORT[seg.key]):
+                        if len(cand) + 2 <= n:
+                            label = cand
+                            break
+                out.append(label.center(n) if label else " " * n, style=style + (" bold" if label else ""))
+            out.append("\n")
+        used = 0
+        for seg in bar.segments:  # the legend flows; an entry never breaks
+            entry = 2 + len(seg.name) + 1 + len(seg.gib)
+            if used and used + 3 + entry > width:
+                out.append("\n")
+                used = 0
+            elif used:
+                out.append("   ")
+                used += 3
+            out.append("■ ", style=SEGMENT_STYLES[seg.key] if seg.key != "free" else "#8a8a8a")
+            out.append(seg.name + " ", style="bold" if seg.key == "over" else "")
+            out.append(seg.gib, style="bold red" if seg.key == "over" else "bold")
+            used += entry
+        if bar.note:
+            out.append("\n" + bar.note, style="italic")
+        return out
+
+
+class VerdictPanel(Panel):
+    """The verdict: FITS, SGLang's own message, or the out-of-memory risk."""
+
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+
+    def watch_view(self, view: PlanView | None) -> None:
+        if view is None:
+            return
+        v = view.verdict
+        for kind in ("fits", "oom_risk", "rejected", "bad"):
+            self.set_class(v.kind == kind, f"-{kind}")
+        self.show(Text.assemble((f" {v.title} ", "bold reverse"), "\n", v.message))
+
+
+class ExplainPanel(Panel):
+    """The binding constraint in words, and the flag changes that would help."""
+
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+
+    def watch_view(self, view: PlanView | None) -> None:
+        if view is None:
+            return
+        v = view.verdict
+        text = Text()
+        if v.binding:
+            text.append("Why: ", style="bold")
+            text.append(v.binding)
+        for s in v.suggestions:
+            text.append("\n\nFix: " if text else "Fix: ", style="bold")
+            text.append(s)
+        if self.display != bool(text):
+            self.display = bool(text)
+        self.show(text)
+
+
+class CapacityPanel(Panel):
+    """What the plan serves: running requests, KV tokens, the longest request."""
+
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+
+    def watch_view(self, view: PlanView | None) -> None:
+        if view is None:
+            return
+        text = Text()
+        width = max((len(name) for name, _ in view.capacity), default=0)
+        for i, (name, value) in enumerate(view.capacity):
+            text.append(f"{name:<{width}}  ", style="dim")
+            text.append(value, style="bold")
+            if i < len(view.capacity) - 1:
+                text.append("\n")
+        self.show(text)
+
+
+class CommandBar(Panel):
+    """The launch command for the current inputs."""
+
+    view: reactive[PlanView | None] = reactive(None, always_update=True)
+
+    def watch_view(self, view: PlanView | None) -> None:
+        if view is None:
+            return
+        if view.command:
+            self.show(Text.assemble(("$ ", "bold"), view.command))
+        else:
+            self.show(Text("(no command: fix the inputs)", style="dim"))
+
+
+# --------------------------------------------------------------------------- search results
+
+
+class ResultsPanel(Vertical):
+    """The search's feasible configurations: sortable, filterable; Enter loads a row's flags."""
+
+    result: reactive[SearchResult | None] = reactive(None, always_update=True)
+    status: reactive[str] = reactive("")
+    searching: reactive[bool] = reactive(False)
+    sort_column: reactive[str] = reactive("rank")
+    sort_reverse: reactive[bool] = reactive(False)
+    query: reactive[str] = reactive("")
+
+    class Picked(Message):
+        """A row was selected: load these flags."""
+
+        def __init__(self, candidate: Candidate) -> None:
+            super().__init__()
+            self.candidate = candidate
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="status")
+        yield Input(placeholder="filter flags, e.g. 'running 8'  (/)", id="filter", compact=True)
+        yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield Static("", classes="detail")
+
+    def on_mount(self) -> None:
+        self._fill()
+
+    def watch_status(self, status: str) -> None:
+        self.query_one(".status", Static).update(status)
+
+    def watch_searching(self, searching: bool) -> None:
+        self.query_one(DataTable).loading = searching
+
+    def watch_result(self) -> None:
+        self._fill()
+
+    def watch_sort_column(self) -> None:
+        self._fill()
+
+    def watch_sort_reverse(self) -> None:
+        self._fill()
+
+    def watch_query(self) -> None:
+        self._fill()
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        event.stop()
+        self.query = event.value
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(DataTable).focus()
+
+    def sort_by(self, column: str) -> None:
+        """Sort by a column; the same column again flips the order (numbers start largest first)."""
+        if column == self.sort_column:
+            self.sort_reverse = not self.sort_reverse
+        else:
+            self.sort_reverse = column in NUMERIC
+            self.sort_column = column
+
+    def next_sort(self) -> None:
+        keys = ["rank"] + [k for k, _ in COLUMNS]
+        self.sort_column = keys[(keys.index(self.sort_column) + 1) % len(keys)]
+        self.sort_reverse = self.sort_column in NUMERIC
+
+    @on(DataTable.HeaderSelected)
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.sort_by(str(event.column_key.value))
+
+    @on(DataTable.RowHighlighted)
+    def _highlight(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        detail = self.query_one(".detail", Static)
+        if self.result is None or event.row_key.value is None:
+            detail.update("")
+            return
+        cand = self.result.ranked[int(event.row_key.value)]
+        detail.update(Text.assemble(("Enter loads: ", "bold"), candidate_text(cand)))
+
+    @on(DataTable.RowSelected)
+    def _row(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if self.result is not None and event.row_key.value is not None:
+            self.post_message(self.Picked(self.result.ranked[int(event.row_key.value)]))
+
+    def _fill(self) -> None:
+        if not self.is_mounted:
+            return
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for key, label in COLUMNS:
+            arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
+            table.add_column(Text(label + arrow, justify="right" if key in NUMERIC else "left"), key=key)
+        self.query_one(".detail", Static).update("")
+        if self.result is None:
+            return
+        for i, cand in filter_rank(self.result.ranked, self.query, self.sort_column, self.sort_reverse):
+            cells = candidate_cells(cand)
+            table.add_row(*[Text(c, justify="right") if k in NUMERIC else c
+                            for (k, _), c in zip(COLUMNS, cells)], key=str(i))
