@@ -44,11 +44,12 @@ def main() -> None:
           f"= {res.evaluated / best:,.0f} configurations/s; {res.feasible:,} feasible")
 
     # the same configurations, one at a time through the scalar path
-    fixed = given_dests(flags)
+    rules = res.recommended.rules if res.recommended is not None else None
+    fixed = given_dests(flags, rules)
     spec = model.spec
     spec_on = "--speculative-algorithm" in flags
     axes = _categorical_axes(spec, fixed, Needs(), spec_on, spec.derived_context_len,
-                             min(32768, spec.derived_context_len))
+                             min(32768, spec.derived_context_len), rules)
     grid = _numeric_grid(fixed, spec.is_mambaish)
     rng = random.Random(0)
     pts = []

@@ -28,6 +28,7 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import v0_5_11 as engine
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
+from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
 from planner.engines.sglang.v0_5_11.mamba import mamba_state
 from planner.engines.sglang.v0_5_11.memory_profile import (
@@ -91,31 +92,43 @@ class SearchResult:
     relaxations: list[str] = field(default_factory=list)
 
 
-def given_dests(flags: list[str]) -> set[str]:
-    """Which ServerArgs fields the user set, from the option strings in ``flags``."""
-    table = load_flag_table("v0_5_11")
+def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
+    """Which ServerArgs fields the user set, from the option strings in ``flags``, under the names the
+    pipeline uses (0.5.14+ renames mapped back: mamba_radix_cache_strategy -> mamba_scheduler_strategy, ...)."""
+    rules = rules or RULES["0.5.11"]
+    table = load_flag_table(rules.flags)
     by_opt = {o: a["dest"] for a in table["actions"] for o in a["option_strings"]}
+    rename = {rules.strategy_key: "mamba_scheduler_strategy", rules.graph_max_bs_key: "cuda_graph_max_bs",
+              rules.graph_bs_key: "cuda_graph_bs", "tp_size": "tensor_parallel_size"}
     out = set()
     for f in flags:
         if f.startswith("--"):
             name = f.split("=", 1)[0]
             if name in by_opt:
-                out.add(by_opt[name])
+                out.add(rename.get(by_opt[name], by_opt[name]))
     return out
 
 
+def _flag_names(rules: Rules) -> tuple[str, str]:
+    """The release's own spelling of the strategy and decode-graph flags (0.5.14 renamed both)."""
+    if rules.strategy_key == "mamba_radix_cache_strategy":
+        return "--mamba-radix-cache-strategy", "--cuda-graph-max-bs-decode"
+    return "--mamba-scheduler-strategy", "--cuda-graph-max-bs"
+
+
 def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: bool,
-                      derived_ctx: int, need_ctx: int) -> list[tuple[str, list[list[str]]]]:
+                      derived_ctx: int, need_ctx: int, rules: Rules | None = None) -> list[tuple[str, list[list[str]]]]:
     axes: list[tuple[str, list[list[str]]]] = []
+    strategy_flag, graph_flag = _flag_names(rules or RULES["0.5.11"])
 
     def add(dest: str, options: list[list[str]]):
         if dest not in fixed:
             axes.append((dest, options))
 
     if model.is_mambaish:
-        strategies = [["--mamba-scheduler-strategy", "no_buffer"]]
+        strategies = [[strategy_flag, "no_buffer"]]
         if model.hybrid == "gdn":
-            strategies.append(["--mamba-scheduler-strategy", "extra_buffer"])
+            strategies.append([strategy_flag, "extra_buffer"])
         add("mamba_scheduler_strategy", strategies)
         add("disable_radix_cache", [[], ["--disable-radix-cache"]])
     add("disable_overlap_schedule", [[], ["--disable-overlap-schedule"]])
@@ -130,7 +143,7 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
     if need_ctx < derived_ctx:
         add("context_length", [[], ["--context-length", str(need_ctx)]])
     add("chunked_prefill_size", [[], ["--chunked-prefill-size", "4096"]])
-    add("cuda_graph_max_bs", [[], ["--cuda-graph-max-bs", "64"]])
+    add("cuda_graph_max_bs", [[], [graph_flag, "64"]])
     return axes
 
 
@@ -268,18 +281,18 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     fixed_flags = list(flags)
     if needs.speculative and needs.speculative != "off" and "--speculative-algorithm" not in flags:
         fixed_flags += ["--speculative-algorithm", needs.speculative]
-    fixed = given_dests(fixed_flags)
     if draft is None:
         draft = draft_from_flags(fixed_flags)
     plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
     version = plan0.sglang_version
+    fixed = given_dests(fixed_flags, plan0.rules)
     spec = model.spec
     derived = spec.derived_context_len
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
     if need_ctx < 1:
         raise BadInput("--need-context: must be at least 1 token")
     spec_on = "--speculative-algorithm" in fixed_flags
-    axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx)
+    axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules)
     grid = _numeric_grid(fixed, spec.is_mambaish)
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []
