@@ -16,8 +16,7 @@ import math
 import sys
 from typing import Any, Sequence
 
-from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
-from planner.catalog.spec import ModelSpec
+from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.hardware.nvml import parse_gpu_selector

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 VERSION = "0.5.11"
 # layers/attention/attention_registry.py:233-238 @0.5.11
 BLACKWELL_GDN_BACKENDS = ("triton", "trtllm_mha", "fa4", "flashinfer")
-FLAGS_DIR = "v0_5_11"
 
 __all__ = ["VERSION", "run", "Device", "Rejected", "ResolvedArgs", "MambaState", "Profile", "Pools",
            "available_gib", "kv_dtype_name"]
