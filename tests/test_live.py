@@ -71,3 +71,27 @@ def test_probe_describes_and_writes_a_profile_for_an_unknown_card(tmp_path):
     (written,) = tmp_path.glob("*.toml")
     prof = load_profile(written)
     assert prof.memory_total_mib == 65536 and prof.compute_capability == "12.1"
+
+
+def test_tui_offers_this_machine_and_plans_with_its_free_memory(monkeypatch):
+    from planner.hardware.live import select
+    from planner.tui import view
+
+    fake = FakeNvml([Dev("NVIDIA H100 80GB HBM3", 81559, reserved_mib=454, used_mib=20000)])
+    view.live_selection.cache_clear()
+    monkeypatch.setattr(view, "live_selection", lambda: select("auto", nvml=fake))
+    opts = view.gpu_options()
+    assert opts[0][1] == view.LIVE and "NVIDIA H100 80GB HBM3" in opts[0][0]
+    expected = ((81559 - 454 - 20000) * MIB - CUDA_CONTEXT_MIB * MIB) / 2**30
+    assert view.live_free_before_gib() == expected
+    gpu, model, errors = view.resolve_inputs(view.LIVE, "qwen3.5-9b")
+    assert not errors and gpu.capacity_mib == 81559
+
+
+def test_tui_without_nvml_keeps_the_profiles(monkeypatch):
+    from planner.tui import view
+
+    monkeypatch.setattr(view, "live_selection", lambda: None)
+    assert all(value != view.LIVE for _, value in view.gpu_options())
+    _, _, errors = view.resolve_inputs(view.LIVE, "qwen3.5-9b")
+    assert "NVML" in errors["gpu"]

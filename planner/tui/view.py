@@ -11,6 +11,8 @@ The widgets only draw what these return. The numbers come from the core (``make_
 
 from __future__ import annotations
 
+import functools
+
 import argparse
 import shlex
 from dataclasses import dataclass, field
@@ -173,8 +175,35 @@ def flags_from_form(values: FormValues, extras: list[str]) -> list[str]:
 # --------------------------------------------------------------------------- inputs
 
 
+LIVE = "auto"  # the GPU choice that plans for this machine through NVML
+
+
+@functools.lru_cache(maxsize=1)
+def live_selection():
+    """This machine's GPUs through NVML (read once per session), or None without a driver."""
+    from planner.hardware.live import select  # noqa: PLC0415
+    from planner.hardware.nvml import NvmlUnavailable  # noqa: PLC0415
+
+    try:
+        return select("auto")
+    except (NvmlUnavailable, BadInput):
+        return None
+
+
+def live_free_before_gib() -> float | None:
+    """P for the live GPUs: free now (other processes excluded) less the server's CUDA context."""
+    from planner.plan import CUDA_CONTEXT_MIB  # noqa: PLC0415
+
+    sel = live_selection()
+    return None if sel is None else (sel.free_now_bytes - CUDA_CONTEXT_MIB * MIB) / GIB
+
+
 def gpu_options() -> list[tuple[str, str]]:
-    return [(p.id, p.id) for p in load_profiles()]
+    opts = [(p.id, p.id) for p in load_profiles()]
+    sel = live_selection()
+    if sel is not None:
+        opts.insert(0, (f"this machine: {sel.gpus[0].name} x{len(sel.gpus)} (NVML)", LIVE))
+    return opts
 
 
 def model_options() -> list[tuple[str, str]]:
@@ -182,7 +211,11 @@ def model_options() -> list[tuple[str, str]]:
 
 
 def initial_gpu(name: str | None) -> str:
-    """The profile id for a --gpu argument (raises BadInput for an unknown one)."""
+    """The profile id for a --gpu argument, or LIVE for auto (raises BadInput for an unknown one)."""
+    if name == LIVE:
+        if live_selection() is None:
+            raise BadInput("--gpu auto: NVML is not available on this machine; use --gpu NAME")
+        return LIVE
     return find_profile(name or DEFAULT_GPU).id
 
 
@@ -373,10 +406,11 @@ def bad_input_view(message: str, field_errors: dict[str, str] | None = None) -> 
 
 
 def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str],
-             version: str | None = None) -> PlanView:
+             version: str | None = None, free_before_gib: float | None = None) -> PlanView:
     """One re-plan: the plan for these inputs and everything the screen shows of it."""
     try:
-        plan = make_plan(gpu, model, flags, env, version=version)
+        plan = make_plan(gpu, model, flags, env, free_before_gib, version=version,
+                         free_before_source="live: NVML free now - CUDA context" if free_before_gib else None)
     except PlannerError as exc:
         where = _error_field(str(exc))
         return bad_input_view(str(exc), {where: str(exc).split(":", 1)[1].strip()} if where else {})
@@ -433,7 +467,8 @@ def replan(inputs: dict[str, Any]) -> PlanView:
                               errors)
     assert gpu is not None and model is not None
     values = {spec.flag: inputs.get(spec.flag, False if spec.kind == "switch" else UNSET) for spec in FIELDS}
-    return evaluate(gpu, model, flags_from_form(values, extras), env, str(inputs["engine"]))
+    live = live_free_before_gib() if inputs.get("gpu") == LIVE else None
+    return evaluate(gpu, model, flags_from_form(values, extras), env, str(inputs["engine"]), live)
 
 
 def is_stale(res: SearchResult, searched: list[str], flags: list[str]) -> bool:
@@ -460,7 +495,13 @@ def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, Reso
     errors: dict[str, str] = {}
     gpu = model = None
     try:
-        gpu = find_profile(gpu_id)
+        if gpu_id == LIVE:
+            sel = live_selection()
+            if sel is None:
+                raise BadInput("no NVML on this machine: pick a GPU profile")
+            gpu = sel.profile
+        else:
+            gpu = find_profile(gpu_id)
     except BadInput as exc:
         errors["gpu"] = str(exc)
     try:
