@@ -43,6 +43,8 @@ def _load(cases: str, results: str, version: str = "0.5.11") -> list[tuple[dict,
 
 CURATED = _load("cases.jsonl", "results.jsonl")
 RANDOM = _load("random.jsonl", "random_results.jsonl")
+CURATED_12 = _load("cases.jsonl", "results.jsonl", "0.5.12")
+RANDOM_12 = _load("random.jsonl", "random_results.jsonl", "0.5.12")
 CURATED_16 = _load("cases.jsonl", "results.jsonl", "0.5.16")
 RANDOM_16 = _load("random.jsonl", "random_results.jsonl", "0.5.16")
 # Configurations SGLang 0.5.16 accepts that the planner refuses as not modelled (BadInput), by id.
@@ -80,6 +82,11 @@ def _compare(case: dict, expected: dict) -> None:
         fields = [k for k in SUMMARY_FIELDS if k not in OUTCOME_FIELDS]
     diffs = {k: (expected[k], got[k]) for k in fields if expected[k] != got[k]}
     assert not diffs, f"{case['id']}: (oracle, planner) differ: {diffs}"
+
+
+@pytest.mark.parametrize("case,expected", CURATED_12 + RANDOM_12, ids=[c["id"] for c, _ in CURATED_12 + RANDOM_12])
+def test_0_5_12_case_matches_oracle(case, expected):
+    _compare(case, expected)
 
 
 @pytest.mark.parametrize("case,expected", CURATED_16 + RANDOM_16, ids=[c["id"] for c, _ in CURATED_16 + RANDOM_16])

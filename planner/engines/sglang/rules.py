@@ -7,7 +7,7 @@ against their own code are not offered: ``--sglang-version`` then says so instea
 
 Sources: the released wheels (``pip download --no-deps sglang==X``), read at the cited lines, and
 ``shared/reference/sglang-versions.md`` as the map. 0.5.11 and 0.5.16 are also checked field by
-field against SGLang's own code run by the sglang-oracle (tests/golden/sglang-0.5.11, -0.5.16).
+field against SGLang's own code run by the sglang-oracle (tests/golden/sglang-0.5.11, -0.5.12, -0.5.16).
 """
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ class Rules:
     # req_to_token row headroom under spec with page > 1: max(4 + D, 2 x alloc_len + page - 1)
     # (srt/mem_cache/allocation_sizing.py:46-62 @0.5.16); before: 4 + D (…kv_cache_mixin.py:199-203 @0.5.11)
     req_to_token_page_headroom: bool = False
+    # 0.5.12+: --speculative-algorithm is a free string, upper-cased and looked up in a registry;
+    # an unknown name is a ValueError (srt/server_args.py _handle_speculative_decoding @0.5.12,
+    # srt/speculative/spec_info.py:47-60 @0.5.16)
+    spec_algo_registry: bool = False
     # 0.5.14+: draft weights load before the target's pools are sized (free-after-load includes them)
     draft_weights_before_sizing: bool = False
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
@@ -67,13 +71,16 @@ class Rules:
 
 RULES: dict[str, Rules] = {
     "0.5.11": Rules(version="0.5.11", flags="v0_5_11"),
+    # 0.5.12: the sizing code is 0.5.11's (kv_cache_mixin, pool_configurator, memory_pool unchanged for
+    # these models); the speculative algorithm became a registry lookup.
+    "0.5.12": Rules(version="0.5.12", flags="v0_5_12", spec_algo_registry=True),
     "0.5.16": Rules(
         version="0.5.16", flags="v0_5_16", strategy_key="mamba_radix_cache_strategy",
         graph_max_bs_key="cuda_graph_max_bs_decode", graph_bs_key="cuda_graph_bs_decode",
         auto_extra_buffer=True, cuda_graph_config=True, spec_v2_env=False, mamba_solve="joint",
         cap_running_by_estimate=False, zero_checks=True, conv_window_dedup=True, pingpong_bytes=8, req_generation=True,
         req_to_token_page_headroom=True,
-        draft_weights_before_sizing=True, draft_layers_in_cell=True,
+        draft_weights_before_sizing=True, draft_layers_in_cell=True, spec_algo_registry=True,
     ),
 }
 # Releases whose argparse the planner has (flags/*.json) but whose sizing rules are not modelled yet.

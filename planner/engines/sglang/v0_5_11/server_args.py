@@ -645,8 +645,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
 
     # 0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)
     algo = spec_user
-    if rules.cuda_graph_config and algo is not None:
-        # 0.5.14+: a free string, upper-cased, looked up in a registry
+    if rules.spec_algo_registry and algo is not None:
+        # 0.5.12+: a free string, upper-cased, looked up in a registry
         # (srt/arg_groups/speculative_hook.py:80-121, srt/speculative/spec_info.py:47-60 @0.5.16)
         algo = algo.upper()
         if algo not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"):
