@@ -428,36 +428,19 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
 
     mfs = a["mem_fraction_static"]
     mfs_user = mfs is not None
-    if mfs is None and rules.cuda_graph_config:
-        # _handle_gpu_memory_settings + reserve_for_graph_mb (srt/server_args.py:4040-4090, 4164-4190 @0.5.16)
-        reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5 + tp * 1 / 8 * 1024
-        if decode_graph_on:
+    if mfs is None:
+        # _handle_gpu_memory_settings (srt/server_args.py:1434-1482 @0.5.11; 4040-4090 and
+        # reserve_for_graph_mb 4164-4190 @0.5.16). The terms are whole or half MiB, so their float
+        # sum does not depend on the order the two releases add them in.
+        reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
+        reserved += tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
+        if decode_graph_on or not rules.cuda_graph_config:  # 0.5.11 counts it even with graphs disabled
             reserved += gmax * 2
         if prefill_graph_on:
             reserved += len(pcg_tokens) * 8
         if gpu_mem > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
-        mfs = round((gpu_mem - reserved) / gpu_mem, 3)
-        why["mem_fraction_static"] = (
-            f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
-            " (server_args.py:4040-4090 @0.5.16; no speculative term since 0.5.14)")
-        if is_mm and not a["language_only"] and model.raw.get("vision_config") is not None:
-            f = vlm_factor(model)
-            mfs = mfs * f
-            why["mem_fraction_static"] += f" x multimodal ViT factor {f!r}"
-    if mfs is None:
-        reserved = 512.0
-        if cps > 0:
-            reserved += max(cps, 2048) * 1.5
-        else:
-            reserved += max(a["max_prefill_tokens"], 2048) * 1.5
-        reserved += gmax * 2
-        reserved += tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
-        if not pcg_off:
-            reserved += len(pcg_tokens) * 8
-        if gpu_mem > 60 * 1024:
-            reserved = max(reserved, 10 * 1024)
-        if spec_user is not None:
+        if spec_user is not None and not rules.cuda_graph_config:  # no speculative term since 0.5.14
             if spec_user == "STANDALONE":
                 reserved += 6 * 1024
             elif spec_user != "NGRAM":
@@ -465,11 +448,11 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         mfs = round((gpu_mem - reserved) / gpu_mem, 3)
         why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
-            " (server_args.py:1434-1482)")
+            f" (_handle_gpu_memory_settings @{rules.version})")
         if is_mm and not a["language_only"] and model.raw.get("vision_config") is not None:
             f = vlm_factor(model)
             mfs = mfs * f
-            why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173)"
+            why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
 
     # 0.5 _handle_model_specific_adjustments -> _handle_mamba_radix_cache
     # (srt/server_args.py:2143-2241, 2366-2456 @0.5.11)
