@@ -372,7 +372,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     # 0.1 _handle_missing_default_values (srt/server_args.py:1060-1082 @0.5.11)
     if a["mamba_scheduler_strategy"] == "auto" and not rules.auto_extra_buffer:
         a["mamba_scheduler_strategy"] = "no_buffer"
-        why["mamba_scheduler_strategy"] = "'auto' means no_buffer in 0.5.11 (server_args.py:1079-1082)"
+        why["mamba_scheduler_strategy"] = "'auto' means no_buffer in 0.5.11 (server_args.py:1079-1082 @0.5.11)"
 
     # 0.2 _handle_piecewise_cuda_graph (srt/server_args.py:1194-1261 @0.5.11)
     pcg_off = bool(a["disable_piecewise_cuda_graph"])
@@ -403,10 +403,10 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         tier = (16384, 512)
     if cps is None:
         cps = tier[0]
-        why["chunked_prefill_size"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB (server_args.py:1318-1381)"
+        why["chunked_prefill_size"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB (server_args.py:1318-1381 @0.5.11)"
     if gmax is None:
         gmax = tier[1]
-        why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={tp} (server_args.py:1318-1381)"
+        why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={tp} (server_args.py:1318-1381 @0.5.11)"
     if a["cuda_graph_bs"] is None:
         graph_bs = _generate_cuda_graph_batch_sizes(gmax, spec_user, a["disable_cuda_graph_padding"])
     else:
@@ -555,15 +555,15 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             if page is not None and page != 1:
                 warn.append(f"{arch} with radix cache requires page_size=1 in no_buffer mode; page_size set to 1")
                 page = 1
-                why["page_size"] = "no_buffer + radix cache forces page_size=1 (server_args.py:2420-2426)"
+                why["page_size"] = "no_buffer + radix cache forces page_size=1 (server_args.py:2420-2426 @0.5.11)"
             if spec_user is None:
                 overlap_off = True
                 why["disable_overlap_schedule"] = ("mamba no_buffer + radix cache disables the overlap "
-                                                   "schedule (server_args.py:2427-2432)")
+                                                   "schedule (server_args.py:2427-2432 @0.5.11)")
                 if attn == "trtllm_mha":
                     radix_off = True
                     overlap_off = False
-                    why["disable_radix_cache"] = "trtllm_mha cannot use page_size=1 (server_args.py:2433-2440)"
+                    why["disable_radix_cache"] = "trtllm_mha cannot use page_size=1 (server_args.py:2433-2440 @0.5.11)"
             else:
                 raise Rejected("ValueError",
                                f"Speculative decoding for {arch} is not compatible with radix cache when using "
@@ -588,7 +588,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     # 0.6 _handle_attention_backend_compatibility (srt/server_args.py:2533-2734 @0.5.11)
     if attn is None:
         attn = default_attn(page)
-        why["attention_backend"] = f"default for SM{dev.sm_major}{dev.sm_minor} (server_args.py:2464-2545)"
+        why["attention_backend"] = f"default for SM{dev.sm_major}{dev.sm_minor} (server_args.py:2464-2545 @0.5.11)"
     disable_graph = not decode_graph_on
     if attn == "torch_native":
         disable_graph = True
@@ -604,12 +604,12 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                            "srt/server_args.py:2640-2645 @0.5.11")
         if page not in (16, 32, 64):
             page = 64
-            why["page_size"] = "trtllm_mha supports 16/32/64 only, so 64 (server_args.py:2647-2651)"
+            why["page_size"] = "trtllm_mha supports 16/32/64 only, so 64 (server_args.py:2647-2651 @0.5.11)"
     if attn == "fa3" and a["kv_cache_dtype"] == "fp8_e5m2":
         attn = "triton"
     if a["prefill_attention_backend"] == "fa4" and dev.sm100:
         page = 128
-        why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669)"
+        why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669 @0.5.11)"
 
     # 0.7 _handle_linear_attn_backend (srt/server_args.py:2855-2888 @0.5.11)
     lin_decode = a["linear_attn_decode_backend"]
@@ -624,7 +624,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     # 0.8 _handle_page_size (srt/server_args.py:2815-2820 @0.5.11)
     if page is None:
         page = 1
-        why.setdefault("page_size", "default 1 (server_args.py:2815-2820)")
+        why.setdefault("page_size", "default 1 (server_args.py:2815-2820 @0.5.11)")
 
     # 0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)
     algo = spec_user
@@ -640,26 +640,26 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     mrr_user = mrr is not None
     if algo == "NEXTN":
         algo = "EAGLE"
-        why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311)"
+        why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311 @0.5.11)"
     if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
         if mrr is None:
             mrr = 48
-            why["max_running_requests"] = ("reset to 48 for speculative decoding (server_args.py:3454-3458); "
+            why["max_running_requests"] = ("reset to 48 for speculative decoding (server_args.py:3454-3458 @0.5.11); "
                                            "it also sizes the speculative reservation")
         if not rules.spec_v2_env:
             pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
         elif topk is not None and topk > 1 and not overlap_off:
             overlap_off = True
-            why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467)"
+            why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467 @0.5.11)"
         elif not _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=True) and not overlap_off:
             overlap_off = True
-            why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2=False, so spec v1 (server_args.py:3468-3473)"
+            why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2=False, so spec v1 (server_args.py:3468-3473 @0.5.11)"
         if steps is None:
             if not (topk is None and ndraft is None):
                 raise Rejected("AssertionError", "", "srt/server_args.py:3518-3522 @0.5.11")
             steps, topk, ndraft = (5, 4, 8) if arch == "LlamaForCausalLM" else (3, 1, 4)
             why["speculative_num_steps"] = f"auto_choose_speculative_params -> ({steps}, {topk}, {ndraft}) " \
-                                           "(server_args.py:7471-7506)"
+                                           "(server_args.py:7471-7506 @0.5.11)"
         if topk is None:
             # --speculative-num-steps given without --speculative-eagle-topk: SGLang's own
             # `speculative_eagle_topk > 1` comparison raises (srt/server_args.py:3548-3550 @0.5.11,
@@ -674,7 +674,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         if topk == 1 and ndraft != steps + 1:
             ndraft = steps + 1
             why["speculative_num_draft_tokens"] = ("speculative_num_steps + 1 when topk == 1 "
-                                                   "(server_args.py:3539-3546)")
+                                                   "(server_args.py:3539-3546 @0.5.11)")
         if topk > 1 and page > 1 and attn not in ("flashinfer", "fa3"):
             raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
                            "incorrect results for paged attention backends. This combination is only supported "
