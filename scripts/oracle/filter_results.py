@@ -37,6 +37,27 @@ def drop_reason(summary):
     return None
 
 
+def split_kept(cases, results, reason_fn):
+    """(kept cases, kept results without elapsed_s, dropped records) for aligned case/result lists.
+
+    ``reason_fn(summary)`` returns why a result is not an SGLang decision, or None to keep it.
+    """
+    kept_c, kept_r, dropped = [], [], []
+    for c, r in zip(cases, results):
+        assert c["id"] == r["id"]
+        r = dict(r)
+        r.pop("elapsed_s", None)
+        s = r["summary"]
+        why = reason_fn(s)
+        if why:
+            dropped.append({"id": c["id"], "reason": why, "outcome": s.get("outcome"), "stage": s.get("stage"),
+                            "error_type": s.get("error_type"), "error_message": s.get("error_message")})
+            continue
+        kept_c.append(c)
+        kept_r.append(r)
+    return kept_c, kept_r, dropped
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", required=True)
@@ -56,20 +77,8 @@ def main():
     if len(by_id) != len(cases) or any(c["id"] not in by_id for c in cases):
         raise SystemExit(f"results ({len(by_id)}) do not match cases ({len(cases)})")
 
-    kept_c, kept_r, dropped = [], [], []
-    counts = collections.Counter()
-    for c in cases:
-        r = dict(by_id[c["id"]])
-        r.pop("elapsed_s", None)
-        s = r["summary"]
-        why = drop_reason(s)
-        if why:
-            dropped.append({"id": c["id"], "reason": why, "outcome": s.get("outcome"), "stage": s.get("stage"),
-                            "error_type": s.get("error_type"), "error_message": s.get("error_message")})
-            continue
-        counts[s["outcome"]] += 1
-        kept_c.append(c)
-        kept_r.append(r)
+    kept_c, kept_r, dropped = split_kept(cases, [by_id[c["id"]] for c in cases], drop_reason)
+    counts = collections.Counter(r["summary"]["outcome"] for r in kept_r)
 
     with open(a.cases_out, "w") as f:
         f.writelines(json.dumps(c) + "\n" for c in kept_c)

@@ -51,6 +51,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from filter_results import split_kept  # noqa: E402
 import make_cases as mc  # noqa: E402  (tables only: GPUS, MODELS, DENSE_MODELS)
 
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -700,20 +701,7 @@ def drop_reason(summary):
 
 
 def filter_results(cases, results):
-    kept_c, kept_r, dropped = [], [], []
-    for c, r in zip(cases, results):
-        assert c["id"] == r["id"]
-        r = dict(r)
-        r.pop("elapsed_s", None)
-        s = r["summary"]
-        why = drop_reason(s)
-        if why:
-            dropped.append({"id": c["id"], "reason": why, "outcome": s.get("outcome"), "stage": s.get("stage"),
-                            "error_type": s.get("error_type"), "error_message": s.get("error_message")})
-            continue
-        kept_c.append(c)
-        kept_r.append(r)
-    return kept_c, kept_r, dropped
+    return split_kept(cases, results, drop_reason)
 
 
 def verify(py, oracle, cases, results, out_dir, n, jobs):
