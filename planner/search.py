@@ -32,9 +32,7 @@ from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
 from planner.engines.sglang.v0_5_11.mamba import mamba_state
 from planner.engines.sglang.v0_5_11.memory_profile import (
-    available_gib,
-    cell_size,
-    mamba_ratio,
+    chain_inputs,
     size_chain,
 )
 from planner.engines.sglang.v0_5_11.pools import geometries, pool_bytes
@@ -212,21 +210,16 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
-    tp = args.tp_size
-    pre = available_gib(plan0.free_before_bytes, tp)
-    post = available_gib(plan0.free_after_bytes, tp)
-    cell = cell_size(spec, args, draft)
-    out = size_chain(
-        pre_gib=pre, post_gib=post, mfs=mfs, per_req=state.per_req_bytes if state else 0, spec_on=args.spec_on,
-        r_args=r_args, ndraft=args.speculative_num_draft_tokens or 0, m_explicit=m_exp,
-        radix_off=args.disable_radix_cache, ratio=ratio, cell=cell, page=args.page_size,
-        max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
-        context_len=args.context_len, mamba_ratio_=mamba_ratio(args), mambaish=state is not None,
-        solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate)
+    inp = chain_inputs(args, spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    inp.update(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
+    pre, post, cell = inp["pre_gib"], inp["post_gib"], inp["cell"]
+    out = size_chain(**inp)
     n, r, m = out["n"], out["r"], out["m"]
     fail = out["fail"] | (plan0.free_after_bytes <= 0)
     if args.rules.zero_checks:
-        fail = fail | out["fail_rest"] | (out["fail_m"] & (state is not None))
+        fail = fail | (out["fail_m"] & (state is not None))
+    if args.rules.weights_check:
+        fail = fail | out["fail_rest"]
     graphs = not args.disable_cuda_graph
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
     dev = engine.device_for(plan0)

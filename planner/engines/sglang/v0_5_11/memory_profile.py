@@ -19,7 +19,7 @@ import numpy as np
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.v0_5_11.mamba import MambaState
-from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs
+from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, _env_bool
 
 GIB = 1 << 30
 
@@ -79,7 +79,11 @@ def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
     """_calculate_mamba_ratio (…kv_cache_mixin.py:180-192 @0.5.11)."""
     if args.disable_radix_cache:
         return 1
-    extra = 0
+    # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK drops the base by one; no_buffer adds it back
+    # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
+    skip = args.rules.skip_decode_lock_env and _env_flag(args.env, "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK")
+    base = MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO - (1 if skip else 0)
+    extra = 1 if skip else 0
     if args.extra_buffer:
         extra = (MAMBA_CACHE_V2_ADDITIONAL_RATIO_NO_OVERLAP if args.disable_overlap_schedule
                  else MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP)
@@ -90,7 +94,11 @@ def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
                                "srt/mem_cache/kv_cache_configurator.py:1586-1589 @0.5.16",
                                stage="resolve_memory_pool_config")
             extra = 1  # MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP_LAZY (kv_cache_configurator.py:103 @0.5.16)
-    return MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + extra
+    return base + extra
+
+
+def _env_flag(env: dict[str, str], key: str) -> bool:
+    return _env_bool(env, key)
 
 
 class NotEnoughMemory(Rejected):
@@ -120,7 +128,7 @@ class Profile:
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
-               cap_by_estimate=True) -> dict[str, np.ndarray]:
+               cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -134,12 +142,18 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     * N = min(N, --max-total-tokens) re-aligned           (…kv_cache_mixin.py:669-696)
     * R = min(R_args | N // 2, clamp(int(N / ctx * 512), 2048, 4096)), then min with M // ratio (:698-717)
 
+    Release switches (see ``rules/``): ``solve="joint"`` puts the speculative intermediates inside the
+    mamba share (0.5.13+); ``padding_slots`` charges each pool's padding row, ``(M + 1) x S`` and
+    ``(min(R, M // ratio) + 1) x D x S`` (0.5.17+, srt/mem_cache/kv_cache_configurator.py:2210-2355
+    @0.5.19); ``mm_reserve_gib`` is taken off ``rest`` for multimodal models before the mamba split
+    (0.5.18+, srt/mem_cache/kv_cache_configurator.py:132-152, 2016-2021 @0.5.19).
+
     Returns arrays: rest_before, spec_reserved, m, available, n, r, fail (N <= 0).
     """
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
     post = np.asarray(post_gib, dtype=f64)
-    rest = post - pre * (1 - np.asarray(mfs, dtype=f64))
+    rest = post - pre * (1 - np.asarray(mfs, dtype=f64)) - np.asarray(mm_reserve_gib, dtype=f64)
     rest_before = rest
     per = np.asarray(per_req, dtype=np.int64)
     r_args = np.asarray(r_args, dtype=np.int64)
@@ -158,20 +172,27 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         with np.errstate(divide="ignore", invalid="ignore"):
             raw = rest * r / (1 + r)
             m_ratio = np.floor_divide(raw * (1 << 30), per_safe)
-    else:  # "joint" (srt/mem_cache/kv_cache_configurator.py:1703-1814 @0.5.16)
+    elif not padding_slots:  # "joint" (srt/mem_cache/kv_cache_configurator.py:1703-1814 @0.5.16)
         with np.errstate(divide="ignore", invalid="ignore"):
             budget_bytes = rest * r / (1 + r) * (1 << 30)
             m_ratio = np.where(spec, np.floor_divide(budget_bytes, per_safe * (1 + d / mr_safe)),
                                np.floor_divide(budget_bytes, per_safe))
+    else:  # joint, with the padding rows (srt/mem_cache/kv_cache_configurator.py:2315-2350 @0.5.19)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            budget_bytes = rest * r / (1 + r) * (1 << 30)
+            m_ratio = np.where(spec, np.floor_divide(budget_bytes - per * (1 + d), per_safe * (1 + d / mr_safe)),
+                               np.floor_divide(budget_bytes - per, per_safe))
     m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
     m = np.where(m_exp >= 0, m_exp, np.where(use_r_args, r_args, m_ratio))
     m = np.where(mamba, m, 0)
+    pad = 1 if padding_slots else 0
     if solve != "classic":
         capped = np.where(use_r_args & (m_exp < 0), m, np.minimum(np.maximum(r_args, 0), m // mr_safe))
-        spec_reserved = np.where(spec, per * capped * d, 0)
+        spec_reserved = np.where(spec, per * (capped + pad) * d, 0)
         rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
+    rest_after_spec = rest
     fail_m = mamba & (m <= 0)
-    rest = np.where(mamba, rest - (m * per) / (1 << 30), rest)
+    rest = np.where(mamba, rest - ((m + pad) * per) / (1 << 30), rest)
     fail_rest = rest <= 0
     available = np.trunc(rest * (1 << 30)).astype(np.int64)
     page = np.asarray(page, dtype=np.int64)
@@ -191,7 +212,8 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         r_req = np.where(r_args >= 0, np.minimum(r_args, n // 2), np.minimum(est, n // 2))
     r_req = np.where(mamba, np.minimum(r_req, m // mr_safe), r_req)
     return {"rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
-            "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest}
+            "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest,
+            "rest_after_spec": rest_after_spec}
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
@@ -208,7 +230,30 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         page=args.page_size, max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
         context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
+        padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
     )
+
+
+def mm_reserve_gib(args: ResolvedArgs) -> float:
+    """mm_runtime_reservation_gb, 0.5.18+ (srt/mem_cache/kv_cache_configurator.py:132-152 @0.5.19):
+    a multimodal model keeps SGLANG_VLM_CACHE_SIZE_MB (100) of the KV budget for its embedding cache,
+    plus SGLANG_MM_FEATURE_CACHE_MB (1024) with --mm-feature-transport cuda_ipc / cuda_vmm."""
+    if not args.rules.mm_kv_reserve or not args.is_multimodal:
+        return 0.0
+    mb = _env_int(args.env, "SGLANG_VLM_CACHE_SIZE_MB", 100)
+    if args.raw.get("mm_feature_transport") in ("cuda_ipc", "cuda_vmm"):
+        mb += _env_int(args.env, "SGLANG_MM_FEATURE_CACHE_MB", 1024)
+    return mb / 1024
+
+
+def _env_int(env: dict[str, str], key: str, default: int) -> int:
+    """EnvInt.parse: int(value) (srt/environ.py @0.5.19)."""
+    if key not in env:
+        return default
+    try:
+        return int(env[key])
+    except ValueError:
+        raise Rejected("ValueError", f'"{env[key]}" is not a valid integer value', "srt/environ.py EnvInt") from None
 
 
 def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
@@ -276,7 +321,7 @@ def _zero_checks(args: ResolvedArgs, prof: Profile, inp: dict, out: dict, mamba:
         prof.available_kv_bytes = None
         prof.kv_cell_bytes_per_token = None
         prof.spec_reserved_bytes = None
-        rest_after_spec = float(out["rest_after_mamba"]) + prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes / (1 << 30)
+        rest_after_spec = float(out["rest_after_spec"])
         exc = Rejected(
             "RuntimeError",
             f"Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
@@ -287,7 +332,7 @@ def _zero_checks(args: ResolvedArgs, prof: Profile, inp: dict, out: dict, mamba:
             "srt/mem_cache/kv_cache_configurator.py:1793-1804 @0.5.16", stage="resolve_memory_pool_config")
         exc.profile = prof
         raise exc
-    if bool(out["fail_rest"]):
+    if args.rules.weights_check and bool(out["fail_rest"]):
         prof.available_kv_bytes = None
         prof.kv_cell_bytes_per_token = None
         minimum = 1 - inp["post_gib"] / inp["pre_gib"]

@@ -45,9 +45,22 @@ class Rules:
     # a user --max-running-requests is capped by the token estimate (…kv_cache_mixin.py:698-717 @0.5.11)
     # or only by tokens // 2 (srt/mem_cache/kv_cache_configurator.py:1622-1659 @0.5.16)
     cap_running_by_estimate: bool = True
-    # 0.5.13+: RuntimeErrors for M <= 0 and for no servable request; 0.5.14+: ValueError when the
-    # loaded weights leave nothing (kv_cache_configurator.py:1549-1568, 1645-1654, 1793-1804 @0.5.16)
+    # 0.5.13+: RuntimeErrors for M <= 0 and for no servable request
+    # (kv_cache_configurator.py:1645-1654, 1793-1804 @0.5.16)
     zero_checks: bool = False
+    # 0.5.14+: ValueError when the loaded weights leave nothing (kv_cache_configurator.py:1549-1568 @0.5.16)
+    weights_check: bool = False
+    # 0.5.17+: the pools' padding rows are charged: (M + 1) x S and (min(R, M // ratio) + 1) x D x S,
+    # and the joint solve subtracts them first (srt/mem_cache/kv_cache_configurator.py:2210-2355 @0.5.19)
+    padding_slots: bool = False
+    # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK lowers the base ratio by one (no_buffer keeps 3)
+    # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
+    skip_decode_lock_env: bool = False
+    # 0.5.17+: extra_buffer_lazy is allowed with speculative decoding
+    lazy_with_spec: bool = False
+    # 0.5.18+: a multimodal model keeps SGLANG_VLM_CACHE_SIZE_MB of the KV budget
+    # (srt/mem_cache/kv_cache_configurator.py:132-152 @0.5.19)
+    mm_kv_reserve: bool = False
     # 0.5.14+: the conv window of the speculative intermediates is deduplicated: one
     # (D + K - 1) window instead of D windows of K - 1 (srt/mem_cache/memory_pool.py:380-410, 660-705 @0.5.16)
     conv_window_dedup: bool = False
@@ -78,7 +91,7 @@ RULES: dict[str, Rules] = {
         version="0.5.16", flags="v0_5_16", strategy_key="mamba_radix_cache_strategy",
         graph_max_bs_key="cuda_graph_max_bs_decode", graph_bs_key="cuda_graph_bs_decode",
         auto_extra_buffer=True, cuda_graph_config=True, spec_v2_env=False, mamba_solve="joint",
-        cap_running_by_estimate=False, zero_checks=True, conv_window_dedup=True, pingpong_bytes=8, req_generation=True,
+        cap_running_by_estimate=False, zero_checks=True, weights_check=True, conv_window_dedup=True, pingpong_bytes=8, req_generation=True,
         req_to_token_page_headroom=True,
         draft_weights_before_sizing=True, draft_layers_in_cell=True, spec_algo_registry=True,
     ),
@@ -128,7 +141,10 @@ _CHANGES = {
     "mamba_solve": "the speculative intermediate states are reserved inside the mamba share, for "
                    "min(max_running_requests, M // ratio) requests instead of max_running_requests (48 by default)",
     "cap_running_by_estimate": "a --max-running-requests above the KV-based estimate is no longer cut to it",
-    "zero_checks": "new startup errors when the mamba cache or the KV budget come out empty",
+    "zero_checks": "new startup errors when the mamba cache or the servable requests come out empty",
+    "weights_check": "a new startup error when the loaded weights leave no KV budget",
+    "padding_slots": "the pools' padding rows are charged: (M + 1) mamba states and (R + 1) x D intermediates",
+    "mm_kv_reserve": "multimodal models keep 100 MiB of the KV budget for the embedding cache",
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
@@ -137,7 +153,7 @@ _CHANGES = {
 
 _RELEVANT = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
     "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
-    "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "conv_window_dedup": {"mamba+spec"},
+    "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
 }
 
