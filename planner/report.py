@@ -176,37 +176,91 @@ def render_text(plan: Plan) -> str:
     return "\n".join(out)
 
 
-def _other_version_note(plan: Plan) -> str:
-    """When another modelled release decides differently, say so and say what changed."""
-    from planner.engines.sglang.rules import RULES, changes_between  # noqa: PLC0415
+def _vkey(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+def _outcome_key(p: Plan) -> tuple:
+    prof = p.profile
+    return (p.verdict, p.error_type, p.error_message,
+            None if prof is None else (prof.max_total_num_tokens, prof.max_running_requests, prof.max_mamba_cache_size))
+
+
+def _outcome_text(p: Plan) -> str:
+    prof = p.profile
+    if p.verdict in ("fits", "oom_risk") and prof is not None:
+        m = f", mamba slots {prof.max_mamba_cache_size}" if prof.max_mamba_cache_size is not None else ""
+        head = "FITS" if p.verdict == "fits" else "OUT-OF-MEMORY RISK"
+        return f"{head}: {prof.max_total_num_tokens:,} KV tokens, {prof.max_running_requests} running{m}"
+    return verdict_line(p)
+
+
+def plan_traits(plan: Plan) -> set[str]:
+    """What a plan is about, to pick the rule changes that can matter to it."""
+    traits = set()
+    spec_on = any(f.startswith("--speculative-algorithm") for f in plan.flags)
+    if plan.model.spec.is_mambaish:
+        traits.add("mamba")
+        if spec_on:
+            traits.add("mamba+spec")
+    if spec_on:
+        traits.add("spec")
+    if any(f.startswith("--max-running-requests") for f in plan.flags):
+        traits.add("mrr")
+    if any(f.startswith("--speculative-draft-model") for f in plan.flags):
+        traits.add("draft")
+    if plan.args is not None and plan.args.is_multimodal:
+        traits.add("mm")
+    return traits
+
+
+def other_versions(plan: Plan) -> list[tuple[list[str], Plan | None]]:
+    """The same launch under every modelled release (each in its own flag spelling), grouped into runs
+    of consecutive releases with the same outcome: [(releases, a plan of that run)]."""
+    from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
 
-    lines = []
-    for v in RULES:
-        if v == plan.sglang_version or plan.args is None and plan.stage == "server_args" and plan.error_type == "SystemExit":
-            continue
-        try:
-            other = make_plan(plan.gpu, plan.model, plan.flags, plan.env, plan.free_before_bytes / GIB,
-                              plan.free_after_bytes / GIB, version=v)
-        except Exception:  # noqa: BLE001 - a flag the other release does not know, etc.
-            continue
-        if other.verdict != plan.verdict or other.error_message != plan.error_message:
-            old, new = sorted((v, plan.sglang_version), key=lambda x: tuple(int(p) for p in x.split(".")))
-            lines.append(f"With SGLang {v} rules: {verdict_line(other)}")
-            traits = set()
-            spec_on = any(f.startswith("--speculative-algorithm") for f in plan.flags)
-            if plan.model.spec.is_mambaish:
-                traits.add("mamba")
-                if spec_on:
-                    traits.add("mamba+spec")
-            if spec_on:
-                traits.add("spec")
-            if any(f.startswith("--max-running-requests") for f in plan.flags):
-                traits.add("mrr")
-            if any(f.startswith("--speculative-draft-model") for f in plan.flags):
-                traits.add("draft")
-            for c in changes_between(old, new, traits):
-                lines.append(f"  changed {old} -> {new}: {c}")
+    groups: list[tuple[list[str], Plan | None]] = []
+    last = None
+    for v in sorted(RULES, key=_vkey):
+        if v == plan.sglang_version:
+            other = plan
+        else:
+            try:
+                other = make_plan(plan.gpu, plan.model, translate_flags(plan.flags, RULES[v].flags), plan.env,
+                                  plan.free_before_bytes / GIB, plan.free_after_bytes / GIB, version=v)
+            except Exception:  # noqa: BLE001 - e.g. a draft this release cannot read
+                other = None
+        key = None if other is None else _outcome_key(other)
+        if groups and key == last:
+            groups[-1][0].append(v)
+        else:
+            groups.append(([v], other))
+        last = key
+    return groups
+
+
+def _other_version_note(plan: Plan) -> str:
+    """How every other modelled release decides the same launch, and which rule changes explain it."""
+    from planner.engines.sglang.rules import changes_between  # noqa: PLC0415
+
+    if plan.args is None and plan.stage == "server_args" and plan.error_type == "SystemExit":
+        return ""
+    groups = other_versions(plan)
+    if len(groups) == 1:
+        vs = groups[0][0]
+        return f"Other releases: the same outcome under every modelled release ({vs[0]} to {vs[-1]})."
+    traits = plan_traits(plan)
+    lines = ["Other releases (the same launch, renamed flags in each release's spelling):"]
+    for i, (vs, other) in enumerate(groups):
+        span = vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}"
+        mark = "  <- this plan" if plan.sglang_version in vs else ""
+        text = "not comparable (the launch does not translate)" if other is None else _outcome_text(other)
+        lines.append(f"  {span:<14} {text}{mark}")
+        if i + 1 < len(groups):
+            for c in changes_between(vs[-1], groups[i + 1][0][0], traits):
+                lines.append(f"    changed in {groups[i + 1][0][0]}: {c}")
     return "\n".join(lines)
 
 

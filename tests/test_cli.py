@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -120,14 +121,19 @@ def test_versions_decide_differently_on_the_seed_and_say_why(capsys):
     code16, out16, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search",
                             "--sglang-version", "0.5.16", *SEED], capsys)
     assert code11 == 1 and code16 == 0
-    assert "SGLang 0.5.16 rules" in out16 and "With SGLang 0.5.11 rules: WILL NOT BOOT" in out16
-    assert "reserved inside the mamba share" in out16
-    assert "With SGLang 0.5.16 rules: FITS" in out11
+    assert "SGLang 0.5.16 rules" in out16
+    assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT", out16, re.M)
+    assert "changed in 0.5.13: the speculative intermediate states are reserved inside the mamba share" in out16
+    assert re.search(r"^  0\.5\.16 +FITS: .*<- this plan$", out16, re.M)
+    assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT.*<- this plan$", out11, re.M)
 
 
 def test_unmodelled_or_unknown_version_is_bad_input(capsys):
-    code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "0.5.23"], capsys)
-    assert code == 2 and "not modelled" in err
+    from planner.engines.sglang.rules import KNOWN, RULES
+
+    for v in [v for v in KNOWN if v not in RULES]:
+        code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", v], capsys)
+        assert code == 2 and "not modelled" in err
     code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "9.9"], capsys)
     assert code == 2 and "unknown release" in err
 

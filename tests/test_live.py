@@ -31,7 +31,8 @@ def test_selected_gpu_keys_on_the_host_minimum_total():
     plan = _live_plan([0], resolve_model("qwen3.5-9b"), [], {}, None, None, nvml=fake)
     # SGLang's defaults see the 3090's total: nvidia-smi lists every GPU of the host
     assert plan.gpu.capacity_mib == 24576
-    assert plan.args.chunked_prefill_size == 2048  # the < 35 GiB tier
+    # the 20-35 GiB tier: 2048 up to 0.5.19, 4096 from 0.5.20 (srt/arg_groups/memory_hook.py:101-117 @0.5.20)
+    assert plan.args.chunked_prefill_size == (4096 if plan.rules.v0_5_20 else 2048)
     assert any("minimum NVML total over every GPU of the host" in n for n in plan.notes)
 
 

@@ -125,12 +125,12 @@ class _DeprecatedStoreTrue(argparse.Action):
         setattr(namespace, self.dest, self.const)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def load_flag_table(version_dir: str) -> dict[str, Any]:
     return json.loads((_HERE / "flags" / f"{version_dir}.json").read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=32)
 def build_parser(version_dir: str) -> _Parser:
     table = load_flag_table(version_dir)
     parser = _Parser(prog=table.get("prog", "sglang serve"), add_help=False)
@@ -180,8 +180,44 @@ def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
     return out
 
 
-def known_flag_names(version_dir: str) -> set[str]:
-    return {s for a in load_flag_table(version_dir)["actions"] for s in a["option_strings"]}
+@lru_cache(maxsize=32)
+def known_flag_names(version_dir: str) -> frozenset[str]:
+    return frozenset(s for a in load_flag_table(version_dir)["actions"] for s in a["option_strings"])
 
 
-__all__ = ["SGLangArgError", "parse_flags", "build_parser", "known_flag_names"]
+# Flags renamed between releases: (old spelling, new spelling). The old names were deprecated aliases
+# from 0.5.14 (srt/server_args.py:6350-6359 @0.5.14) and are gone from 0.5.20 (flags/v0_5_20.json).
+RENAMED = (
+    ("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy"),
+    ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"),
+    ("--cuda-graph-bs", "--cuda-graph-bs-decode"),
+)
+
+
+def translate_flags(flags: list[str], version_dir: str) -> list[str]:
+    """The same launch in another release's spelling: a renamed flag that release does not know is
+    replaced by the spelling it does know. Values and all other flags are kept as they are."""
+    known = known_flag_names(version_dir)
+    swap = {}
+    for old, new in RENAMED:
+        if old not in known and new in known:
+            swap[old] = new
+        elif new not in known and old in known:
+            swap[new] = old
+    out = []
+    for f in flags:
+        name, eq, value = f.partition("=")
+        out.append(swap.get(name, name) + eq + value if name in swap else f)
+    return out
+
+
+def renamed_hint(flags: list[str], version_dir: str) -> str | None:
+    """A one-line hint when ``flags`` use a spelling this release does not know but another one does."""
+    fixed = translate_flags(flags, version_dir)
+    pairs = [(a.partition("=")[0], b.partition("=")[0]) for a, b in zip(flags, fixed) if a != b]
+    if not pairs:
+        return None
+    return "; ".join(f"{a} is spelled {b} in this release" for a, b in pairs)
+
+
+__all__ = ["SGLangArgError", "parse_flags", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]

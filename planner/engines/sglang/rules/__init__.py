@@ -53,6 +53,55 @@ class Rules:
     # 0.5.17+: the pools' padding rows are charged: (M + 1) x S and (min(R, M // ratio) + 1) x D x S,
     # and the joint solve subtracts them first (srt/mem_cache/kv_cache_configurator.py:2210-2355 @0.5.19)
     padding_slots: bool = False
+    # 0.5.14-0.5.16: the prefill-graph capture list is clamped to --context-length
+    # (srt/server_args.py:4038-4045 @0.5.16); 0.5.17 drops the clamp (prefill_cuda_graph_runner.py:1162-1168 @0.5.17)
+    prefill_ctx_clamp: bool = True
+    # 0.5.17 only: NemotronH loses the breakable prefill graph (srt/server_args.py:4452-4522 @0.5.17)
+    nemotron_no_breakable: bool = False
+    # 0.5.17+: trtllm_mha keeps page 128 (16/32/64/128; srt/arg_groups/overrides.py:2030-2107 @0.5.17)
+    trtllm_page128: bool = False
+    # 0.5.17+: SM100 picks fa4 for models whose K and V head sizes differ (srt/server_args.py:5699-5701 @0.5.17)
+    asym_kv_fa4: bool = False
+    # 0.5.15+: any fa4 role on SM100 with topk <= 1 forces page 128 (_fa4_page_constraint,
+    # srt/arg_groups/overrides.py:1675-1693 @0.5.15); before: only --prefill-attention-backend fa4
+    fa4_page_any: bool = False
+    # 0.5.17+: --linear-attn-verify-backend and --mamba-max-states-per-path checks
+    # (srt/server_args.py:5955-5959, 6083-6096 @0.5.17)
+    checks_v0_5_17: bool = False
+    # 0.5.18+: --language-model-only is a ValueError for all but MuseGlimmer (srt/server_args.py:7657-7686 @0.5.18)
+    language_model_only_check: bool = False
+    # 0.5.19+: NemotronH's Blackwell defaults (trtllm_mha + page 64 on SM100, triton with spec elsewhere) and no
+    # triton assert (srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19); trtllm_mha prefill also on
+    # SM90/SM120 (srt/arg_groups/attention_hook.py:131-157 @0.5.19)
+    blackwell_v0_5_19: bool = False
+    # 0.5.14+: tp_worker's pool checks run in alloc_memory_pool, before the attention backend and the CUDA
+    # graphs, and "Memory pool size is too small" drops the - 5 (srt/managers/tp_worker.py:336-341 @0.5.14)
+    tp_worker_v0_5_14: bool = False
+    # hybrid-GDN attention backends on Blackwell: "v0_5_11" one list for all
+    # (srt/layers/attention/attention_registry.py:233-238 @0.5.11); "v0_5_16" SM100 {triton, trtllm_mha, fa4},
+    # SM120 {triton, trtllm_mha, flashinfer} (:333-351 @0.5.16); "v0_5_18" the same with the per-phase message;
+    # "v0_5_21" SM100 also flashinfer (:441 @0.5.21)
+    gdn_blackwell: str = "v0_5_11"
+    # 0.5.20+: the 20-35 GiB tier is chunked prefill 4096, decode graph 48 / 160 (srt/arg_groups/memory_hook.py:101-117
+    # @0.5.20); --mamba-full-memory-ratio / --swa-full-tokens-ratio are Optional with fallbacks 0.9 / 0.8
+    # (srt/arg_groups/fields/schedule.py:152-163, 203-210 @0.5.20); a path-less EAGLE/NEXTN draft takes its KV
+    # layers from the target's num_nextn_predict_layers (model_runner_components/spec_aux_hidden_state.py:74-107 @0.5.20)
+    v0_5_20: bool = False
+    # 0.5.21+: an explicit extra_buffer strategy on a model without mamba state is a ValueError
+    # (srt/arg_groups/model_hook.py:947-954 @0.5.21)
+    strategy_needs_mamba: bool = False
+    # 0.5.22+: the default decode graph max_bs is clipped to an explicit --max-running-requests
+    # (srt/arg_groups/memory_hook.py:83, 182-188 @0.5.22); tc_piecewise is gone (cuda_graph_config.py:237-243);
+    # the draft KV term is cell + int(cell x Ld / L) (srt/model_executor/pool_configurator.py:305-308 @0.5.22)
+    v0_5_22: bool = False
+    # 0.5.23: max(1, R // dp) wherever max_running_requests is used in sizing
+    # (srt/mem_cache/kv_cache_configurator.py:3128, 3284, 3316, 3332-3334, 3373 @0.5.23)
+    min_one_running: bool = False
+    # --enable-unified-memory / --enable-page-major-kv-layout validation, by release (the pool itself is
+    # not modelled): "v0_5_15" (srt/server_args.py:6819-6895 @0.5.16), "v0_5_17", "v0_5_18" (DSPARK-only
+    # spec, srt/server_args.py:8313-8402 @0.5.18), "v0_5_19" (page-major needs unified,
+    # srt/arg_groups/kv_cache_hook.py:196-303 @0.5.19), "v0_5_22" (EAGLE family allowed)
+    unified_mode: str = "v0_5_15"
     # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK lowers the base ratio by one (no_buffer keeps 3)
     # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
     skip_decode_lock_env: bool = False
@@ -68,9 +117,33 @@ class Rules:
     pingpong_bytes: int = 4
     # ReqToTokenPool.req_generation, int64 (R+1,) (srt/mem_cache/memory_pool.py:271 @0.5.16)
     req_generation: bool = False
-    # req_to_token row headroom under spec with page > 1: max(4 + D, 2 x alloc_len + page - 1)
-    # (srt/mem_cache/allocation_sizing.py:46-62 @0.5.16); before: 4 + D (…kv_cache_mixin.py:199-203 @0.5.11)
-    req_to_token_page_headroom: bool = False
+    # req_to_token row headroom under spec with page > 1: "none" = 4 + D (…kv_cache_mixin.py:199-203
+    # @0.5.11); "topk_gt1" = max(4 + D, 2 x alloc_len) for topk > 1 only (srt/mem_cache/common.py:194-210
+    # @0.5.13); "page" = max(4 + D, 2 x alloc_len + page - 1) (srt/mem_cache/allocation_sizing.py:46-62 @0.5.16)
+    req_to_token_headroom: str = "none"
+    # 0.5.13+: extra_buffer_lazy exists and counts as extra buffer everywhere
+    # (enable_mamba_extra_buffer, srt/server_args.py:7363-7364 @0.5.13); NemotronH may use extra_buffer
+    # (srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13); the FLA_CHUNK_SIZE assert reads the model's
+    # mamba_chunk_size (srt/server_args.py:7389-7400 @0.5.13); the radix-off ValueError gains a period
+    # (srt/server_args.py:2697-2702 @0.5.13)
+    mamba_v0_5_13: bool = False
+    # <= 0.5.12: an EAGLE topk > 1 turns overlap off (srt/server_args.py:3461-3467 @0.5.11); 0.5.13 keeps it
+    # (srt/arg_groups/speculative_hook.py:289-295 @0.5.13)
+    spec_topk_disables_overlap: bool = True
+    # 0.5.13+: topk > 1 with page > 1 also allows triton, with a new message
+    # (srt/arg_groups/speculative_hook.py:376-386 @0.5.13, :634-650 @0.5.16)
+    page_tree_triton: bool = False
+    # 0.5.13: the piecewise token list is clamped to --context-length (srt/server_args.py:1579-1585 @0.5.13)
+    pcg_ctx_clamp: bool = False
+    # prefill CUDA graph default, 0.5.14+: "tc_piecewise" (srt/model_executor/cuda_graph_config.py:90-92
+    # @0.5.14) or "breakable" (0.5.15+, :95-101 @0.5.15); mm_breakable_allowlist: 0.5.16+ keeps breakable
+    # for Qwen3.5/3.6 (srt/configs/model_config.py:1785-1788 @0.5.16; 0.5.15 disables every multimodal model,
+    # srt/server_args.py:3374 @0.5.15)
+    prefill_graph_default: str = "breakable"
+    mm_breakable_allowlist: bool = True
+    # 0.5.14: the decode-graph term is in the heuristic even with the decode graph off
+    # (srt/server_args.py:3285 @0.5.14; 0.5.15+ only when on, :3639-3643 @0.5.15)
+    decode_term_always: bool = False
     # 0.5.12+: --speculative-algorithm is a free string, upper-cased and looked up in a registry;
     # an unknown name is a ValueError (srt/server_args.py _handle_speculative_decoding @0.5.12,
     # srt/speculative/spec_info.py:47-60 @0.5.16)
@@ -82,23 +155,20 @@ class Rules:
     draft_layers_in_cell: bool = False
 
 
-RULES: dict[str, Rules] = {
-    "0.5.11": Rules(version="0.5.11", flags="v0_5_11"),
-    # 0.5.12: the sizing code is 0.5.11's (kv_cache_mixin, pool_configurator, memory_pool unchanged for
-    # these models); the speculative algorithm became a registry lookup.
-    "0.5.12": Rules(version="0.5.12", flags="v0_5_12", spec_algo_registry=True),
-    "0.5.16": Rules(
-        version="0.5.16", flags="v0_5_16", strategy_key="mamba_radix_cache_strategy",
-        graph_max_bs_key="cuda_graph_max_bs_decode", graph_bs_key="cuda_graph_bs_decode",
-        auto_extra_buffer=True, cuda_graph_config=True, spec_v2_env=False, mamba_solve="joint",
-        cap_running_by_estimate=False, zero_checks=True, weights_check=True, conv_window_dedup=True, pingpong_bytes=8, req_generation=True,
-        req_to_token_page_headroom=True,
-        draft_weights_before_sizing=True, draft_layers_in_cell=True, spec_algo_registry=True,
-    ),
-}
+def _releases() -> dict[str, Rules]:
+    """Every modelled release, oldest first, from the per-range modules (each cites what changed)."""
+    from planner.engines.sglang.rules import v0_5_10, v0_5_13, v0_5_14, v0_5_17, v0_5_20  # noqa: PLC0415
+
+    out: dict[str, Rules] = {}
+    for mod in (v0_5_10, v0_5_13, v0_5_14, v0_5_17, v0_5_20):
+        out.update(mod.RELEASES)
+    return out
+
+
 # Releases whose argparse the planner has (flags/*.json) but whose sizing rules are not modelled yet.
 KNOWN = tuple(f"0.5.{n}" for n in range(9, 24))
-LATEST = "0.5.16"
+RULES: dict[str, Rules] = _releases()
+LATEST = max(RULES, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 
 def installed_sglang() -> str | None:
@@ -145,6 +215,16 @@ _CHANGES = {
     "weights_check": "a new startup error when the loaded weights leave no KV budget",
     "padding_slots": "the pools' padding rows are charged: (M + 1) mamba states and (R + 1) x D intermediates",
     "mm_kv_reserve": "multimodal models keep 100 MiB of the KV budget for the embedding cache",
+    "mamba_v0_5_13": "extra_buffer_lazy is added (4 mamba slots per running request with overlap) and NemotronH "
+                      "may use extra_buffer",
+    "spec_topk_disables_overlap": "EAGLE with topk > 1 keeps the overlap schedule (5 mamba slots instead of 4 "
+                                  "with extra_buffer)",
+    "prefill_graph_default": "the prefill CUDA graph defaults to breakable instead of tc_piecewise (its capture "
+                             "sizes count in mem_fraction_static)",
+    "mm_breakable_allowlist": "Qwen3.5/3.6 keep the breakable prefill CUDA graph (len(sizes) x 8 MiB more in "
+                              "mem_fraction_static's reserve)",
+    "decode_term_always": "the decode CUDA-graph term of mem_fraction_static counts only when the decode graph is on",
+    "req_to_token_headroom": "req_to_token keeps more columns under speculative decoding with page > 1",
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
@@ -153,7 +233,8 @@ _CHANGES = {
 
 _RELEVANT = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
     "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
-    "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "conv_window_dedup": {"mamba+spec"},
+    "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "mm_kv_reserve": {"mm"}, "mm_breakable_allowlist": {"mm"},
+    "mamba_v0_5_13": {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
 }
 

@@ -113,28 +113,10 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
     plan.profile = prof
     plan.pools = allocate(args, model, state, prof, draft)
 
-    if not args.disable_cuda_graph:
-        bs = batch_sizes_to_capture(args.cuda_graph_bs, prof.max_running_requests)
-        plan.capture_bs = bs
-        if not (len(bs) > 0 and bs[0] > 0):
-            _reject(plan, Rejected("AssertionError", f"capture_bs={bs}",
-                                   "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
-                                   stage="cuda_graph_batch_sizes"), "startup_failed")
-            return
-    if prof.max_running_requests <= 0:
-        _reject(plan, Rejected("AssertionError", "max_running_request is zero",
-                               "srt/managers/tp_worker.py:297 @0.5.11", stage="tp_worker"), "startup_failed")
-        return
-    if min(args.context_len - 1, prof.max_total_num_tokens - 1) - 5 <= 0:
-        _reject(plan, Rejected("AssertionError", "Memory pool size is too small",
-                               "srt/managers/tp_worker.py:301-309 @0.5.11", stage="tp_worker"), "startup_failed")
-        return
-    if dev.blackwell and model.hybrid == "gdn" and args.attention_backend not in BLACKWELL_GDN_BACKENDS:
-        _reject(plan, Rejected("AssertionError", "triton, trtllm_mha, fa4, or flashinfer backend are the only "
-                               "supported backends on Blackwell GPUs for hybrid GDN models, use --attention-backend "
-                               "to specify the backend.",
-                               "srt/layers/attention/attention_registry.py:233-238 @0.5.11",
-                               stage="init_attention_backend"), "startup_failed")
+    try:
+        _post_pool_checks(args, model, prof, dev, plan)
+    except Rejected as exc:
+        _reject(plan, exc, "startup_failed")
         return
 
     plan.needs = estimate_needs(plan, args, model, prof, draft)
@@ -146,6 +128,70 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
             plan.verdict = "oom_risk"
             plan.oom_allocation = need.label
             break
+
+
+def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+    """What SGLang checks once the pools exist, in its order.
+
+    0.5.11-0.5.13: the attention backend is built (srt/model_executor/model_runner.py:768 @0.5.11), then the
+    CUDA graphs (capture list), then tp_worker's asserts (srt/managers/tp_worker.py:297-309 @0.5.11).
+    0.5.14+: tp_worker's asserts run in alloc_memory_pool first (srt/managers/tp_worker.py:336-341 @0.5.14),
+    without the ``- 5``.
+    """
+    rules = args.rules
+    checks = [_tp_worker, _attention_backend, _capture] if rules.tp_worker_v0_5_14 else \
+        [_attention_backend, _capture, _tp_worker]
+    for check in checks:
+        check(args, model, prof, dev, plan)
+
+
+def _tp_worker(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+    if prof.max_running_requests <= 0:
+        raise Rejected("AssertionError", "max_running_request is zero",
+                       "srt/managers/tp_worker.py:297 @0.5.11", stage="tp_worker")
+    slack = 0 if args.rules.tp_worker_v0_5_14 else 5
+    if min(args.context_len - 1, prof.max_total_num_tokens - 1) - slack <= 0:
+        raise Rejected("AssertionError", "Memory pool size is too small",
+                       "srt/managers/tp_worker.py:301-309 @0.5.11, :336-341 @0.5.14", stage="tp_worker")
+
+
+def _capture(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+    if args.disable_cuda_graph:
+        return
+    bs = batch_sizes_to_capture(args.cuda_graph_bs, prof.max_running_requests)
+    plan.capture_bs = bs
+    if not (len(bs) > 0 and bs[0] > 0):
+        raise Rejected("AssertionError", f"capture_bs={bs}", "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
+                       stage="cuda_graph_batch_sizes")
+
+
+def _attention_backend(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+    """The hybrid-GDN backend check on Blackwell (srt/layers/attention/attention_registry.py)."""
+    if not (dev.blackwell and model.hybrid == "gdn"):
+        return
+    mode = args.rules.gdn_blackwell
+    attn = args.attention_backend
+    if mode == "v0_5_11":
+        if attn not in BLACKWELL_GDN_BACKENDS:
+            raise Rejected("AssertionError", "triton, trtllm_mha, fa4, or flashinfer backend are the only "
+                           "supported backends on Blackwell GPUs for hybrid GDN models, use --attention-backend "
+                           "to specify the backend.", "srt/layers/attention/attention_registry.py:233-238 @0.5.11",
+                           stage="init_attention_backend")
+        return
+    if dev.sm100:
+        allowed = {"triton", "trtllm_mha", "fa4"} | ({"flashinfer"} if mode == "v0_5_21" else set())
+    else:
+        allowed = {"triton", "trtllm_mha", "flashinfer"}
+    prefill = args.raw.get("prefill_attention_backend") or attn
+    decode = args.raw.get("decode_attention_backend") or attn
+    if prefill in allowed and decode in allowed:
+        return
+    # SGLang prints the Python set as it iterates (hash order); sorted here
+    shown = "{" + ", ".join(repr(b) for b in sorted(allowed)) + "}"
+    got = f"attention_backend={attn}" if mode == "v0_5_16" else f"prefill={prefill}, decode={decode}"
+    raise Rejected("AssertionError", f"Only {shown} backends are supported on Blackwell GPUs for hybrid GDN models. "
+                   f"Got {got}.", "srt/layers/attention/attention_registry.py:333-351 @0.5.16, :462-476 @0.5.23",
+                   stage="init_attention_backend")
 
 
 def _check_heads(model: ModelSpec, tp: int) -> None:

@@ -69,10 +69,31 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
-    if (args.rules.draft_layers_in_cell and draft is not None and args.speculative_draft_model_path
-            and args.speculative_algorithm in ("EAGLE", "EAGLE3", "STANDALONE") and n_layers > 0):
-        cell = int(cell * (1 + draft.num_hidden_layers / n_layers))
+    layers = draft_kv_layers(model, args, draft)
+    if layers and n_layers > 0:
+        if args.rules.v0_5_22:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22
+            cell = cell + int(cell * layers / n_layers)
+        else:
+            cell = int(cell * (1 + layers / n_layers))
     return cell
+
+
+def draft_kv_layers(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None) -> int:
+    """eagle_draft_num_layers: the draft's KV layers the target's cell pays for (0.5.14+), 0 when none.
+
+    With a draft path: the draft config's ``num_nextn_predict_layers``, else ``max(num_hidden_layers,
+    num_attention_layers)`` (model_runner.py:431-455 @0.5.14); 0.5.20+ also without one, from the
+    target's ``num_nextn_predict_layers`` (model_runner_components/spec_aux_hidden_state.py:74-107 @0.5.20).
+    """
+    if not args.rules.draft_layers_in_cell or args.speculative_algorithm not in ("EAGLE", "EAGLE3", "STANDALONE"):
+        return 0
+    if draft is not None and args.speculative_draft_model_path:
+        nextn = draft.text.get("num_nextn_predict_layers")
+        return int(nextn) if nextn is not None else draft.num_hidden_layers
+    if args.rules.v0_5_20 and not args.speculative_draft_model_path:
+        nextn = model.text.get("num_nextn_predict_layers")
+        return int(nextn) if nextn is not None else 0
+    return 0
 
 
 def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
@@ -128,7 +149,8 @@ class Profile:
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
-               cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0) -> dict[str, np.ndarray]:
+               cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
+               min_one_running=False) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -157,6 +179,8 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     rest_before = rest
     per = np.asarray(per_req, dtype=np.int64)
     r_args = np.asarray(r_args, dtype=np.int64)
+    if min_one_running:  # max(1, R // dp) (srt/mem_cache/kv_cache_configurator.py:3128 @0.5.23)
+        r_args = np.where(r_args >= 0, np.maximum(r_args, 1), r_args)
     mamba = np.asarray(mambaish, dtype=bool)
     spec = np.asarray(spec_on, dtype=bool) & mamba
     d = np.asarray(ndraft, dtype=np.int64)
@@ -231,6 +255,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
+        min_one_running=args.rules.min_one_running,
     )
 
 

@@ -77,17 +77,23 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
 
 
 def req_to_token_extra(args: ResolvedArgs) -> int:
-    """Columns of req_to_token beyond the context length."""
+    """Columns of req_to_token beyond the context length: 4 + D (…kv_cache_mixin.py:199-203 @0.5.11).
+
+    0.5.13-0.5.15: spec with page > 1 and topk > 1 keeps max(4 + D, 2 x alloc_len)
+    (srt/mem_cache/common.py:154-210 @0.5.13); 0.5.16+: any spec with page > 1 keeps
+    max(4 + D, 2 x alloc_len + page - 1) (srt/mem_cache/allocation_sizing.py:9-62 @0.5.16).
+    """
     d = args.speculative_num_draft_tokens or 0
     extra = 4 + d
-    if args.rules.req_to_token_page_headroom and args.spec_on and args.page_size > 1:
-        steps, topk = args.speculative_num_steps or 1, args.speculative_eagle_topk or 1
-        if topk == 1:  # get_alloc_len_per_decode (srt/mem_cache/allocation_sizing.py:8-30 @0.5.16)
-            alloc = max(steps * topk, d)
-        else:
-            alloc = max((((args.page_size - 1) + steps + args.page_size - 1) // args.page_size) * args.page_size * topk, d)
-        extra = max(extra, 2 * alloc + args.page_size - 1)
-    return extra
+    mode = args.rules.req_to_token_headroom
+    steps, topk = args.speculative_num_steps or 1, args.speculative_eagle_topk or 1
+    if mode == "none" or not args.spec_on or args.page_size <= 1 or (mode == "topk_gt1" and topk <= 1):
+        return extra
+    if topk == 1:  # get_alloc_len_per_decode
+        alloc = max(steps * topk, d)
+    else:
+        alloc = max((((args.page_size - 1) + steps + args.page_size - 1) // args.page_size) * args.page_size * topk, d)
+    return max(extra, 2 * alloc + (args.page_size - 1 if mode == "page" else 0))
 
 
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,

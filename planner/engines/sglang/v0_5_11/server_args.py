@@ -160,6 +160,8 @@ class ResolvedArgs:
         if self.rules.auto_extra_buffer:
             return not self.disable_radix_cache and self.mamba_scheduler_strategy in ("extra_buffer",
                                                                                         "extra_buffer_lazy")
+        if self.rules.mamba_v0_5_13:  # srt/server_args.py:7363-7364 @0.5.13
+            return self.mamba_scheduler_strategy in ("extra_buffer", "extra_buffer_lazy")
         return self.mamba_scheduler_strategy == "extra_buffer"
 
 
@@ -171,6 +173,11 @@ _OUT_OF_SCOPE = {
     "enable_hierarchical_cache": "hierarchical cache",
     "cpu_offload_gb": "CPU offload",
     "enable_two_batch_overlap": "two-batch overlap",
+    "enable_gdn_replayssm_spec": "ReplaySSM speculative verify",
+    "enable_linear_replayssm_spec": "ReplaySSM speculative verify",
+    "enable_linear_replayssm": "ReplaySSM ring buffers",
+    "enable_kv_cache_sharding": "KV-cache sharding",
+    "enable_int8_mamba_checkpoint": "the int8 mamba checkpoint pool",
 }
 
 
@@ -187,6 +194,17 @@ def check_scope(raw: dict[str, Any]) -> str | None:
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
     if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "DFLASH", "STANDALONE", "DSPARK"):
+        return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
+                "yet (EAGLE, EAGLE3 and NEXTN are)")
+    if (raw.get("attn_dp_size") or 1) > 1:
+        return "--attn-dp-size: attention data parallelism is not modelled by this planner yet"
+    if raw.get("moe_a2a_backend", "none") != "none":
+        return f"--moe-a2a-backend {raw['moe_a2a_backend']}: expert-parallel all-to-all buffers are not modelled yet"
+    if raw.get("weight_cache_mode", "off") != "off":
+        return "--weight-cache-mode: preloaded weight caches are not modelled by this planner yet"
+    if raw.get("startup_weight_load_mode", "serial") != "serial":
+        return "--startup-weight-load-mode overlap: not modelled (weights are committed after graph capture)"
+    if str(raw.get("speculative_algorithm") or "").upper() in ("UNO", "FROZEN_KV_MTP"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
                 "yet (EAGLE, EAGLE3 and NEXTN are)")
     if raw.get("kv_cache_dtype") == "fp4_e2m1":
@@ -227,7 +245,7 @@ def check_values(raw: dict[str, Any]) -> str | None:
 
 
 def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: int,
-                               ctx_flag: int | None) -> tuple[bool, bool, list[int]]:
+                               ctx_flag: int | None, rules: Rules = RULES["0.5.16"]) -> tuple[bool, bool, list[int]]:
     """Decode/prefill CUDA-graph backends and the prefill capture list, 0.5.14+.
 
     _parse_cuda_graph_config / _apply_cuda_graph_compatibility (srt/server_args.py:3572-3830 @0.5.16):
@@ -237,6 +255,12 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
     """
     decode = a.get("cuda_graph_backend_decode") or "full"
     prefill = a.get("cuda_graph_backend_prefill")
+    if rules.v0_5_22:  # parse_cuda_graph_backend_arg (srt/model_executor/cuda_graph_config.py:237-243 @0.5.23)
+        for phase, value in (("decode", a.get("cuda_graph_backend_decode")), ("prefill", prefill)):
+            if value == "tc_piecewise":
+                raise Rejected("SystemExit", f"sglang serve: error: argument --cuda-graph-backend-{phase}: "
+                               "tc_piecewise was removed; select breakable, full, or disabled",
+                               "srt/model_executor/cuda_graph_config.py:237-243 @0.5.23")
     locked = prefill is not None
     if a["disable_cuda_graph"]:
         decode, prefill, locked = "disabled", "disabled", True
@@ -245,7 +269,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
     if a["disable_decode_cuda_graph"]:
         decode = "disabled"
     if prefill is None:
-        prefill = "breakable"
+        prefill = rules.prefill_graph_default  # tc_piecewise in 0.5.14 (cuda_graph_config.py:90-92 @0.5.14)
     if not locked:
         if prefill == "breakable" and is_mm and arch in MM_PIECEWISE_GRAPH_ARCHS:
             prefill = "tc_piecewise"
@@ -257,7 +281,10 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
                     or a["moe_a2a_backend"] != "none"):
                 prefill = "disabled"
         elif prefill == "breakable":
-            if (is_mm and arch not in MM_BREAKABLE_GRAPH_ARCHS) or a["moe_a2a_backend"] != "none":
+            allowed = rules.mm_breakable_allowlist and arch in MM_BREAKABLE_GRAPH_ARCHS
+            if rules.nemotron_no_breakable and arch == "NemotronHForCausalLM":  # srt/server_args.py:4452-4522 @0.5.17
+                prefill = "disabled"
+            elif (is_mm and not allowed) or a["moe_a2a_backend"] != "none":
                 prefill = "disabled"
     # prefill max_bs and capture list (srt/server_args.py:3998-4030, 4265-4280 @0.5.16)
     pmax = a.get("cuda_graph_max_bs_prefill")
@@ -267,7 +294,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
             pmax = min(pmax, a["max_total_tokens"])
         if "llama-2" in str(a["model_path"]).lower():
             pmax = min(pmax, 4096)
-    if ctx_flag is not None:
+    if ctx_flag is not None and rules.prefill_ctx_clamp:
         pmax = min(pmax, ctx_flag)
     tokens = a.get("cuda_graph_bs_prefill") or _piecewise_tokens(pmax)
     return decode != "disabled", prefill != "disabled", list(tokens)
@@ -295,6 +322,18 @@ def _piecewise_tokens(max_tokens: int) -> list[int]:
              + list(range(576, 1025, 64)) + list(range(1280, 4097, 256))
              + list(range(4608, max_tokens + 1, 512)))
     return [s for s in sizes if s <= max_tokens]
+
+
+def mamba_chunk_size(model: ModelSpec) -> int:
+    """``getattr(hf_config, "mamba_chunk_size", FLA_CHUNK_SIZE)`` (srt/server_args.py:7394-7395 @0.5.13):
+    NemotronH's config class sets it from ``chunk_size`` (default 256, srt/configs/nemotron_h.py:40,
+    223-242 @0.5.13); the GDN configs have none, so 64."""
+    raw = model.raw
+    if "mamba_chunk_size" in raw:
+        return int(raw["mamba_chunk_size"])
+    if model.architecture == "NemotronHForCausalLM":
+        return int(raw.get("chunk_size", 256))
+    return FLA_CHUNK_SIZE
 
 
 def vlm_factor(model: ModelSpec) -> float:
@@ -330,6 +369,11 @@ def normalize(raw: dict[str, Any], rules: Rules) -> dict[str, Any]:
         a.setdefault(key, None)
     a.setdefault("moe_a2a_backend", "none")
     a.setdefault("swa_full_tokens_ratio", 0.8)
+    # 0.5.20+: Optional with fallbacks (srt/arg_groups/fields/schedule.py:152-163, 203-210 @0.5.20)
+    if a.get("swa_full_tokens_ratio") is None:
+        a["swa_full_tokens_ratio"] = 0.8
+    if a.get("mamba_full_memory_ratio") is None:
+        a["mamba_full_memory_ratio"] = 0.9
     a.setdefault("linear_attn_backend", "triton")
     return a
 
@@ -394,7 +438,10 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     if gpu_mem < 20 * 1024:
         tier = (2048, 8)
     elif gpu_mem < 35 * 1024:
-        tier = (2048, 24 if tp < 4 else 80)
+        if rules.v0_5_20:  # srt/arg_groups/memory_hook.py:101-117 @0.5.20
+            tier = (4096, 48 if tp < 4 else 160)
+        else:
+            tier = (2048, 24 if tp < 4 else 80)
     elif gpu_mem < 60 * 1024:
         tier = (4096, 32 if tp < 4 else 160)
     elif gpu_mem < 160 * 1024:
@@ -407,6 +454,10 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     if gmax is None:
         gmax = tier[1]
         why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={tp} (server_args.py:1318-1381 @0.5.11)"
+        mrr_flag = a["max_running_requests"]
+        if rules.v0_5_22 and mrr_flag is not None and gmax > mrr_flag:
+            gmax = mrr_flag  # clipped to an explicit --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)
+            why["cuda_graph_max_bs"] = "clipped to --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)"
     if a["cuda_graph_bs"] is None:
         graph_bs = _generate_cuda_graph_batch_sizes(gmax, spec_user, a["disable_cuda_graph_padding"])
     else:
@@ -419,12 +470,15 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             pcg_max = min(pcg_max, a["max_total_tokens"])
         if "llama-2" in str(a["model_path"]).lower():
             pcg_max = min(pcg_max, 4096)
+    if rules.pcg_ctx_clamp and a["context_length"] is not None:  # srt/server_args.py:1579-1585 @0.5.13
+        pcg_max = min(pcg_max, a["context_length"])
     pcg_tokens = a["piecewise_cuda_graph_tokens"] or _piecewise_tokens(pcg_max)
 
     decode_graph_on = not a["disable_cuda_graph"]
     prefill_graph_on = not pcg_off
     if rules.cuda_graph_config:
-        decode_graph_on, prefill_graph_on, pcg_tokens = _cuda_graph_config_v0_5_16(a, arch, is_mm, cps, ctx_flag=a["context_length"])
+        decode_graph_on, prefill_graph_on, pcg_tokens = _cuda_graph_config_v0_5_16(a, arch, is_mm, cps,
+                                                                                   ctx_flag=a["context_length"], rules=rules)
 
     mfs = a["mem_fraction_static"]
     mfs_user = mfs is not None
@@ -434,7 +488,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         # sum does not depend on the order the two releases add them in.
         reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
         reserved += tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
-        if decode_graph_on or not rules.cuda_graph_config:  # 0.5.11 counts it even with graphs disabled
+        # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
+        if decode_graph_on or not rules.cuda_graph_config or rules.decode_term_always:
             reserved += gmax * 2
         if prefill_graph_on:
             reserved += len(pcg_tokens) * 8
@@ -463,7 +518,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     radix_off = bool(a["disable_radix_cache"])
     overlap_off = bool(a["disable_overlap_schedule"])
     strat = a["mamba_scheduler_strategy"]
-    extra = strat == "extra_buffer"
+    extra = strat == "extra_buffer" or (rules.mamba_v0_5_13 and strat == "extra_buffer_lazy")
 
     def default_attn(page_now: int | None) -> str:
         # _get_default_attn_backend, MHA branch (srt/server_args.py:2464-2520 @0.5.11)
@@ -472,6 +527,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         if dev.hopper_cuda_12_3 and no_spec_or_topk1:
             return "fa3"
         if dev.sm100 and no_spec_or_topk1 and (spec_user is None or topk is not None):
+            if rules.asym_kv_fa4 and model.head_dim != model.v_head_dim:
+                return "fa4"  # srt/server_args.py:5697-5701 @0.5.17
             return "trtllm_mha"
         return "flashinfer"
 
@@ -499,7 +556,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                 raise Rejected("AssertionError", f"extra_buffer is not supported for {arch}; use no_buffer.", rule)
             d = a["speculative_num_draft_tokens"]
             if d is not None:
-                if strategy == "extra_buffer_lazy":
+                if strategy == "extra_buffer_lazy" and not rules.lazy_with_spec:  # allowed from 0.5.17
                     raise Rejected("AssertionError", "extra_buffer_lazy unsupported with spec.", rule)
                 if not a["mamba_track_interval"] >= d:
                     raise Rejected("AssertionError", "", rule)
@@ -534,12 +591,16 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         if extra:
             if radix_off:
                 raise Rejected("ValueError",
-                               "mamba extra_buffer is not compatible with --disable-radix-cache "
+                               "mamba extra_buffer is not compatible with --disable-radix-cache"
+                               + ("." if rules.mamba_v0_5_13 else "") + " "
                                "Overlap scheduling is already supported with no_buffer + disable_radix_cache. "
                                "Please use --mamba-scheduler-strategy no_buffer instead.",
-                               "srt/server_args.py:2393-2399 @0.5.11")
+                               "srt/server_args.py:2393-2399 @0.5.11, :2697-2702 @0.5.13")
             d = a["speculative_num_draft_tokens"]
             interval = a["mamba_track_interval"]
+            if d is not None and strat == "extra_buffer_lazy":
+                raise Rejected("AssertionError", "extra_buffer_lazy is not yet supported with speculative decoding. "
+                               "Use --mamba-scheduler-strategy extra_buffer instead.", "srt/server_args.py:2707-2711 @0.5.13")
             if d is not None and not interval >= d:
                 raise Rejected("AssertionError", f"mamba_track_interval {interval} must be greater than or "
                                f"equal to speculative_num_draft_tokens {d}", "srt/server_args.py:2404-2407 @0.5.11")
@@ -547,7 +608,14 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                 if interval % page != 0:
                     raise Rejected("AssertionError", f"mamba_track_interval {interval} must be divisible by "
                                    f"page_size {page}", "srt/server_args.py:2409-2412 @0.5.11")
-                if max(FLA_CHUNK_SIZE, page) % min(FLA_CHUNK_SIZE, page) != 0:
+                if rules.mamba_v0_5_13:
+                    # mamba_cache_chunk_size (srt/server_args.py:7389-7400 @0.5.13)
+                    chunk = mamba_chunk_size(model)
+                    if max(chunk, page) % min(chunk, page) != 0:
+                        raise Rejected("AssertionError", "For SSM models, either chunk_size or page_size must be "
+                                       f"divisible by the other, got chunk_size={chunk}, self.page_size={page}",
+                                       "srt/server_args.py:7389-7400 @0.5.13")
+                elif max(FLA_CHUNK_SIZE, page) % min(FLA_CHUNK_SIZE, page) != 0:
                     raise Rejected("AssertionError", "For SSM models with extra buffer, either FLA_CHUNK_SIZE or "
                                    f"page_size must be divisible by the other, got FLA_CHUNK_SIZE={FLA_CHUNK_SIZE}, "
                                    f"self.page_size={page}", "srt/server_args.py:2413-2418 @0.5.11")
@@ -571,8 +639,26 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                                "please use --mamba-scheduler-strategy extra_buffer and set SGLANG_ENABLE_SPEC_V2=1.",
                                "srt/server_args.py:2452-2456 @0.5.11")
 
-    if arch == "NemotronHForCausalLM":
-        mamba_radix(False, "flashinfer")
+    if arch == "NemotronHForCausalLM" and rules.blackwell_v0_5_19:
+        # srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19; the triton assert is gone
+        topk_u = a["speculative_eagle_topk"]
+        if dev.blackwell and attn is None and a["prefill_attention_backend"] is None \
+                and a["decode_attention_backend"] is None:
+            if spec_user is not None:
+                if dev.sm100 and topk_u in (None, 1):
+                    attn = "trtllm_mha"
+                    if page is None:
+                        page = 64
+                    if a["mamba_scheduler_strategy"] == "auto":
+                        a["mamba_scheduler_strategy"] = "extra_buffer"
+                else:
+                    attn = "triton"
+            elif dev.sm100:
+                attn = "trtllm_mha"
+            why["attention_backend"] = f"NemotronH Blackwell default (model_overrides/nemotron_h.py:97-123 @0.5.19)"
+        mamba_radix(True, None)
+    elif arch == "NemotronHForCausalLM":
+        mamba_radix(rules.mamba_v0_5_13, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
         if attn == "triton":
             raise Rejected("AssertionError", "NemotronHForCausalLM does not support triton attention backend,"
                            "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
@@ -584,6 +670,10 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         mamba_radix(True, sm100_default)
     elif arch == "FalconH1ForCausalLM":
         mamba_radix(False, "triton")
+    elif rules.strategy_needs_mamba and not radix_off and a["mamba_scheduler_strategy"] in ("extra_buffer",
+                                                                                         "extra_buffer_lazy"):
+        raise Rejected("ValueError", f"--mamba-radix-cache-strategy {a['mamba_scheduler_strategy']} needs mamba "
+                       f"state, got {arch}.", "srt/arg_groups/model_hook.py:947-954 @0.5.21")
 
     # 0.6 _handle_attention_backend_compatibility (srt/server_args.py:2533-2734 @0.5.11)
     if attn is None:
@@ -595,21 +685,39 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" or a["prefill_attention_backend"] == "trtllm_mha":
         prefill = a["prefill_attention_backend"] or attn
         decode = a["decode_attention_backend"] or attn
-        if prefill == "trtllm_mha" and not dev.sm100:
+        if rules.blackwell_v0_5_19:  # srt/arg_groups/attention_hook.py:131-157 @0.5.19
+            if prefill == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
+                raise Rejected("ValueError", "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), "
+                               "or SM120 GPUs. Please use a different prefill backend.",
+                               "srt/arg_groups/attention_hook.py:131-157 @0.5.19")
+            if prefill == "trtllm_mha" and dev.sm120 and a["kv_cache_dtype"] == "fp8_e4m3":
+                raise Rejected("ValueError", "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or "
+                               "skip-softmax.", "srt/arg_groups/attention_hook.py:131-157 @0.5.19")
+        elif prefill == "trtllm_mha" and not dev.sm100:
             raise Rejected("ValueError", "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). "
                            "Please use a different prefill backend.", "srt/server_args.py:2629-2632 @0.5.11")
         if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
             raise Rejected("ValueError", "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell "
                            "(SM100) and (SM120) GPUs. Please use a different decode backend.",
                            "srt/server_args.py:2640-2645 @0.5.11")
-        if page not in (16, 32, 64):
+        if page not in ((16, 32, 64, 128) if rules.trtllm_page128 else (16, 32, 64)):
             page = 64
             why["page_size"] = "trtllm_mha supports 16/32/64 only, so 64 (server_args.py:2647-2651 @0.5.11)"
     if attn == "fa3" and a["kv_cache_dtype"] == "fp8_e5m2":
         attn = "triton"
-    if a["prefill_attention_backend"] == "fa4" and dev.sm100:
+    fa4_roles = (attn, a["decode_attention_backend"], a["prefill_attention_backend"]) if rules.fa4_page_any \
+        else (a["prefill_attention_backend"],)
+    fa4_topk_ok = not rules.fa4_page_any or (a["speculative_eagle_topk"] or 0) <= 1
+    if "fa4" in fa4_roles and dev.sm100 and fa4_topk_ok:  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
         page = 128
         why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669 @0.5.11)"
+
+    if rules.checks_v0_5_17:
+        # _handle_mamba_backend (srt/server_args.py:5951-5959 @0.5.17), for every model
+        mmsp = a.get("mamba_max_states_per_path", -1)
+        if mmsp == 0 or mmsp < -1:
+            raise Rejected("ValueError", "--mamba-max-states-per-path must be -1 (unlimited) or a positive "
+                           f"integer, got {mmsp}.", "srt/server_args.py:5955-5959 @0.5.17")
 
     # 0.7 _handle_linear_attn_backend (srt/server_args.py:2855-2888 @0.5.11)
     lin_decode = a["linear_attn_decode_backend"]
@@ -620,6 +728,14 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         raise Rejected("ValueError", "--linear-attn-decode-backend flashinfer on SM100+ requires "
                        f"--mamba-ssm-dtype bfloat16, got {a['mamba_ssm_dtype']!r}",
                        "srt/server_args.py:2876-2888 @0.5.11")
+    if rules.checks_v0_5_17:  # srt/server_args.py:6083-6096 @0.5.17
+        verify = a.get("linear_attn_verify_backend")
+        if verify is None and (lin_decode or a["linear_attn_backend"]) == "flashinfer":
+            verify = "flashinfer"
+        if verify == "flashinfer" and a["mamba_ssm_dtype"] != "bfloat16" and dev.sm_major >= 10:
+            raise Rejected("ValueError", "--linear-attn-verify-backend flashinfer on SM100+ requires "
+                           f"--mamba-ssm-dtype bfloat16, got {a['mamba_ssm_dtype']!r}",
+                           "srt/server_args.py:6083-6096 @0.5.17")
 
     # 0.8 _handle_page_size (srt/server_args.py:2815-2820 @0.5.11)
     if page is None:
@@ -648,7 +764,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                                            "it also sizes the speculative reservation")
         if not rules.spec_v2_env:
             pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
-        elif topk is not None and topk > 1 and not overlap_off:
+        elif rules.spec_topk_disables_overlap and topk is not None and topk > 1 and not overlap_off:
             overlap_off = True
             why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467 @0.5.11)"
         elif not _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=True) and not overlap_off:
@@ -675,10 +791,20 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             ndraft = steps + 1
             why["speculative_num_draft_tokens"] = ("speculative_num_steps + 1 when topk == 1 "
                                                    "(server_args.py:3539-3546 @0.5.11)")
-        if topk > 1 and page > 1 and attn not in ("flashinfer", "fa3"):
+        if rules.page_tree_triton:
+            if topk > 1 and page > 1 and attn not in ("flashinfer", "fa3", "triton"):
+                raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is only supported on "
+                               f"('flashinfer', 'fa3', 'triton'); got attention_backend={attn!r}. Use page_size == 1 "
+                               "or one of those backends.", "srt/arg_groups/speculative_hook.py:376-386 @0.5.13")
+        elif topk > 1 and page > 1 and attn not in ("flashinfer", "fa3"):
             raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
                            "incorrect results for paged attention backends. This combination is only supported "
                            "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
+
+    if rules.language_model_only_check and a.get("language_model_only"):
+        # _handle_language_model_only (srt/server_args.py:7657-7686 @0.5.18)
+        raise Rejected("ValueError", f"--language-model-only does not support {[arch]}. Supported: "
+                       "['MuseGlimmerForConditionalGeneration'].", "srt/server_args.py:7657-7686 @0.5.18")
 
     # 0.10 _handle_environment_variables (srt/server_args.py:3922-3926 @0.5.11)
     env = dict(env)
@@ -691,17 +817,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                        "srt/server_args.py:3963-3964 @0.5.11")
 
     if rules.cuda_graph_config and (a.get("enable_unified_memory") or a.get("enable_page_major_kv_layout")):
-        # _handle_page_major_kv_layout then _handle_unified_memory_pool (srt/server_args.py:6819-6895 @0.5.16)
-        backends = {b for b in (a["prefill_attention_backend"] or attn, a["decode_attention_backend"] or attn) if b}
-        if not backends <= {"triton"}:
-            raise Rejected("AssertionError", "--enable-page-major-kv-layout requires the Triton attention backend "
-                           f"for the full-attention layers; got {sorted(backends)}. Pass --attention-backend triton.",
-                           "srt/server_args.py:6866-6876 @0.5.16")
-        if a.get("enable_unified_memory") and algo is not None:
-            raise Rejected("AssertionError", "--enable-unified-memory is not yet compatible with speculative decoding.",
-                           "srt/server_args.py:6829-6832 @0.5.16")
-        raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but the "
-                           "unified memory pool is not modelled by this planner yet")
+        _unified_memory_checks(a, attn, algo, rules)
 
     # check_server_args (srt/server_args.py:6773-6830 @0.5.11)
     if cps > 0 and cps % page != 0:
@@ -722,6 +838,44 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         is_multimodal=is_mm, disable_piecewise_cuda_graph=pcg_off, piecewise_cuda_graph_tokens=pcg_tokens,
         env=env, rules=rules, defaulted=why, warnings=warn,
     )
+
+
+def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules) -> None:
+    """_handle_page_major_kv_layout then _handle_unified_memory_pool, per release; a launch that passes is
+    refused as not modelled (the unified pool's split is dynamic)."""
+    mode = rules.unified_mode
+    unified = bool(a.get("enable_unified_memory"))
+    if mode in ("v0_5_19", "v0_5_22"):
+        if not unified:  # srt/arg_groups/kv_cache_hook.py:297-303 @0.5.19
+            raise Rejected("AssertionError", "--enable-page-major-kv-layout without --enable-unified-memory is "
+                           "temporarily unsupported: the strided MHA K/V views were removed and the static-pool "
+                           "page-major layout awaits its per-layer-view reimplementation. Run with "
+                           "--enable-unified-memory, or drop --enable-page-major-kv-layout.",
+                           "srt/arg_groups/kv_cache_hook.py:297-303 @0.5.19")
+    else:
+        backends = {b for b in (a["prefill_attention_backend"] or attn, a["decode_attention_backend"] or attn) if b}
+        if not backends <= {"triton"}:
+            if mode == "v0_5_15":  # srt/server_args.py:6866-6876 @0.5.16
+                msg = ("--enable-page-major-kv-layout requires the Triton attention backend for the full-attention "
+                       f"layers; got {sorted(backends)}. Pass --attention-backend triton.")
+            else:  # srt/server_args.py:8364-8402 @0.5.18
+                msg = ("--enable-page-major-kv-layout requires the Triton attention backend for the full-attention "
+                       "layers (unified-memory MLA also allows the paged MLA backends); got "
+                       f"{sorted(backends)}, allowed ['triton']. Pass a compatible --attention-backend.")
+            raise Rejected("AssertionError", msg, "srt/server_args.py:6866-6876 @0.5.16, :8397-8402 @0.5.18")
+    if unified and algo is not None:
+        if mode in ("v0_5_15", "v0_5_17"):
+            raise Rejected("AssertionError", "--enable-unified-memory is not yet compatible with speculative "
+                           "decoding.", "srt/server_args.py:6829-6832 @0.5.16")
+        if mode in ("v0_5_18", "v0_5_19") and algo != "DSPARK":
+            tail = ("virtual/dense loc translation" if mode == "v0_5_18"
+                    else "virtual/kernel-facing loc translation")
+            raise Rejected("AssertionError", "--enable-unified-memory only supports --speculative-algorithm DSPARK "
+                           "(chain draft); other speculative algorithms are not yet audited for the unified pool's "
+                           f"{tail}. Got --speculative-algorithm={algo!r}.",
+                           "srt/server_args.py:8313-8318 @0.5.18, srt/arg_groups/kv_cache_hook.py:224-229 @0.5.19")
+    raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but the "
+                       "unified memory pool is not modelled by this planner yet")
 
 
 def _env_bool(env: dict[str, str], key: str, default: bool = False) -> bool:
