@@ -30,7 +30,7 @@ WHAT_IF = [
         "        '--speculative-num-draft-tokens 4 --mamba-scheduler-strategy extra_buffer')\n"
         "rows = []\n"
         "for r in [1, 2, 4, 6, 8, 12, 16, 24, 32, 40, 48]:\n"
-        "    p = planner.plan('rtxpro6000', 'qwen3.6-27b', f'{SEED} --max-running-requests {r}')\n"
+        "    p = planner.plan('rtxpro6000', 'qwen3.6-27b', f'{SEED} --max-running-requests {r}', sglang_version='0.5.11')\n"
         "    s = planner.summary(p)\n"
         "    rows.append((r, p.verdict, s['max_running_requests'], s['max_total_num_tokens'],\n"
         "                 s['spec_reserved_bytes'] / 2**30))\n"
@@ -53,6 +53,26 @@ WHAT_IF = [
         "state, so KV tokens fall linearly; the resolved running requests stop growing once the mamba slots "
         "(`max_mamba_cache_size // 5` with extra_buffer and overlap) bind. At 48 (the default under speculative "
         "decoding) the server does not boot at all."),
+    new_markdown_cell(
+        "## The same launch under every modelled SGLang release\n\n"
+        "Between releases SGLang moved the speculative reservation inside the mamba share (0.5.13), loaded the "
+        "draft before sizing and made `auto` mean extra_buffer (0.5.14), charged the pools' padding rows (0.5.17), "
+        "kept 100 MiB of the KV budget for multimodal models (0.5.18) and renamed the strategy flag (the old name is "
+        "gone from 0.5.20). The seed launch with default `--max-running-requests`, release by release:"),
+    new_code_cell(
+        "from planner.engines.sglang.rules import RULES\n\n"
+        "def seed_flags(v):\n"
+        "    new_name = tuple(int(x) for x in v.split('.')) >= (0, 5, 14)\n"
+        "    name = '--mamba-radix-cache-strategy' if new_name else '--mamba-scheduler-strategy'\n"
+        "    return SEED.replace('--mamba-scheduler-strategy', name)\n\n"
+        "per_release = []\n"
+        "for v in RULES:\n"
+        "    p = planner.plan('rtxpro6000', 'qwen3.6-27b', seed_flags(v), sglang_version=v)\n"
+        "    s = planner.summary(p)\n"
+        "    per_release.append((v, s['outcome'], s['max_total_num_tokens'], s['max_running_requests'], s['max_mamba_cache_size']))\n"
+        "    print('%-7s %-15s KV tokens=%-8s running=%-4s mamba slots=%s' % per_release[-1])\n"
+        "outcomes = dict((v, outcome) for v, outcome, *_ in per_release)\n"
+        "assert outcomes['0.5.11'] == 'startup_failed' and outcomes['0.5.23'] == 'ok'"),
 ]
 
 
