@@ -190,7 +190,13 @@ def exit_code(plan: Plan) -> int:
 def flag_error(plan: Plan) -> BadInput | None:
     """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict."""
     if plan.error_type == "SystemExit":
-        return BadInput(plan.error_message or "SGLang flag error")
+        from planner.engines.sglang.cli_flags import renamed_hint  # noqa: PLC0415
+
+        msg = plan.error_message or "SGLang flag error"
+        hint = renamed_hint(plan.flags, plan.rules.flags) if plan.rules is not None else None
+        if hint:
+            msg += f" (SGLang {plan.sglang_version}: {hint})"
+        return BadInput(msg)
     return None
 
 

@@ -123,14 +123,30 @@ def render_text(plan: Plan) -> str:
     if prof is not None:
         w("")
         joint = a.rules.mamba_solve != "classic"
+        newer = tuple(int(x) for x in plan.sglang_version.split(".")) >= (0, 5, 16)
         w(f"Profiling (SGLang {plan.sglang_version}: "
-          + ("mem_cache/kv_cache_configurator.py)" if joint else "model_executor/model_runner_kv_cache_mixin.py)"))
+          + ("mem_cache/kv_cache_configurator.py)" if newer else "model_executor/model_runner_kv_cache_mixin.py)"))
+        from planner.engines.sglang.v0_5_11.memory_profile import mm_reserve_gib  # noqa: PLC0415
+
+        mm = mm_reserve_gib(a)
+        mm_text = f" - multimodal reserve {mm:.3f}" if mm else ""
         w(f"  rest = post {prof.post_model_load_gib:.3f} - P {prof.pre_model_load_gib:.3f} x (1 - {a.mem_fraction_static:.4f})"
-          f" = {prof.rest_gib_before_mamba:.3f} GiB")
+          f"{mm_text} = {prof.rest_gib_before_mamba:.3f} GiB")
+        if mm:
+            w("    (multimodal models keep SGLANG_VLM_CACHE_SIZE_MB of the KV budget: "
+              "kv_cache_configurator.py:132-152 @0.5.19)")
         if prof.mamba_cache_per_req_bytes:
             w(f"  mamba state per request S = {prof.mamba_cache_per_req_bytes:,} B ({prof.mamba_cache_per_req_bytes / 2**20:.1f} MiB)")
         if prof.spec_reserved_bytes:
-            reqs = (f"min({a.max_running_requests}, M // ratio)" if joint else str(a.max_running_requests))
+            pad = " + 1" if a.rules.padding_slots else ""
+            radix_k = a.disable_radix_cache and a.max_mamba_cache_size is None
+            if not joint:
+                reqs = str(a.max_running_requests)
+            elif radix_k:
+                reqs = f"(M {prof.max_mamba_cache_size}{pad})" if pad else f"M {prof.max_mamba_cache_size}"
+            else:
+                reqs = f"(min({a.max_running_requests}, M // ratio){pad})" if pad else \
+                    f"min({a.max_running_requests}, M // ratio)"
             w(f"  speculative reservation = S x {reqs} x {a.speculative_num_draft_tokens}"
               f" = {prof.spec_reserved_bytes / GIB:.3f} GiB")
         if prof.max_mamba_cache_size is not None:
@@ -228,8 +244,12 @@ def other_versions(plan: Plan) -> list[tuple[list[str], Plan | None]]:
             other = plan
         else:
             try:
+                # measured or given free memory is the same for every release; a modelled one is modelled
+                # again, since from 0.5.14 the draft's weights are loaded before the pools are sized
+                fb = None if plan.free_before_source.startswith("modelled") else plan.free_before_bytes / GIB
+                fa = None if plan.free_after_source.startswith("modelled") else plan.free_after_bytes / GIB
                 other = make_plan(plan.gpu, plan.model, translate_flags(plan.flags, RULES[v].flags), plan.env,
-                                  plan.free_before_bytes / GIB, plan.free_after_bytes / GIB, version=v)
+                                  fb, fa, version=v, free_before_source=None if fb is None else plan.free_before_source)
             except Exception:  # noqa: BLE001 - e.g. a draft this release cannot read
                 other = None
         key = None if other is None else _outcome_key(other)

@@ -117,15 +117,31 @@ def test_python_dash_m_planner_is_the_same_command():
 
 
 def test_versions_decide_differently_on_the_seed_and_say_why(capsys):
+    # the issue's done-when: the seed under 0.5.11 and under 0.5.23 (where the strategy flag has its new name)
     code11, out11, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", *V11, *SEED], capsys)
-    code16, out16, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search",
-                            "--sglang-version", "0.5.16", *SEED], capsys)
-    assert code11 == 1 and code16 == 0
-    assert "SGLang 0.5.16 rules" in out16
-    assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT", out16, re.M)
-    assert "changed in 0.5.13: the speculative intermediate states are reserved inside the mamba share" in out16
-    assert re.search(r"^  0\.5\.16 +FITS: .*<- this plan$", out16, re.M)
+    seed23 = [f.replace("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy") for f in SEED]
+    code23, out23, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search",
+                            "--sglang-version", "0.5.23", *seed23], capsys)
+    assert code11 == 1 and code23 == 0
+    assert "SGLang 0.5.11 rules" in out11 and "SGLang 0.5.23 rules" in out23
+    assert "Verdict: WILL NOT BOOT" in out11 and "Verdict: FITS" in out23
+    # 0.5.11 reserves S x 48 x 4 before the split; 0.5.23 inside the mamba share, for min(48, M // ratio) + 1
+    assert "speculative reservation = S x 48 x 4 = 27.527 GiB" in out11
+    assert re.search(r"speculative reservation = S x \(min\(48, M // ratio\) \+ 1\) x 4", out23)
+    for out in (out11, out23):  # both name the other's outcome and the rule changes in between
+        assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT", out, re.M)
+        assert re.search(r"^  0\.5\.18-0\.5\.23 +FITS: ", out, re.M)
+        assert "changed in 0.5.13: the speculative intermediate states are reserved inside the mamba share" in out
+        assert "changed in 0.5.17: the pools' padding rows are charged" in out
+    assert re.search(r"^  0\.5\.18-0\.5\.23 +FITS: .*<- this plan$", out23, re.M)
     assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT.*<- this plan$", out11, re.M)
+
+
+def test_renamed_flag_error_names_the_new_spelling(capsys):
+    code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", "--sglang-version", "0.5.23",
+                        "--mamba-scheduler-strategy", "extra_buffer"], capsys)
+    assert code == 2 and "unrecognized arguments: --mamba-scheduler-strategy" in err
+    assert "spelled --mamba-radix-cache-strategy" in err
 
 
 def test_unmodelled_or_unknown_version_is_bad_input(capsys):

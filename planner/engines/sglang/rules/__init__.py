@@ -53,6 +53,15 @@ class Rules:
     # 0.5.17+: the pools' padding rows are charged: (M + 1) x S and (min(R, M // ratio) + 1) x D x S,
     # and the joint solve subtracts them first (srt/mem_cache/kv_cache_configurator.py:2210-2355 @0.5.19)
     padding_slots: bool = False
+    # <= 0.5.10: SGLANG_ENABLE_SPEC_V2 defaults to False and, under EAGLE, forces the overlap schedule on
+    # (env on; topk > 1 is then a ValueError) or off (srt/server_args.py:2999-3019, srt/environ.py:442 @0.5.10);
+    # the piecewise CUDA graph is off for any speculative algorithm (srt/server_args.py:1088-1090 @0.5.10);
+    # req_to_token has R rows and the request->mamba mappings M rows (srt/mem_cache/memory_pool.py:145,
+    # 511-521 @0.5.10); no_buffer + radix does not force page 1 (MambaRadixCache asserts it at scheduler
+    # start, srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10); FlashInfer GDN decode + no_buffer is a
+    # ValueError (srt/server_args.py:2152-2163 @0.5.10); no SM100 auto flashinfer linear decode; the
+    # "Not enough memory" message names the fraction (…kv_cache_mixin.py:54-60 @0.5.10)
+    v0_5_10: bool = False
     # 0.5.14-0.5.16: the prefill-graph capture list is clamped to --context-length
     # (srt/server_args.py:4038-4045 @0.5.16); 0.5.17 drops the clamp (prefill_cuda_graph_runner.py:1162-1168 @0.5.17)
     prefill_ctx_clamp: bool = True
@@ -139,11 +148,11 @@ class Rules:
     # @0.5.14) or "breakable" (0.5.15+, :95-101 @0.5.15); mm_breakable_allowlist: 0.5.16+ keeps breakable
     # for Qwen3.5/3.6 (srt/configs/model_config.py:1785-1788 @0.5.16; 0.5.15 disables every multimodal model,
     # srt/server_args.py:3374 @0.5.15)
-    prefill_graph_default: str = "breakable"
-    mm_breakable_allowlist: bool = True
-    # 0.5.14: the decode-graph term is in the heuristic even with the decode graph off
-    # (srt/server_args.py:3285 @0.5.14; 0.5.15+ only when on, :3639-3643 @0.5.15)
-    decode_term_always: bool = False
+    prefill_graph_default: str = "tc_piecewise"
+    mm_breakable_allowlist: bool = False
+    # <= 0.5.14: the decode-graph term is in the heuristic even with the decode graph off
+    # (srt/server_args.py:1434-1482 @0.5.11, :3285 @0.5.14; 0.5.15+ only when on, :3639-3643 @0.5.15)
+    decode_term_always: bool = True
     # 0.5.12+: --speculative-algorithm is a free string, upper-cased and looked up in a registry;
     # an unknown name is a ValueError (srt/server_args.py _handle_speculative_decoding @0.5.12,
     # srt/speculative/spec_info.py:47-60 @0.5.16)

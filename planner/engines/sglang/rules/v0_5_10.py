@@ -1,6 +1,17 @@
 """SGLang 0.5.10-0.5.12: the "classic" sizing of ``model_runner_kv_cache_mixin`` (0.5.11 is the pipeline's
 own reference, so its switches are all at their defaults).
 
+* 0.5.10: the same sizing arithmetic as 0.5.11 (handle_max_mamba_cache, cell size, token alignment and
+  _resolve_max_num_reqs are line-identical: …kv_cache_mixin.py:144-239, 808-862 @0.5.10), with these
+  differences (switch ``v0_5_10``): SGLANG_ENABLE_SPEC_V2 defaults to False (srt/environ.py:442 @0.5.10)
+  and under EAGLE it forces the overlap schedule on or off (srt/server_args.py:2999-3019 @0.5.10); the
+  piecewise CUDA graph is off under any speculative algorithm (srt/server_args.py:1088-1090 @0.5.10);
+  req_to_token has R rows, not R + 1 (srt/mem_cache/memory_pool.py:145 @0.5.10), and the request->mamba
+  mapping and ping-pong buffers have M rows (:511-521 @0.5.10); no_buffer with the radix cache keeps the
+  page size (the MambaRadixCache assert fires at scheduler start, srt/mem_cache/mamba_radix_cache.py:435-438
+  @0.5.10); FlashInfer GDN decode with no_buffer is a ValueError (srt/server_args.py:2152-2163 @0.5.10);
+  "Not enough memory" names the fraction (…kv_cache_mixin.py:54-60 @0.5.10).
+
 * 0.5.11: ``srt/model_executor/model_runner_kv_cache_mixin.py`` and ``pool_configurator.py`` @0.5.11.
 * 0.5.12: the sizing code is 0.5.11's (kv_cache_mixin, pool_configurator, memory_pool unchanged for these
   models); ``--speculative-algorithm`` became a free string looked up in a registry
@@ -14,6 +25,7 @@ from dataclasses import replace
 from planner.engines.sglang.rules import Rules
 
 V0_5_11 = Rules(version="0.5.11", flags="v0_5_11")
+V0_5_10 = replace(V0_5_11, version="0.5.10", flags="v0_5_10", v0_5_10=True)
 V0_5_12 = replace(V0_5_11, version="0.5.12", flags="v0_5_12", spec_algo_registry=True)
 
-RELEASES = {r.version: r for r in (V0_5_11, V0_5_12)}
+RELEASES = {r.version: r for r in (V0_5_10, V0_5_11, V0_5_12)}

@@ -143,6 +143,11 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         [_attention_backend, _capture, _tp_worker]
     for check in checks:
         check(args, model, prof, dev, plan)
+    if (rules.v0_5_10 and model.is_mambaish and not args.disable_radix_cache and not args.extra_buffer
+            and args.page_size != 1):
+        # the scheduler's MambaRadixCache (srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10)
+        raise Rejected("AssertionError", f"Page size must be 1 for MambaRadixCache v1, got {args.page_size}",
+                       "srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10", stage="scheduler_init")
 
 
 def _tp_worker(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:

@@ -125,8 +125,11 @@ def _env_flag(env: dict[str, str], key: str) -> bool:
 class NotEnoughMemory(Rejected):
     """MemoryPoolConfig.__post_init__ (pool_configurator.py:39-44 @0.5.11), with the numbers so far."""
 
-    def __init__(self, prof: "Profile"):
-        super().__init__("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static.",
+    def __init__(self, prof: "Profile", mfs: float | None = None):
+        msg = "Not enough memory. Please try to increase --mem-fraction-static."
+        if mfs is not None:  # MemoryPoolConfig built with the fraction (…kv_cache_mixin.py:54-60, 890 @0.5.10)
+            msg += f" Current value: mem_fraction_static={mfs}"
+        super().__init__("RuntimeError", msg,
                          "srt/model_executor/pool_configurator.py:39-44 @0.5.11", stage="resolve_memory_pool_config")
         self.profile = prof
 
@@ -294,7 +297,15 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     elif args.disable_radix_cache and args.max_running_requests is not None:
         source = "max_running_requests, because the radix cache is disabled"
     else:
-        source = f"--mamba-full-memory-ratio {args.mamba_full_memory_ratio}: rest x r/(1+r) / per-request state"
+        r = args.mamba_full_memory_ratio
+        if args.rules.mamba_solve == "joint" and args.spec_on:
+            pad = "(B - S x (1 + D)) // " if args.rules.padding_slots else "B // "
+            source = (f"--mamba-full-memory-ratio {r}: B = rest x r/(1+r); M = {pad}(S x (1 + D / ratio)), the "
+                      "speculative states inside the share")
+        elif args.rules.padding_slots:
+            source = f"--mamba-full-memory-ratio {r}: (rest x r/(1+r) - S) // S (the pool's padding row charged)"
+        else:
+            source = f"--mamba-full-memory-ratio {r}: rest x r/(1+r) / per-request state"
     prof = Profile(
         pre_model_load_gib=float(inp["pre_gib"]), post_model_load_gib=float(inp["post_gib"]),
         rest_gib_before_mamba=float(out["rest_before"]),
@@ -307,7 +318,7 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
     if bool(out["fail"]):
-        raise NotEnoughMemory(prof)
+        raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.v0_5_10 else None)
     if mamba:
         try:
             mamba_ratio(args)  # resolve_max_num_reqs computes the ratio here, and may assert

@@ -104,7 +104,9 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     """
     page = args.page_size
     d = args.speculative_num_draft_tokens or 0
-    out = {"req_to_token": (r + 1) * (args.context_len + req_to_token_extra(args)) * 4}
+    # 0.5.10: (R, ...) (srt/mem_cache/memory_pool.py:145 @0.5.10); 0.5.11+: (R + 1, ...)
+    rows = r if args.rules.v0_5_10 else r + 1
+    out = {"req_to_token": rows * (args.context_len + req_to_token_extra(args)) * 4}
     index = 0
     rules = args.rules
     if rules.req_generation:
@@ -122,9 +124,11 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
             else:
                 out["mamba_intermediate_conv"] = (r + 1) * d * state.conv_bytes
         # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,), ping-pong (R+1, 1|2)
-        index = index + 8 * m + 4 * (r + 1)
+        # 0.5.10 sizes the mapping and ping-pong with M rows (srt/mem_cache/memory_pool.py:511-521 @0.5.10)
+        map_rows = m if rules.v0_5_10 else r + 1
+        index = index + 8 * m + 4 * map_rows
         if args.extra_buffer:
-            index = index + rules.pingpong_bytes * (r + 1) * (1 if args.disable_overlap_schedule else 2)
+            index = index + rules.pingpong_bytes * map_rows * (1 if args.disable_overlap_schedule else 2)
     g = target
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes

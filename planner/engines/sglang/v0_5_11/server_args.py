@@ -425,7 +425,9 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     else:
         if arch in PCG_DISABLED_ARCHS or is_mm or a["enable_torch_compile"]:
             pcg_off = True
-        if a["enable_deterministic_inference"] or a["enable_symm_mem"] or a["debug_cuda_graph"]:
+        if rules.v0_5_10 and spec_user is not None:  # srt/server_args.py:1088-1090 @0.5.10
+            pcg_off = True
+        if a["enable_deterministic_inference"] or a["enable_symm_mem"] or (a["debug_cuda_graph"] and not rules.v0_5_10):
             pcg_off = True
         if a["moe_a2a_backend"] != "none" or a["load_format"] == "gguf" or a["quantization"] == "gguf":
             pcg_off = True
@@ -489,7 +491,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
         reserved += tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
         # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
-        if decode_graph_on or not rules.cuda_graph_config or rules.decode_term_always:
+        if decode_graph_on or rules.decode_term_always:
             reserved += gmax * 2
         if prefill_graph_on:
             reserved += len(pcg_tokens) * 8
@@ -588,6 +590,11 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         if not support_extra and extra:
             raise Rejected("AssertionError", f"mamba extra_buffer is not supported for {arch} model",
                            "srt/server_args.py:2389-2391 @0.5.11")
+        if rules.v0_5_10 and a["linear_attn_decode_backend"] == "flashinfer" and strat == "no_buffer":
+            raise Rejected("ValueError", "FlashInfer GDN decode (--linear-attn-decode-backend flashinfer) is not "
+                           "compatible with --mamba-scheduler-strategy no_buffer. Please use "
+                           "--mamba-scheduler-strategy extra_buffer instead. See "
+                           "https://github.com/sgl-project/sglang/issues/20791", "srt/server_args.py:2152-2163 @0.5.10")
         if extra:
             if radix_off:
                 raise Rejected("ValueError",
@@ -620,7 +627,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                                    f"page_size must be divisible by the other, got FLA_CHUNK_SIZE={FLA_CHUNK_SIZE}, "
                                    f"self.page_size={page}", "srt/server_args.py:2413-2418 @0.5.11")
         elif not radix_off:  # no_buffer
-            if page is not None and page != 1:
+            if page is not None and page != 1 and not rules.v0_5_10:  # 0.5.10 keeps it (asserted at scheduler start)
                 warn.append(f"{arch} with radix cache requires page_size=1 in no_buffer mode; page_size set to 1")
                 page = 1
                 why["page_size"] = "no_buffer + radix cache forces page_size=1 (server_args.py:2420-2426 @0.5.11)"
@@ -721,7 +728,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
 
     # 0.7 _handle_linear_attn_backend (srt/server_args.py:2855-2888 @0.5.11)
     lin_decode = a["linear_attn_decode_backend"]
-    if lin_decode is None and dev.sm100 and a["mamba_ssm_dtype"] == "bfloat16" and spec_user is None:
+    if lin_decode is None and dev.sm100 and a["mamba_ssm_dtype"] == "bfloat16" and spec_user is None \
+            and not rules.v0_5_10:  # the auto default is new in 0.5.11 (srt/server_args.py:2864-2874 @0.5.11)
         lin_decode = "flashinfer"
     if (lin_decode or a["linear_attn_backend"]) == "flashinfer" and a["mamba_ssm_dtype"] != "bfloat16" \
             and dev.sm_major >= 10:
@@ -764,6 +772,19 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                                            "it also sizes the speculative reservation")
         if not rules.spec_v2_env:
             pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
+        elif rules.v0_5_10:
+            # SGLANG_ENABLE_SPEC_V2 (default False, srt/environ.py:442 @0.5.10) forces overlap on or off
+            # (srt/server_args.py:2999-3019 @0.5.10)
+            if _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=False):
+                overlap_off = False
+                why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2 turns overlap on (server_args.py:2999-3004 @0.5.10)"
+                if topk is not None and topk > 1:
+                    raise Rejected("ValueError", "Spec v2 currently only supports topk = 1 for speculative decoding.",
+                                   "srt/server_args.py:3005-3012 @0.5.10")
+            else:
+                overlap_off = True
+                why["disable_overlap_schedule"] = ("spec v2 is off by default in 0.5.10, so no overlap schedule "
+                                                   "(server_args.py:3013-3019 @0.5.10)")
         elif rules.spec_topk_disables_overlap and topk is not None and topk > 1 and not overlap_off:
             overlap_off = True
             why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467 @0.5.11)"
