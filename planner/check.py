@@ -185,19 +185,25 @@ def _model_for(launch: Launch | None, model: str | None) -> ResolvedModel:
 
 
 def rules_version_for_log(log: ParsedLog) -> tuple[str, str]:
-    """(modelled release, why) for a log: the one it shows, else the modelled release of its range."""
-    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+    """(modelled release, why) for a log: the release it shows, else the newest modelled release its
+    evidence allows (logs carry lower bounds more often than upper ones), else the latest modelled."""
+    from planner.engines.sglang.rules import LATEST, RULES  # noqa: PLC0415
 
     guess = guess_version(log)
-    for v in RULES:
-        if guess.contains(v):
-            return v, f"the log is consistent with SGLang {v}"
     seen = detect_version(log)
-    lo = guess.lo
-    if lo is not None and tuple(int(x) for x in str(lo).split(".")) >= (0, 5, 14):
-        return "0.5.16", f"the log looks like SGLang {seen}; using the 0.5.16 rules (the 0.5.14+ sizing)"
-    return "0.5.11", (f"the log looks like SGLang {seen}; using the 0.5.11 rules" if seen
-                      else "the log does not show its version; using the 0.5.11 rules")
+    if guess.exact and guess.exact in RULES:
+        return guess.exact, f"the log shows SGLang {guess.exact}"
+    fits = [v for v in RULES if guess.contains(v)] if guess.hints and not guess.contradictory else []
+    if fits:
+        v = max(fits, key=lambda x: tuple(int(p) for p in x.split(".")))
+        return v, f"the log looks like SGLang {seen}; using the newest modelled release in that range ({v})"
+    if seen:
+        key = lambda x: tuple(int(p) for p in x.split("."))  # noqa: E731
+        oldest = min(RULES, key=key)
+        if guess.hi is not None and key(guess.hi) < key(oldest):
+            return oldest, f"the log looks like SGLang {seen}, which is not modelled; using the oldest modelled ({oldest})"
+        return LATEST, f"the log looks like SGLang {seen}, which is not modelled; using {LATEST}"
+    return LATEST, f"the log does not show its version; using the latest modelled release ({LATEST})"
 
 
 def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[str],

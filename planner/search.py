@@ -203,7 +203,19 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
         return ev
     ev.args = args
     n_pts = grid["mfs"].size
-    mfs = np.where(np.isnan(grid["mfs"]), args.mem_fraction_static, grid["mfs"])
+    mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
+    if args.rules.v0_5_22 and not args.mem_fraction_static_user:
+        # 0.5.22+: an explicit --max-running-requests clips the default decode graph max_bs, which moves the
+        # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
+        for u in np.unique(grid["run"][grid["run"] >= 0]):
+            try:
+                raw_u = parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo,
+                                                        "--max-running-requests", str(int(u))])
+                mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules).mem_fraction_static
+            except (SGLangArgError, Rejected):
+                continue
+            mfs_default = np.where(grid["run"] == u, mfs_u, mfs_default)
+    mfs = np.where(np.isnan(grid["mfs"]), mfs_default, grid["mfs"])
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
     r_default = -1 if args.max_running_requests is None else args.max_running_requests
@@ -228,7 +240,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     # pools: the same pool_bytes() that itemizes a single plan
     d = args.speculative_num_draft_tokens or 0
     geo, dgeo = geometries(args, spec, state, draft)
-    total = sum(pool_bytes(args, state, geo, dgeo, n, r, m).values())
+    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m).values())  # 0.5.9: pools for R_pool
     headroom = plan0.free_after_bytes - total
     # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
     probe = Plan(gpu=plan0.gpu, model=model, flags=combo, env=plan0.env, sglang_version=engine.VERSION,

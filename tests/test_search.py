@@ -99,7 +99,7 @@ def test_seed_case_recommendation_boots_and_keeps_fixed_flags():
     seed = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
             "--speculative-num-draft-tokens 4 --mamba-scheduler-strategy extra_buffer "
             "--max-mamba-cache-size 24 --mamba-full-memory-ratio 0.4").split()
-    res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), seed, top=3)
+    res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), seed, top=3, version="0.5.11")
     assert res.recommended is not None and res.recommended.verdict == "fits"
     best = res.ranked[0]
     assert best.flags[: len(seed)] == seed  # fixed flags stay, unchanged

@@ -53,6 +53,15 @@ class Rules:
     # 0.5.17+: the pools' padding rows are charged: (M + 1) x S and (min(R, M // ratio) + 1) x D x S,
     # and the joint solve subtracts them first (srt/mem_cache/kv_cache_configurator.py:2210-2355 @0.5.19)
     padding_slots: bool = False
+    # 0.5.9: the piecewise CUDA graph is opt-in (--enable-piecewise-cuda-graph, srt/server_args.py:604 @0.5.9),
+    # 2 GiB speculative term (:1051-1057), the decode graph list does not append max_bs (:1079-1107),
+    # init_memory_pool sizes the request pools for R_pool (…kv_cache_mixin.py:339-419 @0.5.9), extra_buffer
+    # ratio 3 + (1 if spec else 2) (:355-365), ping-pong width by draft tokens (memory_pool.py:453-455),
+    # spec + no_buffer turns the radix cache off (srt/server_args.py:1760-1764), extra_buffer is accepted
+    # with the radix cache off, Qwen3.5/Next default to triton on SM100 (:1579-1605), trtllm_mha needs SM100
+    # for any role (:1894-1908), the Blackwell GDN check allows triton / trtllm_mha only
+    # (srt/layers/attention/attention_registry.py:201-206 @0.5.9)
+    v0_5_9: bool = False
     # <= 0.5.10: SGLANG_ENABLE_SPEC_V2 defaults to False and, under EAGLE, forces the overlap schedule on
     # (env on; topk > 1 is then a ValueError) or off (srt/server_args.py:2999-3019, srt/environ.py:442 @0.5.10);
     # the piecewise CUDA graph is off for any speculative algorithm (srt/server_args.py:1088-1090 @0.5.10);

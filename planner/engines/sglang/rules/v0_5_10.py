@@ -26,6 +26,9 @@ from planner.engines.sglang.rules import Rules
 
 V0_5_11 = Rules(version="0.5.11", flags="v0_5_11")
 V0_5_10 = replace(V0_5_11, version="0.5.10", flags="v0_5_10", v0_5_10=True)
+# 0.5.9: 0.5.10's spec-v2 and pool-row rules plus its own (see Rules.v0_5_9); the sizing arithmetic
+# (profile_max_num_token, handle_max_mamba_cache, the cell) is 0.5.10's (…kv_cache_mixin.py:116-211 @0.5.9)
+V0_5_9 = replace(V0_5_10, version="0.5.9", flags="v0_5_9", v0_5_9=True, gdn_blackwell="v0_5_9")
 V0_5_12 = replace(V0_5_11, version="0.5.12", flags="v0_5_12", spec_algo_registry=True)
 
-RELEASES = {r.version: r for r in (V0_5_10, V0_5_11, V0_5_12)}
+RELEASES = {r.version: r for r in (V0_5_9, V0_5_10, V0_5_11, V0_5_12)}

@@ -163,7 +163,9 @@ def _tp_worker(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device,
 def _capture(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
     if args.disable_cuda_graph:
         return
-    bs = batch_sizes_to_capture(args.cuda_graph_bs, prof.max_running_requests)
+    # the request pool's size: R, or 0.5.9's R_pool (srt/model_executor/cuda_graph_runner.py:190-222 @0.5.9)
+    size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
+    bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
     plan.capture_bs = bs
     if not (len(bs) > 0 and bs[0] > 0):
         raise Rejected("AssertionError", f"capture_bs={bs}", "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
@@ -176,6 +178,13 @@ def _attention_backend(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev:
         return
     mode = args.rules.gdn_blackwell
     attn = args.attention_backend
+    if mode == "v0_5_9":
+        if attn not in ("triton", "trtllm_mha"):
+            raise Rejected("AssertionError", "triton or trtllm_mha backend are the only supported backends on "
+                           "Blackwell GPUs for hybrid GDN models, use --attention-backend triton or "
+                           "--attention-backend trtllm_mha to specify the backend.",
+                           "srt/layers/attention/attention_registry.py:201-206 @0.5.9", stage="init_attention_backend")
+        return
     if mode == "v0_5_11":
         if attn not in BLACKWELL_GDN_BACKENDS:
             raise Rejected("AssertionError", "triton, trtllm_mha, fa4, or flashinfer backend are the only "

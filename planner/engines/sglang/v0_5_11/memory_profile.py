@@ -100,6 +100,8 @@ def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
     """_calculate_mamba_ratio (…kv_cache_mixin.py:180-192 @0.5.11)."""
     if args.disable_radix_cache:
         return 1
+    if args.rules.v0_5_9:  # extra_buffer: 3 + (1 if spec else 2) (…kv_cache_mixin.py:355-365 @0.5.9)
+        return MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + ((1 if args.spec_on else 2) if args.extra_buffer else 0)
     # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK drops the base by one; no_buffer adds it back
     # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
     skip = args.rules.skip_decode_lock_env and _env_flag(args.env, "SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK")
@@ -125,9 +127,11 @@ def _env_flag(env: dict[str, str], key: str) -> bool:
 class NotEnoughMemory(Rejected):
     """MemoryPoolConfig.__post_init__ (pool_configurator.py:39-44 @0.5.11), with the numbers so far."""
 
-    def __init__(self, prof: "Profile", mfs: float | None = None):
+    def __init__(self, prof: "Profile", mfs: float | None = None, v0_5_9: bool = False):
         msg = "Not enough memory. Please try to increase --mem-fraction-static."
-        if mfs is not None:  # MemoryPoolConfig built with the fraction (…kv_cache_mixin.py:54-60, 890 @0.5.10)
+        if v0_5_9:  # an f-string with {self.server_args.mem_fraction_static=} (…kv_cache_mixin.py:415-419 @0.5.9)
+            msg += f" Current value: self.server_args.mem_fraction_static={mfs}"
+        elif mfs is not None:  # MemoryPoolConfig built with the fraction (…kv_cache_mixin.py:54-60, 890 @0.5.10)
             msg += f" Current value: mem_fraction_static={mfs}"
         super().__init__("RuntimeError", msg,
                          "srt/model_executor/pool_configurator.py:39-44 @0.5.11", stage="resolve_memory_pool_config")
@@ -147,13 +151,15 @@ class Profile:
     max_total_num_tokens: int | None = None
     max_running_requests: int | None = None
     mamba_ratio: int | None = None
+    # 0.5.9 sizes the request pools for R_pool, which can exceed the scheduler's R (…kv_cache_mixin.py:339-419)
+    pool_requests: int | None = None
     max_mamba_cache_source: str = ""
 
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
-               min_one_running=False) -> dict[str, np.ndarray]:
+               min_one_running=False, sizing_v0_5_9=False) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -238,7 +244,17 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     else:
         r_req = np.where(r_args >= 0, np.minimum(r_args, n // 2), np.minimum(est, n // 2))
     r_req = np.where(mamba, np.minimum(r_req, m // mr_safe), r_req)
-    return {"rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
+    r_pool = r_req
+    if sizing_v0_5_9:
+        # init_memory_pool (…kv_cache_mixin.py:339-368 @0.5.9): the pool size comes from the unaligned,
+        # uncapped token count, an explicit R is not capped, then min with M // ratio; the scheduler takes
+        # min(N // 2 or R // dp, pool size) (model_runner.py:593-600 @0.5.9)
+        n_prof = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
+        est9 = np.maximum(np.minimum(np.trunc(n_prof / ctx * 512).astype(np.int64), 4096), 2048)
+        r_pool = np.where(r_args >= 0, r_args, est9)
+        r_pool = np.where(mamba, np.minimum(r_pool, m // mr_safe), r_pool)
+        r_req = np.where(r_args >= 0, np.minimum(r_args, r_pool), np.minimum(n // 2, r_pool))
+    return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
             "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest,
             "rest_after_spec": rest_after_spec}
 
@@ -258,7 +274,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
-        min_one_running=args.rules.min_one_running,
+        min_one_running=args.rules.min_one_running, sizing_v0_5_9=args.rules.v0_5_9,
     )
 
 
@@ -318,7 +334,7 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
     if bool(out["fail"]):
-        raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.v0_5_10 else None)
+        raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.v0_5_10 else None, args.rules.v0_5_9)
     if mamba:
         try:
             mamba_ratio(args)  # resolve_max_num_reqs computes the ratio here, and may assert
@@ -327,6 +343,8 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             raise
     prof.max_total_num_tokens = int(out["n"])
     prof.max_running_requests = int(out["r"])
+    if args.rules.v0_5_9:
+        prof.pool_requests = int(out["r_pool"])
     prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None
     if args.rules.zero_checks and mamba and prof.max_running_requests <= 0:
         # resolve_max_num_reqs (srt/mem_cache/kv_cache_configurator.py:1645-1654 @0.5.16)

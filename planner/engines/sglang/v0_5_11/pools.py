@@ -128,7 +128,11 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
         map_rows = m if rules.v0_5_10 else r + 1
         index = index + 8 * m + 4 * map_rows
         if args.extra_buffer:
-            index = index + rules.pingpong_bytes * map_rows * (1 if args.disable_overlap_schedule else 2)
+            if rules.v0_5_9:  # width 2 if no draft tokens else 1 (srt/mem_cache/memory_pool.py:453-455 @0.5.9)
+                width = 2 if args.speculative_num_draft_tokens is None else 1
+            else:
+                width = 1 if args.disable_overlap_schedule else 2
+            index = index + rules.pingpong_bytes * map_rows * width
     g = target
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
@@ -182,6 +186,8 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
 def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, prof: Profile,
              draft: ModelSpec | None) -> Pools:
     n, r, m = prof.max_total_num_tokens, prof.max_running_requests, prof.max_mamba_cache_size
+    if prof.pool_requests is not None:  # 0.5.9: the pools are sized for R_pool
+        r = prof.pool_requests
     g, dg = geometries(args, model, state, draft)
     sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0)
     lines = [PoolLine(k, _LABELS[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), _LABELS[k][1])

@@ -300,8 +300,10 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
     return decode != "disabled", prefill != "disabled", list(tokens)
 
 
-def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool) -> list[int]:
-    """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm)."""
+def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool,
+                                     append_max: bool = True) -> list[int]:
+    """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm); 0.5.9 does not
+    append max_bs when the list misses it (srt/server_args.py:1079-1107 @0.5.9)."""
     if no_padding:
         bs = list(range(1, max_bs + 1))
     elif spec_user is None:
@@ -311,7 +313,7 @@ def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padd
         bs = (list(range(1, 9)) + list(range(10, 33, 2)) + list(range(40, 65, 4))
               + list(range(72, 257, 8)) + list(range(272, max_bs + 1, 16)))
     bs = [b for b in bs if b <= max_bs]
-    if max_bs not in bs:
+    if max_bs not in bs and append_max:
         bs.append(max_bs)
     return bs
 
@@ -375,6 +377,8 @@ def normalize(raw: dict[str, Any], rules: Rules) -> dict[str, Any]:
     if a.get("mamba_full_memory_ratio") is None:
         a["mamba_full_memory_ratio"] = 0.9
     a.setdefault("linear_attn_backend", "triton")
+    for key in ("linear_attn_decode_backend", "linear_attn_prefill_backend"):  # 0.5.10+ flags
+        a.setdefault(key, None)
     return a
 
 
@@ -420,7 +424,9 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
 
     # 0.2 _handle_piecewise_cuda_graph (srt/server_args.py:1194-1261 @0.5.11)
     pcg_off = bool(a["disable_piecewise_cuda_graph"])
-    if a["enforce_piecewise_cuda_graph"]:
+    if rules.v0_5_9:  # opt-in, no auto-disable (srt/server_args.py:604, 703-798 @0.5.9)
+        pcg_off = not a.get("enable_piecewise_cuda_graph", False)
+    elif a["enforce_piecewise_cuda_graph"]:
         pcg_off = False
     else:
         if arch in PCG_DISABLED_ARCHS or is_mm or a["enable_torch_compile"]:
@@ -461,12 +467,15 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             gmax = mrr_flag  # clipped to an explicit --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)
             why["cuda_graph_max_bs"] = "clipped to --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)"
     if a["cuda_graph_bs"] is None:
-        graph_bs = _generate_cuda_graph_batch_sizes(gmax, spec_user, a["disable_cuda_graph_padding"])
+        graph_bs = _generate_cuda_graph_batch_sizes(gmax, spec_user, a["disable_cuda_graph_padding"],
+                                                    append_max=not rules.v0_5_9)
     else:
         graph_bs = list(a["cuda_graph_bs"])
         gmax = max(graph_bs)
     pcg_max = a["piecewise_cuda_graph_max_tokens"]
-    if pcg_max is None:
+    if pcg_max is None and rules.v0_5_9:
+        pcg_max = cps  # non-MLA, no other cap (srt/server_args.py:1006-1013 @0.5.9)
+    elif pcg_max is None:
         pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
         if a["max_total_tokens"] is not None:
             pcg_max = min(pcg_max, a["max_total_tokens"])
@@ -500,8 +509,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         if spec_user is not None and not rules.cuda_graph_config:  # no speculative term since 0.5.14
             if spec_user == "STANDALONE":
                 reserved += 6 * 1024
-            elif spec_user != "NGRAM":
-                reserved += 4 * 1024
+            elif spec_user != "NGRAM":  # 2 GiB in 0.5.9 (srt/server_args.py:1051-1057 @0.5.9)
+                reserved += (2 if rules.v0_5_9 else 4) * 1024
         mfs = round((gpu_mem - reserved) / gpu_mem, 3)
         why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
@@ -596,7 +605,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                            "--mamba-scheduler-strategy extra_buffer instead. See "
                            "https://github.com/sgl-project/sglang/issues/20791", "srt/server_args.py:2152-2163 @0.5.10")
         if extra:
-            if radix_off:
+            if radix_off and not rules.v0_5_9:  # 0.5.9 accepts it (srt/server_args.py:1728-1745 @0.5.9)
                 raise Rejected("ValueError",
                                "mamba extra_buffer is not compatible with --disable-radix-cache"
                                + ("." if rules.mamba_v0_5_13 else "") + " "
@@ -639,6 +648,12 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                     radix_off = True
                     overlap_off = False
                     why["disable_radix_cache"] = "trtllm_mha cannot use page_size=1 (server_args.py:2433-2440 @0.5.11)"
+            elif rules.v0_5_9:  # srt/server_args.py:1760-1764 @0.5.9
+                warn.append(f"Disabling radix cache since speculative decoding for {arch} is not supported with "
+                            "radix cache yet.")
+                radix_off = True
+                why["disable_radix_cache"] = ("speculative decoding with no_buffer turns the radix cache off "
+                                              "(server_args.py:1760-1764 @0.5.9)")
             else:
                 raise Rejected("ValueError",
                                f"Speculative decoding for {arch} is not compatible with radix cache when using "
@@ -671,7 +686,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                            "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
     elif arch in ("Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration"):
         sm100_default = "triton"
-        if dev.sm100:
+        if dev.sm100 and not rules.v0_5_9:  # 0.5.9: always triton (srt/server_args.py:1579-1605 @0.5.9)
             if default_attn(page) == "trtllm_mha" and not (not extra and not radix_off and spec_user is None):
                 sm100_default = "trtllm_mha"
         mamba_radix(True, sm100_default)
@@ -692,7 +707,11 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" or a["prefill_attention_backend"] == "trtllm_mha":
         prefill = a["prefill_attention_backend"] or attn
         decode = a["decode_attention_backend"] or attn
-        if rules.blackwell_v0_5_19:  # srt/arg_groups/attention_hook.py:131-157 @0.5.19
+        if rules.v0_5_9:  # srt/server_args.py:1894-1908 @0.5.9
+            if not dev.sm100:
+                raise Rejected("ValueError", "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please "
+                               "use a different backend.", "srt/server_args.py:1894-1908 @0.5.9")
+        elif rules.blackwell_v0_5_19:  # srt/arg_groups/attention_hook.py:131-157 @0.5.19
             if prefill == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
                 raise Rejected("ValueError", "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), "
                                "or SM120 GPUs. Please use a different prefill backend.",
@@ -700,10 +719,10 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
             if prefill == "trtllm_mha" and dev.sm120 and a["kv_cache_dtype"] == "fp8_e4m3":
                 raise Rejected("ValueError", "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or "
                                "skip-softmax.", "srt/arg_groups/attention_hook.py:131-157 @0.5.19")
-        elif prefill == "trtllm_mha" and not dev.sm100:
+        elif prefill == "trtllm_mha" and not dev.sm100 and not rules.v0_5_9:
             raise Rejected("ValueError", "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). "
                            "Please use a different prefill backend.", "srt/server_args.py:2629-2632 @0.5.11")
-        if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
+        if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120) and not rules.v0_5_9:
             raise Rejected("ValueError", "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell "
                            "(SM100) and (SM120) GPUs. Please use a different decode backend.",
                            "srt/server_args.py:2640-2645 @0.5.11")
@@ -715,7 +734,7 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     fa4_roles = (attn, a["decode_attention_backend"], a["prefill_attention_backend"]) if rules.fa4_page_any \
         else (a["prefill_attention_backend"],)
     fa4_topk_ok = not rules.fa4_page_any or (a["speculative_eagle_topk"] or 0) <= 1
-    if "fa4" in fa4_roles and dev.sm100 and fa4_topk_ok:  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
+    if "fa4" in fa4_roles and (dev.sm100 or rules.v0_5_9) and fa4_topk_ok:  # 0.5.9: no SM100 check (:1917-1921)  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
         page = 128
         why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669 @0.5.11)"
 
