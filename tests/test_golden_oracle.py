@@ -47,6 +47,8 @@ CURATED_12 = _load("cases.jsonl", "results.jsonl", "0.5.12")
 RANDOM_12 = _load("random.jsonl", "random_results.jsonl", "0.5.12")
 CURATED_13 = _load("cases.jsonl", "results.jsonl", "0.5.13")
 RANDOM_13 = _load("random.jsonl", "random_results.jsonl", "0.5.13")
+CURATED_18 = _load("cases.jsonl", "results.jsonl", "0.5.18")
+RANDOM_18 = _load("random.jsonl", "random_results.jsonl", "0.5.18")
 CURATED_19 = _load("cases.jsonl", "results.jsonl", "0.5.19")
 RANDOM_19 = _load("random.jsonl", "random_results.jsonl", "0.5.19")
 CURATED_16 = _load("cases.jsonl", "results.jsonl", "0.5.16")
@@ -137,6 +139,26 @@ NOT_MODELLED_19 = {
 def test_0_5_19_case_matches_oracle(case, expected):
     if case["id"] in NOT_MODELLED_19:
         assert expected["outcome"] == "ok"  # SGLang accepts it; the planner says it does not model it
+        with pytest.raises(BadInput, match="not modelled"):
+            _plan_summary(case)
+        return
+    _compare(case, expected)
+
+
+NOT_MODELLED_18 = {
+    "dflash_draftpath_27b_mrr8": "DFLASH",
+    "dflash_draftpath_q35_27b_b200": "DFLASH",
+    "unified_memory_triton": "unified memory pool",
+    "unified_memory_triton_no_prefill_graph": "unified memory pool",
+    "unified_memory_9b_h100": "unified memory pool",
+    "page_major_kv_layout_triton": "page-major KV layout",
+}
+
+
+@pytest.mark.parametrize("case,expected", CURATED_18 + RANDOM_18, ids=[c["id"] for c, _ in CURATED_18 + RANDOM_18])
+def test_0_5_18_case_matches_oracle(case, expected):
+    if case["id"] in NOT_MODELLED_18:
+        assert expected["outcome"] == "ok"
         with pytest.raises(BadInput, match="not modelled"):
             _plan_summary(case)
         return
