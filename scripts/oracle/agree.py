@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Fresh random launches, decided by SGLang's own code (the oracle) and by the planner, compared field by field.
+
+    python3 scripts/oracle/agree.py --version 0.5.19 --seed 7 --count 60 \
+        [--py ~/.cache/sglang-oracle/0.5.19/venv/bin/python] [--oracle /tmp/sglang-oracle-adapted]
+
+The golden sets in tests/golden/ are fixed; this draws new ones (any seed) to check that the agreement is
+not an artifact of those particular cases. Cases come from make_cases.py (releases up to 0.5.13, old flag
+spellings) or make_cases_v0516.py (0.5.14+); they run in one oracle batch (env-free, so the batch-isolation
+caveat of the golden READMEs does not apply: cases with an "env" are dropped); oracle errors and meta-tensor
+artifacts are dropped as in filter_results.py. Prints one line per disagreement and a count line; exit 1
+when any modelled case disagrees. Cases the planner refuses as not modelled are counted separately.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, REPO)
+from filter_results import drop_reason  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--count", type=int, default=60)
+    ap.add_argument("--py", default=None)
+    ap.add_argument("--oracle", default="/tmp/sglang-oracle-adapted")
+    args = ap.parse_args()
+    py = args.py or os.path.expanduser(f"~/.cache/sglang-oracle/{args.version}/venv/bin/python")
+    new_gen = tuple(int(x) for x in args.version.split(".")) >= (0, 5, 14)
+    work = tempfile.mkdtemp(prefix="agree-")
+    # the cases file lives in the golden folder's place so relative config / draft paths resolve
+    folder = os.path.join(REPO, "tests", "golden", "sglang-0.5.16" if new_gen else "sglang-0.5.11")
+    cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
+    gen = [sys.executable, os.path.join(HERE, "make_cases_v0516.py"), "cases"] if new_gen else \
+        [sys.executable, os.path.join(HERE, "make_cases.py")]
+    try:
+        subprocess.run([*gen, "--seed", str(args.seed), "--count", str(args.count), "--out", cases_path], check=True)
+        cases = [json.loads(x) for x in open(cases_path) if x.strip()]
+        cases = [c for c in cases if not c.get("env")]
+        with open(cases_path, "w") as f:
+            for c in cases:
+                f.write(json.dumps(c) + "\n")
+        out = subprocess.run([py, os.path.join(args.oracle, "oracle.py"), "--batch", cases_path, "--summary-only"],
+                             cwd=folder, capture_output=True, text=True, check=False)
+        results = {r["id"]: r["summary"] for r in map(json.loads, out.stdout.splitlines()) if r}
+    finally:
+        if os.path.exists(cases_path):
+            os.remove(cases_path)
+
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.errors import BadInput  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.summary import SUMMARY_FIELDS, build_summary  # noqa: PLC0415
+
+    agree = differ = refused = dropped = 0
+    for c in cases:
+        exp = results.get(c["id"])
+        if exp is None or drop_reason(exp):
+            dropped += 1
+            continue
+        flags = [os.path.join(folder, f) if f.startswith("drafts/") else f for f in c["flags"]]
+        try:
+            plan = make_plan(find_profile(c["gpu"]), resolve_model(c["planner_model"]), flags, {},
+                             c["free_before_gib"], c["free_after_gib"], version=args.version)
+        except BadInput as exc:
+            refused += 1
+            print(f"refused {c['id']}: {exc}")
+            continue
+        got = build_summary(plan)
+        skip = {"spec_reserved_bytes"} if not new_gen and args.version != "0.5.11" else set()
+        diffs = {k: (exp[k], got[k]) for k in SUMMARY_FIELDS if k not in skip and exp[k] != got[k]}
+        if diffs:
+            differ += 1
+            print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
+        else:
+            agree += 1
+    print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
+          f"not modelled, {dropped} dropped (oracle error / artifact)")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
