@@ -26,6 +26,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, REPO)
 from filter_results import drop_reason  # noqa: E402
 
+# startup checks SGLang runs after the pools that the oracle does not execute (as in tests/test_golden_oracle.py)
+BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -63,7 +66,7 @@ def main() -> int:
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.summary import SUMMARY_FIELDS, build_summary  # noqa: PLC0415
 
-    agree = differ = refused = dropped = 0
+    agree = differ = refused = dropped = beyond = 0
     for c in cases:
         exp = results.get(c["id"])
         if exp is None or drop_reason(exp):
@@ -78,7 +81,11 @@ def main() -> int:
             print(f"refused {c['id']}: {exc}")
             continue
         got = build_summary(plan)
-        skip = {"spec_reserved_bytes"} if not new_gen and args.version != "0.5.11" else set()
+        skip = {"spec_reserved_bytes"} if not new_gen and args.version not in ("0.5.11", "0.5.12") else set()
+        if exp["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE:
+            # SGLang's own later asserts, which the oracle does not execute (tests/test_golden_oracle.py)
+            skip |= {"outcome", "startup_ok", "stage", "error_type", "error_message"}
+            beyond += 1
         diffs = {k: (exp[k], got[k]) for k in SUMMARY_FIELDS if k not in skip and exp[k] != got[k]}
         if diffs:
             differ += 1
@@ -86,7 +93,8 @@ def main() -> int:
         else:
             agree += 1
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
-          f"not modelled, {dropped} dropped (oracle error / artifact)")
+          f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "
+          "oracle does not run (sizing fields compared)")
     return 1 if differ else 0
 
 
