@@ -130,10 +130,16 @@ def load_flag_table(version_dir: str) -> dict[str, Any]:
     return json.loads((_HERE / "flags" / f"{version_dir}.json").read_text(encoding="utf-8"))
 
 
+# 0.5.9 builds its parser with argparse.ArgumentParser() (srt/server_args.py:5579 @0.5.9): the program name
+# is the script's, launch_server.py under `python -m sglang.launch_server`; 0.5.10+ name it "sglang serve"
+# (srt/server_args.py:6526 @0.5.10)
+_PROG = {"v0_5_9": "launch_server.py"}
+
+
 @lru_cache(maxsize=32)
 def build_parser(version_dir: str) -> _Parser:
     table = load_flag_table(version_dir)
-    parser = _Parser(prog=table.get("prog", "sglang serve"), add_help=False)
+    parser = _Parser(prog=_PROG.get(version_dir, table.get("prog", "sglang serve")), add_help=False)
     for a in table["actions"]:
         kind = a["action"]
         kw: dict[str, Any] = {"dest": a["dest"]}

@@ -139,6 +139,11 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     without the ``- 5``.
     """
     rules = args.rules
+    if not args.disable_cuda_graph:  # the list SGLang would capture (a pure function of R and the flags)
+        size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
+        if bs and bs[0] > 0:
+            plan.capture_bs = bs
     checks = [_tp_worker, _attention_backend, _capture] if rules.tp_worker_v0_5_14 else \
         [_attention_backend, _capture, _tp_worker]
     for check in checks:

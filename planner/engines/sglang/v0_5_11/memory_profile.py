@@ -334,6 +334,10 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
     if bool(out["fail"]):
+        if args.rules.v0_5_10 and mamba:
+            # <= 0.5.10 computes the request count, and with it the ratio, before MemoryPoolConfig raises
+            # (…kv_cache_mixin.py:871-891 @0.5.10; init_memory_pool :339-419 @0.5.9)
+            prof.mamba_ratio = int(inp["mamba_ratio_"])
         raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.v0_5_10 else None, args.rules.v0_5_9)
     if mamba:
         try:
