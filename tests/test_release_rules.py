@@ -199,3 +199,25 @@ def test_changes_between_releases_name_the_moves(old, new):
     assert "padding rows" in text
     if old == "0.5.11":
         assert "inside the mamba share" in text and "mamba-radix-cache-strategy" in text
+
+
+def test_int8_mamba_checkpoint_pool_is_allocated_after_sizing():
+    # MambaCheckpointPool.estimate_mem_usage_bytes (srt/mem_cache/mamba_checkpoint_pool.py:263-294 @0.5.19):
+    # L x (slots + 1) x (H dv dk int8 + H dk x ssm dtype + conv numel x conv dtype), slots = 2 x M by default
+    # (:330); not subtracted from the KV budget (:354-357), so N is unchanged and the pool eats headroom.
+    base = _plan("rtxpro6000", "qwen3.6-27b", [], "0.5.19", 95.0, 44.0)
+    p = _plan("rtxpro6000", "qwen3.6-27b", ["--enable-int8-mamba-checkpoint"], "0.5.19", 95.0, 44.0)
+    m = p.profile.max_mamba_cache_size
+    h, dv, dk = 48, 128, 128  # Qwen3.6-27B GDN temporal state per layer at tp 1 (linear_num_value_heads, dims)
+    conv = 10240 * 3 * 2  # (conv_dim, kernel - 1) in bfloat16
+    expected = 48 * (2 * m + 1) * (h * dv * dk + h * dk * 4 + conv)  # float32 ssm: 4-byte scale
+    assert p.pools.get("mamba_int8_checkpoint") == expected
+    assert p.profile.max_total_num_tokens == base.profile.max_total_num_tokens
+    assert p.headroom_bytes == base.headroom_bytes - expected
+    # an oversized pool trips the free-memory check before allocation (:336-352)
+    big = _plan("rtxpro6000", "qwen3.6-27b", ["--enable-int8-mamba-checkpoint", "--int8-mamba-ckpt-size", "5000"],
+                "0.5.19", 95.0, 44.0)
+    assert big.error_type == "RuntimeError" and big.stage == "init_pools"
+    assert big.error_message.startswith("int8 mamba checkpoint pool needs ~")
+    assert _plan("rtxpro6000", "qwen3.6-27b", ["--enable-int8-mamba-checkpoint"], "0.5.13", 95.0, 44.0).error_type \
+        == "SystemExit"  # the flag is new in 0.5.14

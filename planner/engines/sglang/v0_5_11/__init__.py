@@ -112,6 +112,21 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         return
     plan.profile = prof
     plan.pools = allocate(args, model, state, prof, draft)
+    ckpt = plan.pools.get("mamba_int8_checkpoint")
+    if ckpt:
+        # the free-memory check before the int8 checkpoint pool, built inside HybridReqToTokenPool after
+        # req_to_token and the mamba states (srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19)
+        before = sum(plan.pools.get(k) for k in ("req_to_token", "mamba_conv", "mamba_ssm", "mamba_intermediate_ssm",
+                                                 "mamba_intermediate_conv"))
+        free = plan.free_after_bytes - before
+        if ckpt >= free:
+            slots = args.raw.get("int8_mamba_ckpt_size") or 2 * prof.max_mamba_cache_size
+            _reject(plan, Rejected("RuntimeError", f"int8 mamba checkpoint pool needs ~{ckpt / (1 << 30):.2f}GB but "
+                                   f"only {free / (1 << 30):.2f}GB HBM is free. Lower --int8-mamba-ckpt-size "
+                                   f"(currently {slots}) or --mem-fraction-static.",
+                                   "srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19", stage="init_pools"),
+                    "startup_failed")
+            return
 
     try:
         _post_pool_checks(args, model, prof, dev, plan)

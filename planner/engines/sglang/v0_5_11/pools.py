@@ -96,6 +96,18 @@ def req_to_token_extra(args: ResolvedArgs) -> int:
     return max(extra, 2 * alloc + (args.page_size - 1 if mode == "page" else 0))
 
 
+def int8_checkpoint_bytes(args: ResolvedArgs, state: MambaState, m):
+    """--enable-int8-mamba-checkpoint (0.5.14+): an int8 copy of cached states, allocated after sizing and
+    not charged to the KV budget: ``--int8-mamba-ckpt-size`` or 2 x M slots, + 1 reserved; per layer and slot
+    int8 (H, dv, dk) + a scale (H, 1, dk) in the ssm dtype + the conv window
+    (MambaCheckpointPool.estimate_mem_usage_bytes and maybe_init_int8_mamba_checkpoint_pool,
+    srt/mem_cache/mamba_checkpoint_pool.py:263-294, 301-360 @0.5.19)."""
+    slots = (args.raw.get("int8_mamba_ckpt_size") or 2 * m) + 1
+    h, dv, dk = state.ssm_shape
+    per_slot = h * dv * dk + h * dk * DTYPE_BYTES[state.ssm_dtype] + state.conv_bytes_per_layer
+    return state.n_layers * slots * per_slot
+
+
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
                n, r, m) -> dict:
     """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
@@ -133,6 +145,8 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
             else:
                 width = 1 if args.disable_overlap_schedule else 2
             index = index + rules.pingpong_bytes * map_rows * width
+    if state is not None and args.raw.get("enable_int8_mamba_checkpoint"):
+        out["mamba_int8_checkpoint"] = int8_checkpoint_bytes(args, state, m)
     g = target
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
@@ -158,6 +172,7 @@ _LABELS = {
     "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
+    "mamba_int8_checkpoint": ("int8 mamba checkpoint", "srt/mem_cache/mamba_checkpoint_pool.py:263-360 @0.5.19"),
 }
 
 
@@ -178,6 +193,10 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
         hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
         return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x (N {n:,} + page {page}) x {geo.heads} heads x "
                 f"{hd} x {geo.dtype_bytes} B")
+    if key == "mamba_int8_checkpoint":
+        slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
+        return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
+                f"{slots} + 1) x (int8 {state.ssm_shape} + scale + conv); not charged to the KV budget")
     if key == "index_buffers":
         return "free lists, request->state mappings, K/V pointer and stride tables"
     return "draft K/V pointer and stride tables"

@@ -177,7 +177,6 @@ _OUT_OF_SCOPE = {
     "enable_linear_replayssm_spec": "ReplaySSM speculative verify",
     "enable_linear_replayssm": "ReplaySSM ring buffers",
     "enable_kv_cache_sharding": "KV-cache sharding",
-    "enable_int8_mamba_checkpoint": "the int8 mamba checkpoint pool",
 }
 
 
@@ -841,6 +840,11 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
                            "incorrect results for paged attention backends. This combination is only supported "
                            "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
 
+    if a.get("enable_int8_mamba_checkpoint") and a.get("radix_cache_backend") is not None:
+        # srt/arg_groups/mamba_hook.py:78-96 @0.5.19
+        raise Rejected("ValueError", "--enable-int8-mamba-checkpoint only supports the built-in mamba radix cache; "
+                       f"--radix-cache-backend={a['radix_cache_backend']!r} is not int8-aware. Omit "
+                       "--radix-cache-backend.", "srt/arg_groups/mamba_hook.py:78-96 @0.5.19")
     if rules.language_model_only_check and a.get("language_model_only"):
         # _handle_language_model_only (srt/server_args.py:7657-7686 @0.5.18)
         raise Rejected("ValueError", f"--language-model-only does not support {[arch]}. Supported: "
