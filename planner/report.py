@@ -227,6 +227,16 @@ def plan_traits(plan: Plan) -> set[str]:
         traits.add("draft")
     if plan.args is not None and plan.args.is_multimodal:
         traits.add("mm")
+    if not plan.model.spec.is_mambaish:
+        traits.add("dense")
+    if plan.model.spec.architecture == "NemotronHForCausalLM":
+        traits.add("nemotron")
+    if plan.model.spec.hybrid == "gdn" and plan.gpu.compute_capability and plan.gpu.compute_capability[:2] in ("10", "11", "12"):
+        traits.add("gdn-blackwell")
+    if any("unified-memory" in f or "page-major" in f for f in plan.flags):
+        traits.add("unified")
+    if plan.args is not None and plan.args.attention_backend in ("trtllm_mha", "fa4"):
+        traits.add("trtllm" if plan.args.attention_backend == "trtllm_mha" else "fa4")
     return traits
 
 

@@ -243,6 +243,31 @@ _CHANGES = {
                               "mem_fraction_static's reserve)",
     "decode_term_always": "the decode CUDA-graph term of mem_fraction_static counts only when the decode graph is on",
     "req_to_token_headroom": "req_to_token keeps more columns under speculative decoding with page > 1",
+    "v0_5_9": "the request pools are sized for max_running_requests (0.5.9 sized them separately), the piecewise "
+              "CUDA graph is on by default, the speculative term of mem_fraction_static grows from 2 to 4 GiB, and "
+              "spec + no_buffer with the radix cache is refused instead of turning the radix cache off",
+    "v0_5_10": "spec v2 is on by default (EAGLE keeps the overlap schedule: 5 mamba slots per running request with "
+               "extra_buffer instead of 4), req_to_token gets its padding row and no_buffer with the radix cache "
+               "forces page 1",
+    "lazy_with_spec": "extra_buffer_lazy is allowed with speculative decoding",
+    "prefill_ctx_clamp": "the prefill CUDA graph's capture sizes are no longer clamped to --context-length",
+    "nemotron_no_breakable": "NemotronH's breakable prefill CUDA graph is switched (off in 0.5.17 only)",
+    "trtllm_page128": "trtllm_mha keeps page 128",
+    "asym_kv_fa4": "SM100 picks fa4 for models whose K and V head sizes differ",
+    "fa4_page_any": "any fa4 attention role on SM100 forces page 128",
+    "checks_v0_5_17": "new checks for --mamba-max-states-per-path and --linear-attn-verify-backend",
+    "language_model_only_check": "--language-model-only is refused for these models",
+    "blackwell_v0_5_19": "NemotronH gets Blackwell attention defaults (trtllm_mha and page 64 on SM100) and "
+                         "trtllm_mha prefill is allowed on SM90 / SM120",
+    "v0_5_20": "the deprecated --mamba-scheduler-strategy / --cuda-graph-max-bs spellings are removed and the "
+               "20-35 GiB tier becomes chunked prefill 4096 with decode graphs up to 48 (160 with tp >= 4)",
+    "strategy_needs_mamba": "an explicit extra_buffer strategy on a model without mamba state is refused",
+    "v0_5_22": "the default decode CUDA graph max_bs is clipped to an explicit --max-running-requests "
+               "(mem_fraction_static moves with it) and tc_piecewise is removed",
+    "min_one_running": "--max-running-requests counts as at least 1 in the sizing",
+    "gdn_blackwell": "the attention backends allowed for hybrid GDN models on Blackwell change",
+    "tp_worker_v0_5_14": "tp_worker's pool checks run before the attention backend and drop the - 5",
+    "unified_mode": "the --enable-unified-memory / --enable-page-major-kv-layout checks change",
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
@@ -252,7 +277,11 @@ _CHANGES = {
 _RELEVANT = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
     "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
     "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "mm_kv_reserve": {"mm"}, "mm_breakable_allowlist": {"mm"},
-    "mamba_v0_5_13": {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"}, "conv_window_dedup": {"mamba+spec"},
+    "mamba_v0_5_13": {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"},
+    "lazy_with_spec": {"mamba+spec"}, "nemotron_no_breakable": {"nemotron"}, "asym_kv_fa4": {"asym"},
+    "fa4_page_any": {"fa4"}, "checks_v0_5_17": {"never"}, "language_model_only_check": {"never"},
+    "strategy_needs_mamba": {"dense"}, "min_one_running": {"mrr"}, "gdn_blackwell": {"gdn-blackwell"},
+    "tp_worker_v0_5_14": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
 }
 
