@@ -4,8 +4,8 @@
 #   bash scripts/oracle/oracle_copy.sh DIR      # default DIR: /tmp/sglang-oracle-adapted
 #
 # The shared oracle (/work/shared/tools/sglang-oracle, or $ORACLE) ships adapters for 0.5.11 and 0.5.16.
-# scripts/oracle/adapters/ adds 0.5.18/0.5.19 (and later releases where they run): stand-ins only, SGLang's
-# own code decides every number (see scripts/oracle/adapters/README.md). The copy is what the golden
+# scripts/oracle/adapters/ adds 0.5.9, 0.5.10, 0.5.18 and 0.5.19: stand-ins only, SGLang's own code decides
+# every number (see scripts/oracle/adapters/README*.md). The copy is what the golden
 # regeneration commands in tests/golden/sglang-0.5.1{8,9}/README.md pass as --oracle.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,4 +14,6 @@ DIR=${1:-/tmp/sglang-oracle-adapted}
 rm -rf "$DIR"
 cp -r "$SRC" "$DIR"
 cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$DIR/versions/"
+# 0.5.9 ships no _triton_stub.py: the shim falls back to a verbatim copy of 0.5.10's (3 lines changed)
+cp "$REPO"/scripts/oracle/adapters/shim/* "$DIR/shim/"
 echo "$DIR"
