@@ -1317,8 +1317,9 @@ _TEXT_HINTS: list[tuple[str, str, str | None, str | None, str]] = [
      f"{_VERSIONS_MD} §2: RuntimeError [0.5.13]"),
     ("replayssm_ring_L", "GDN ReplaySSM ring buffers allocated (L=", "0.5.15", "0.5.16",
      f"{_VERSIONS_MD} §4 'ReplaySSM rings' rows (0.5.15-0.5.16 form)"),
-    ("replayssm_ring_record_len", "GDN ReplaySSM ring buffers allocated (record_len=", "0.5.19", None,
-     f"{_VERSIONS_MD} §4 'ReplaySSM rings' rows (0.5.19+ form)"),
+    # the map says 0.5.19; the format string is already in 0.5.17 (srt/mem_cache/memory_pool.py:817 @0.5.17)
+    ("replayssm_ring_record_len", "GDN ReplaySSM ring buffers allocated (record_len=", "0.5.17", None,
+     "srt/mem_cache/memory_pool.py:817 @0.5.17 (the 'record_len=' form of the ReplaySSM rings line)"),
     ("unified_memory_pool", "[unified-memory-pool]", "0.5.15", None,
      f"{_VERSIONS_MD} §4: unified memory pool lines only with --enable-unified-memory, 0.5.15+"),
     ("extra_buffer_disable_radix_error", "mamba extra_buffer is not compatible with --disable-radix-cache",

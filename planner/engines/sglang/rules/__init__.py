@@ -2,12 +2,15 @@
 
 Each supported release maps to a :class:`Rules` value. The pipeline in ``v0_5_11/`` is written
 against 0.5.11 (its citations say ``@0.5.11``); every switch below names the release where the
-behaviour changed and the source line in that release. Releases whose rules have not been checked
-against their own code are not offered: ``--sglang-version`` then says so instead of guessing.
+behaviour changed and the source line in that release. The releases themselves are defined in one
+module per range that behaves alike, each from its predecessor: ``v0_5_10.py`` (0.5.9-0.5.12),
+``v0_5_13.py``, ``v0_5_14.py`` (0.5.14-0.5.16), ``v0_5_17.py`` (0.5.17-0.5.19), ``v0_5_20.py``
+(0.5.20-0.5.23). A release not listed is refused by ``--sglang-version`` instead of guessed.
 
 Sources: the released wheels (``pip download --no-deps sglang==X``), read at the cited lines, and
-``shared/reference/sglang-versions.md`` as the map. 0.5.11 and 0.5.16 are also checked field by
-field against SGLang's own code run by the sglang-oracle (tests/golden/sglang-0.5.11, -0.5.12, -0.5.16).
+``shared/reference/sglang-versions.md`` as the map. 0.5.9, 0.5.10, 0.5.11, 0.5.12, 0.5.13, 0.5.16,
+0.5.18 and 0.5.19 are also checked field by field against SGLang's own code run by the sglang-oracle
+(tests/golden/sglang-<release>/); the others by worked cases (tests/test_release_rules.py).
 """
 
 from __future__ import annotations
