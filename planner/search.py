@@ -115,7 +115,8 @@ def _flag_names(rules: Rules) -> tuple[str, str]:
 
 
 def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: bool,
-                      derived_ctx: int, need_ctx: int, rules: Rules | None = None) -> list[tuple[str, list[list[str]]]]:
+                      derived_ctx: int, need_ctx: int, rules: Rules | None = None,
+                      gdn_blackwell: bool = False) -> list[tuple[str, list[list[str]]]]:
     axes: list[tuple[str, list[list[str]]]] = []
     strategy_flag, graph_flag = _flag_names(rules or RULES["0.5.11"])
 
@@ -142,6 +143,8 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
         add("context_length", [[], ["--context-length", str(need_ctx)]])
     add("chunked_prefill_size", [[], ["--chunked-prefill-size", "4096"]])
     add("cuda_graph_max_bs", [[], [graph_flag, "64"]])
+    if gdn_blackwell:  # some releases refuse the default backend for hybrid GDN models on Blackwell
+        add("attention_backend", [[], ["--attention-backend", "triton"]])
     return axes
 
 
@@ -235,7 +238,9 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     graphs = not args.disable_cuda_graph
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
     dev = engine.device_for(plan0)
-    if dev.blackwell and spec.hybrid == "gdn" and args.attention_backend not in engine.BLACKWELL_GDN_BACKENDS:
+    try:
+        engine.gdn_backend_check(args, spec, dev)
+    except Rejected:
         ok = np.zeros_like(ok)
     # pools: the same pool_bytes() that itemizes a single plan
     d = args.speculative_num_draft_tokens or 0
@@ -297,7 +302,8 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if need_ctx < 1:
         raise BadInput("--need-context: must be at least 1 token")
     spec_on = "--speculative-algorithm" in fixed_flags
-    axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules)
+    axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
+                             gdn_blackwell=spec.hybrid == "gdn" and engine.device_for(plan0).blackwell)
     grid = _numeric_grid(fixed, spec.is_mambaish)
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []

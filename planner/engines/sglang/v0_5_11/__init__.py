@@ -193,7 +193,11 @@ def _capture(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, p
 
 
 def _attention_backend(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
-    """The hybrid-GDN backend check on Blackwell (srt/layers/attention/attention_registry.py)."""
+    gdn_backend_check(args, model, dev)
+
+
+def gdn_backend_check(args: ResolvedArgs, model: ModelSpec, dev: Device) -> None:
+    """The hybrid-GDN backend check on Blackwell (srt/layers/attention/attention_registry.py), per release."""
     if not (dev.blackwell and model.hybrid == "gdn"):
         return
     mode = args.rules.gdn_blackwell
