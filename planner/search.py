@@ -148,6 +148,18 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
     return axes
 
 
+def _default_backend_refused(plan0: Plan) -> bool:
+    """True when this release refuses the launch's attention backend for a hybrid GDN model on Blackwell
+    (e.g. 0.5.9 allows only triton / trtllm_mha there): the search then also tries triton."""
+    if plan0.args is None:
+        return False
+    try:
+        engine.gdn_backend_check(plan0.args, plan0.model.spec, engine.device_for(plan0))
+    except Rejected:
+        return True
+    return False
+
+
 def _numeric_grid(fixed: set[str], mambaish: bool) -> dict[str, np.ndarray]:
     mfs = np.array([np.nan] if "mem_fraction_static" in fixed else MFS_VALUES, dtype=np.float64)
     ratio = np.array([np.nan] if ("mamba_full_memory_ratio" in fixed or not mambaish) else RATIO_VALUES)
@@ -303,7 +315,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         raise BadInput("--need-context: must be at least 1 token")
     spec_on = "--speculative-algorithm" in fixed_flags
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
-                             gdn_blackwell=spec.hybrid == "gdn" and engine.device_for(plan0).blackwell)
+                             gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []
