@@ -257,7 +257,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     # pools: the same pool_bytes() that itemizes a single plan
     d = args.speculative_num_draft_tokens or 0
     geo, dgeo = geometries(args, spec, state, draft)
-    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m).values())  # 0.5.9: pools for R_pool
+    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"]).values())  # 0.5.9: R_pool
     headroom = plan0.free_after_bytes - total
     # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
     probe = Plan(gpu=plan0.gpu, model=model, flags=combo, env=plan0.env, sglang_version=engine.VERSION,

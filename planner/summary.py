@@ -79,7 +79,7 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             pool_draft_kv_v_bytes=g("draft_kv_v"), pool_draft_kv_bytes=g("draft_kv_k") + g("draft_kv_v"),
             pool_req_to_token_bytes=g("req_to_token"),
             pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers"),
-            pool_other_bytes=g("mamba_int8_checkpoint"), pool_total_bytes=pools.total,
+            pool_other_bytes=g("mamba_int8_checkpoint") + g("unified"), pool_total_bytes=pools.total,
         )
     s["free_before_load_gib"] = plan.free_before_bytes / GIB
     s["free_after_load_gib"] = plan.free_after_bytes / GIB

@@ -221,3 +221,23 @@ def test_int8_mamba_checkpoint_pool_is_allocated_after_sizing():
     assert big.error_message.startswith("int8 mamba checkpoint pool needs ~")
     assert _plan("rtxpro6000", "qwen3.6-27b", ["--enable-int8-mamba-checkpoint"], "0.5.13", 95.0, 44.0).error_type \
         == "SystemExit"  # the flag is new in 0.5.14
+
+
+def test_unified_memory_pool_per_release():
+    # 0.5.18/0.5.19 are checked against SGLang's own code (tests/golden); the releases around them by the
+    # formulas of srt/mem_cache/unified_memory_pool.py: 0.5.16 crashes building the pool (a keyword the unified
+    # pool does not take, memory_pool.py:1154 vs unified_memory_pool.py:746 @0.5.16); 0.5.20 has no view tail
+    # pad change (0.5.19-0.5.21) and no K/V tables (0.5.19-0.5.20); 0.5.22 drops the pad.
+    flags = ["--enable-unified-memory", "--attention-backend", "triton"]
+    p16 = _plan("rtxpro6000", "qwen3.6-27b", flags, "0.5.16", 95.0, 44.0)
+    assert p16.error_type == "TypeError" and p16.stage == "init_pools"
+    out = {v: _plan("rtxpro6000", "qwen3.6-27b", flags, v, 95.0, 44.0) for v in ("0.5.19", "0.5.20", "0.5.21", "0.5.22")}
+    f, s = 16 * 4 * 512 * 2, out["0.5.19"].profile.mamba_cache_per_req_bytes
+    for v, p in out.items():
+        a, m = p.profile.available_kv_bytes, p.profile.max_mamba_cache_size
+        total = a - a % 4096 + m * s
+        pad = f if v in ("0.5.19", "0.5.20", "0.5.21") else 0
+        assert p.pools.get("unified") == total + pad, v
+        assert p.pools.get("kv_k") == p.pools.get("mamba_ssm") == 0
+    tables = 48 * 16
+    assert out["0.5.21"].pools.get("index_buffers") - out["0.5.20"].pools.get("index_buffers") == tables

@@ -123,6 +123,16 @@ class Rules:
     # spec, srt/server_args.py:8313-8402 @0.5.18), "v0_5_19" (page-major needs unified,
     # srt/arg_groups/kv_cache_hook.py:196-303 @0.5.19), "v0_5_22" (EAGLE family allowed)
     unified_mode: str = "v0_5_15"
+    # unified pool layout (srt/mem_cache/unified_memory_pool.py, per release): the buffer total comes from the
+    # profiled budget, U = A - A % 4096, plus K x S (0.5.19+, :1238-1244 @0.5.19; before: N x F + K x S,
+    # :1163-1166 @0.5.18); a page x F view tail pad (0.5.19-0.5.21, :346-351 @0.5.19); the K/V pointer and
+    # stride tables (absent in 0.5.19-0.5.20, :596-598 @0.5.19)
+    # 0.5.16 only: HybridReqToTokenPool passes enable_gdn_replayssm_spec= to the unified pool's _init_mamba_pool,
+    # which does not take it (srt/mem_cache/memory_pool.py:1154, unified_memory_pool.py:746 @0.5.16)
+    unified_init_typeerror: bool = False
+    unified_budget_total: bool = False
+    unified_pad: bool = False
+    unified_tables: bool = True
     # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK lowers the base ratio by one (no_buffer keeps 3)
     # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
     skip_decode_lock_env: bool = False

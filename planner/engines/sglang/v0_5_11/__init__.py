@@ -111,7 +111,32 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         _reject(plan, exc, "startup_failed")
         return
     plan.profile = prof
+    if args.unified_memory and args.rules.unified_init_typeerror:
+        # SGLang 0.5.16's own code: HybridReqToTokenPool passes a keyword the unified pool does not take
+        _reject(plan, Rejected("TypeError", "UnifiedHybridReqToTokenPool._init_mamba_pool() got an unexpected keyword "
+                               "argument 'enable_gdn_replayssm_spec'",
+                               "srt/mem_cache/memory_pool.py:1154 and unified_memory_pool.py:746 @0.5.16",
+                               stage="init_pools"), "startup_failed")
+        return
     plan.pools = allocate(args, model, state, prof, draft)
+    if args.unified_memory and args.rules.unified_budget_total:
+        # bs=1 floor: one request's state slots (1 active + 2 radix checkpoints) and the slot-0 sink
+        # (srt/mem_cache/unified_memory_pool.py:1134-1156, 1254-1261 @0.5.19)
+        from planner.engines.sglang.v0_5_11.pools import geometries, unified_pool_bytes  # noqa: PLC0415
+
+        g, _ = geometries(args, model, state, draft)
+        f = g.layers * g.heads * (g.head_dim + g.v_head_dim) * g.dtype_bytes
+        total = int(unified_pool_bytes(args, state, g, prof.max_total_num_tokens, prof.max_running_requests,
+                                       prof.max_mamba_cache_size, prof.available_kv_bytes)["_unified_total"])
+        slots, sink = 3 * state.per_req_bytes, max(f, state.per_req_bytes, args.page_size * f)
+        if total < slots + sink:
+            _reject(plan, Rejected("RuntimeError", f"[unified-memory-pool] init_unified_mamba_pools: byte budget {total} "
+                                   f"cannot fit ONE worst-case request (bs=1 floor {slots + sink} = bs1_state_slots="
+                                   f"{slots} + sink={sink}). A pool this size retract-livelocks at runtime. Raise "
+                                   "--mem-fraction-static, lower the model context length, or reduce reserved memory.",
+                                   "srt/mem_cache/unified_memory_pool.py:1134-1156 @0.5.19", stage="init_pools"),
+                    "startup_failed")
+            return
     ckpt = plan.pools.get("mamba_int8_checkpoint")
     if ckpt:
         # the free-memory check before the int8 checkpoint pool, built inside HybridReqToTokenPool after

@@ -108,12 +108,65 @@ def int8_checkpoint_bytes(args: ResolvedArgs, state: MambaState, m):
     return state.n_layers * slots * per_slot
 
 
+def unified_pool_bytes(args: ResolvedArgs, state: MambaState, g: KvGeometry, n, r, m, available) -> dict:
+    """--enable-unified-memory (0.5.15+), hybrid mamba model, no speculative decoding: one uint8 buffer holds
+    the full-attention KV and the mamba states (both are views of it); two MultiEndedAllocators index it.
+
+    * total T = N x F + M x S (srt/mem_cache/unified_memory_pool.py:880 @0.5.15, :1163-1166 @0.5.18); 0.5.19+:
+      the profiled budget floored to 4096 B plus M x S unless a --max-total-tokens cap re-derived the pool
+      (:1238-1244 @0.5.19; kv_cache_configurator.py:2193-2208 @0.5.19); the buffer adds a page x F view tail
+      pad in 0.5.19-0.5.21 (:346-351 @0.5.19). F = full-attention bytes per token, S = mamba bytes per slot.
+    * each allocator maps every slot the whole buffer could hold: int64 virtual->physical and back
+      ((T // entry) / page + 1 each) and a free list past the reserved slot-0 sink, max(F, S) (0.5.15-0.5.16)
+      or max(F, S, page x F) (multi_ended_allocator.py:158-164, 283 @0.5.18; unified_memory_pool.py:269-292
+      @0.5.19).
+    * per request row: req_generation int64 (0.5.16+), the request->mamba map int32, and with extra_buffer
+      an int64 ping-pong map (unified_memory_pool.py:1043-1055 @0.5.18); the K/V pointer and stride tables
+      (48 x full layers) except in 0.5.19-0.5.20 (:499-513 @0.5.18, :596-598 @0.5.19).
+    * req_to_token keeps 4 + D columns (kv_cache_configurator.py:615-618 @0.5.19).
+    """
+    import numpy as np  # noqa: PLC0415
+
+    rules = args.rules
+    page = args.page_size
+    f = g.layers * g.heads * (g.head_dim + g.v_head_dim) * g.dtype_bytes
+    s_ = state.per_req_bytes
+    n, r, m = np.asarray(n), np.asarray(r), np.asarray(m)
+    total = n * f + m * s_
+    if rules.unified_budget_total and available is not None:
+        available = np.asarray(available)
+        budget_total = available - available % 4096 + m * s_
+        if args.max_total_tokens is None:
+            total = budget_total
+        else:
+            total = np.where(args.max_total_tokens < available // f // page * page, total, budget_total)
+    floor = max(f, s_) if rules.unified_mode == "v0_5_15" else max(f, s_, page * f)
+    nf = total // f // page
+    mm = total // s_
+    min_page_f = -(-(-(-floor // f)) // page)
+    index = 16 * (nf + 1) + 8 * (nf - min_page_f) + 16 * (mm + 1) + 8 * (mm - (-(-floor // s_)))
+    if rules.req_generation:
+        index = index + 8 * (r + 1)
+    index = index + 4 * (r + 1)
+    if args.extra_buffer:
+        index = index + 8 * (r + 1) * (1 if args.disable_overlap_schedule else 2)
+    if rules.unified_tables:
+        index = index + 48 * g.layers
+    return {"req_to_token": (r + 1) * (args.context_len + 4 + (args.speculative_num_draft_tokens or 0)) * 4,
+            "unified": total + (page * f if rules.unified_pad else 0), "index_buffers": index,
+            "_unified_total": total}
+
+
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
-               n, r, m) -> dict:
+               n, r, m, available=None) -> dict:
     """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
 
     Keys follow the summary's ``pool_*_bytes`` names without the prefix and suffix.
     """
+    if args.unified_memory and state is not None:
+        out = unified_pool_bytes(args, state, target, n, r, m, available)
+        out.pop("_unified_total")
+        return out
     page = args.page_size
     d = args.speculative_num_draft_tokens or 0
     # 0.5.10: (R, ...) (srt/mem_cache/memory_pool.py:145 @0.5.10); 0.5.11+: (R + 1, ...)
@@ -173,6 +226,7 @@ _LABELS = {
     "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
     "mamba_int8_checkpoint": ("int8 mamba checkpoint", "srt/mem_cache/mamba_checkpoint_pool.py:263-360 @0.5.19"),
+    "unified": ("unified KV + mamba buffer", "srt/mem_cache/unified_memory_pool.py:1189-1265 @0.5.19"),
 }
 
 
@@ -197,6 +251,12 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
         slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
         return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
                 f"{slots} + 1) x (int8 {state.ssm_shape} + scale + conv); not charged to the KV budget")
+    if key == "unified":
+        total = "budget floored to 4096 B + M x S" if args.rules.unified_budget_total else "N x F + M x S"
+        pad = " + page x F view pad" if args.rules.unified_pad else ""
+        return f"{total}{pad} (F = full-attention bytes per token, S = mamba state per slot); N {n:,}, M {m}"
+    if key == "index_buffers" and args.unified_memory:
+        return "the two allocators' virtual/physical maps and free lists (slots the whole buffer could hold), request maps"
     if key == "index_buffers":
         return "free lists, request->state mappings, K/V pointer and stride tables"
     return "draft K/V pointer and stride tables"
@@ -208,7 +268,7 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     if prof.pool_requests is not None:  # 0.5.9: the pools are sized for R_pool
         r = prof.pool_requests
     g, dg = geometries(args, model, state, draft)
-    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0)
+    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes)
     lines = [PoolLine(k, _LABELS[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), _LABELS[k][1])
              for k, v in sizes.items()]
     return Pools(lines, not (args.spec_on and dg is None))

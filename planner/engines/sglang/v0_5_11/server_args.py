@@ -149,6 +149,8 @@ class ResolvedArgs:
     rules: Rules = RULES["0.5.11"]
     defaulted: dict[str, str] = field(default_factory=dict)  # field -> why it got its value
     warnings: list[str] = field(default_factory=list)
+    # --enable-unified-memory (0.5.15+): one buffer holds the KV cache and the mamba states
+    unified_memory: bool = False
 
     @property
     def spec_on(self) -> bool:
@@ -860,8 +862,9 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         raise Rejected("ValueError", "--swa-full-tokens-ratio should be in range (0, 1.0].",
                        "srt/server_args.py:3963-3964 @0.5.11")
 
+    unified = False
     if rules.cuda_graph_config and (a.get("enable_unified_memory") or a.get("enable_page_major_kv_layout")):
-        _unified_memory_checks(a, attn, algo, rules)
+        unified = _unified_memory_checks(a, attn, algo, rules, model)
 
     # check_server_args (srt/server_args.py:6773-6830 @0.5.11)
     if cps > 0 and cps % page != 0:
@@ -880,13 +883,14 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         mamba_full_memory_ratio=a["mamba_full_memory_ratio"], mamba_ssm_dtype_flag=a["mamba_ssm_dtype"],
         max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=ctx,
         is_multimodal=is_mm, disable_piecewise_cuda_graph=pcg_off, piecewise_cuda_graph_tokens=pcg_tokens,
-        env=env, rules=rules, defaulted=why, warnings=warn,
+        env=env, rules=rules, defaulted=why, warnings=warn, unified_memory=unified,
     )
 
 
-def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules) -> None:
-    """_handle_page_major_kv_layout then _handle_unified_memory_pool, per release; a launch that passes is
-    refused as not modelled (the unified pool's split is dynamic)."""
+def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules, model: ModelSpec) -> bool:
+    """_handle_page_major_kv_layout then _handle_unified_memory_pool, per release. True when the launch runs
+    with the unified pool the planner models (a hybrid mamba model, no speculative decoding); a launch SGLang
+    accepts outside that is refused as not modelled."""
     mode = rules.unified_mode
     unified = bool(a.get("enable_unified_memory"))
     if mode in ("v0_5_19", "v0_5_22"):
@@ -918,8 +922,20 @@ def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules
                            "(chain draft); other speculative algorithms are not yet audited for the unified pool's "
                            f"{tail}. Got --speculative-algorithm={algo!r}.",
                            "srt/server_args.py:8313-8318 @0.5.18, srt/arg_groups/kv_cache_hook.py:224-229 @0.5.19")
-    raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but the "
-                       "unified memory pool is not modelled by this planner yet")
+    if unified and mode == "v0_5_19" and not rules.v0_5_20 and a.get("cuda_graph_backend_prefill") not in (None, "disabled"):
+        # 0.5.19: prefill capture is not wired for the unified pool (srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19)
+        raise Rejected("ValueError", "--enable-unified-memory supports decode cuda-graph capture only; prefill capture "
+                       "is not wired (the prefill graph runner bypasses the unified virtual->physical loc rebind). Got "
+                       f"--cuda-graph-backend-prefill={a['cuda_graph_backend_prefill']!r}; pass "
+                       "--cuda-graph-backend-prefill=disabled.", "srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19")
+    modelled = (unified and algo is None and model.is_mambaish and model.head_dim == model.v_head_dim
+                and not a.get("enable_int8_mamba_checkpoint")
+                and a.get("cuda_graph_backend_prefill") != "tc_piecewise")
+    if not modelled:
+        raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but it is "
+                           "not modelled by this planner yet (the unified pool is, for hybrid mamba models without "
+                           "speculative decoding; the page-major layout on its own is not)")
+    return True
 
 
 def _env_bool(env: dict[str, str], key: str, default: bool = False) -> bool:
