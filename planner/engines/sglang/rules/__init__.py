@@ -118,6 +118,9 @@ class Rules:
     # 0.5.23: max(1, R // dp) wherever max_running_requests is used in sizing
     # (srt/mem_cache/kv_cache_configurator.py:3128, 3284, 3316, 3332-3334, 3373 @0.5.23)
     min_one_running: bool = False
+    # 0.5.23: one (2, rows, heads, dim) tensor per layer when K and V rows are equal
+    # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23)
+    kv_one_tensor: bool = False
     # --enable-unified-memory / --enable-page-major-kv-layout validation, by release (the pool itself is
     # not modelled): "v0_5_15" (srt/server_args.py:6819-6895 @0.5.16), "v0_5_17", "v0_5_18" (DSPARK-only
     # spec, srt/server_args.py:8313-8402 @0.5.18), "v0_5_19" (page-major needs unified,

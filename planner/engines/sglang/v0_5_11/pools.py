@@ -209,6 +209,13 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
         out["draft_kv_k"] = draft.layers * (n + page) * draft.heads * draft.head_dim * draft.dtype_bytes
         out["draft_kv_v"] = draft.layers * (n + page) * draft.heads * draft.v_head_dim * draft.dtype_bytes
         out["draft_index_buffers"] = 48 * draft.layers
+    if rules.kv_one_tensor:
+        # 0.5.23: equal K and V rows share one (2, rows, heads, dim) tensor per layer, V a view of it
+        # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23): same bytes, counted once under K
+        for k, v, geo in (("kv_k", "kv_v", g), ("draft_kv_k", "draft_kv_v", draft)):
+            if geo is not None and geo.head_dim == geo.v_head_dim and k in out:
+                out[k] = out[k] + out[v]
+                out[v] = 0
     return out
 
 
@@ -218,7 +225,7 @@ _LABELS = {
     "mamba_ssm": ("mamba ssm state", "srt/mem_cache/memory_pool.py:258-286 @0.5.11"),
     "mamba_intermediate_ssm": ("spec intermediate ssm", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
     "mamba_intermediate_conv": ("spec intermediate conv", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
-    "kv_k": ("KV K", "srt/mem_cache/memory_pool.py:888-913 @0.5.11"),
+    "kv_k": ("KV K", "srt/mem_cache/memory_pool.py:888-913 @0.5.11; K and V together from 0.5.23 (:2630-2645)"),
     "kv_v": ("KV V", "srt/mem_cache/memory_pool.py:888-913 @0.5.11"),
     "index_buffers": ("index buffers", "srt/mem_cache/allocator.py:131-138 @0.5.11; memory_pool.py:341, 547-560, "
                       "915-934"),
@@ -245,8 +252,11 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
     if key.endswith(("kv_k", "kv_v")):
         geo = dg if key.startswith("draft") else g
         hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
-        return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x (N {n:,} + page {page}) x {geo.heads} heads x "
-                f"{hd} x {geo.dtype_bytes} B")
+        one = args.rules.kv_one_tensor and geo.head_dim == geo.v_head_dim
+        if one and key.endswith("_v"):
+            return "a view of the K tensor (one (2, rows, heads, dim) tensor per layer)"
+        return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x {'2 (K and V) x ' if one else ''}"
+                f"(N {n:,} + page {page}) x {geo.heads} heads x {hd} x {geo.dtype_bytes} B")
     if key == "mamba_int8_checkpoint":
         slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
         return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
