@@ -206,8 +206,8 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     except SGLangArgError as exc:
         ev.rejected = Rejected("SystemExit", str(exc), "argparse")
         return ev
-    if check_scope(raw) or check_values(raw):
-        ev.rejected = Rejected("BadInput", check_scope(raw) or check_values(raw) or "", "planner")
+    if check_scope(raw, plan0.rules) or check_values(raw):
+        ev.rejected = Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
         return ev
     try:
         args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules)

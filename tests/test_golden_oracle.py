@@ -204,6 +204,31 @@ def test_0_5_19_sets_are_large_and_varied():
     assert abs(plain - 100 / 1024 - seed["rest_gib_before_mamba"]) < 1e-9
 
 
+def _replayssm_cases():
+    folder = HERE / "replayssm"
+    cases = [json.loads(x) for x in (folder / "cases.jsonl").read_text().splitlines() if x.strip()]
+    out = []
+    for v in ("0.5.19", "0.5.20", "0.5.23"):
+        res = {json.loads(x)["id"]: json.loads(x)["summary"]
+               for x in (folder / f"results-{v}.jsonl").read_text().splitlines() if x.strip()}
+        out += [({**c, "version": v}, res[c["id"]]) for c in cases if c["id"] in res]
+    return out
+
+
+REPLAYSSM = _replayssm_cases()
+
+
+@pytest.mark.parametrize("case,expected", REPLAYSSM, ids=[f"{c['version']}-{c['id']}" for c, _ in REPLAYSSM])
+def test_replayssm_case_matches_oracle(case, expected):
+    _compare(case, expected)
+
+
+def test_replayssm_set_covers_both_layouts():
+    assert {c["version"] for c, _ in REPLAYSSM} == {"0.5.19", "0.5.20", "0.5.23"}
+    ok = [e for c, e in REPLAYSSM if e["outcome"] == "ok" and "--enable-linear-replayssm-spec" in c["flags"]]
+    assert ok and all(e["pool_mamba_intermediate_ssm_bytes"] == 0 for e in ok)
+
+
 def test_0_5_16_unified_memory_fails_in_sglangs_own_code():
     # The oracle dropped these as "oracle_error", but the TypeError is raised by SGLang 0.5.16 itself
     # (tests/golden/sglang-0.5.16/README.md, "About the three unified-memory cases"): the planner predicts it.

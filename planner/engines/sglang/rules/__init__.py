@@ -118,6 +118,11 @@ class Rules:
     # 0.5.23: max(1, R // dp) wherever max_running_requests is used in sizing
     # (srt/mem_cache/kv_cache_configurator.py:3128, 3284, 3316, 3332-3334, 3373 @0.5.23)
     min_one_running: bool = False
+    # ReplaySSM (GDN, --enable-linear-replayssm[-spec]): "" not modelled (<= 0.5.16, refused); "per_slot" (0.5.17-0.5.19:
+    # the verify ring rides on every mamba slot, record length = draft tokens,
+    # srt/mem_cache/kv_cache_configurator.py:2235-2265, 2344-2350, 2371-2374 @0.5.19); "fixed" (0.5.20+: a
+    # (R + 1)-request scratch of --linear-replayssm-cache-len, kv_cache_configurator.py:2406-2428, 2509-2539 @0.5.20)
+    replayssm: str = ""
     # 0.5.23: one (2, rows, heads, dim) tensor per layer when K and V rows are equal
     # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23)
     kv_one_tensor: bool = False

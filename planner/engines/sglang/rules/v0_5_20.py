@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from planner.engines.sglang.rules.v0_5_17 import V0_5_19
 
-V0_5_20 = replace(V0_5_19, version="0.5.20", flags="v0_5_20", v0_5_20=True)
+V0_5_20 = replace(V0_5_19, version="0.5.20", flags="v0_5_20", v0_5_20=True, replayssm="fixed")
 V0_5_21 = replace(V0_5_20, version="0.5.21", flags="v0_5_21", strategy_needs_mamba=True, gdn_blackwell="v0_5_21",
                   unified_tables=True)
 V0_5_22 = replace(V0_5_21, version="0.5.22", flags="v0_5_22", v0_5_22=True, unified_mode="v0_5_22", unified_pad=False)

@@ -73,7 +73,7 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         _reject(plan, Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                 "rejected")
         return
-    problem = check_scope(raw) or check_values(raw)
+    problem = check_scope(raw, rules) or check_values(raw)
     if problem:
         raise BadInput(problem)
     dev = device_for(plan)

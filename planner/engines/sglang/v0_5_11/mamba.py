@@ -48,6 +48,28 @@ class MambaState:
         """mamba_cache_per_req (srt/configs/mamba_utils.py:115-127 @0.5.11)."""
         return (self.conv_bytes_per_layer + self.ssm_bytes_per_layer) * self.n_layers
 
+    def gdn_heads(self) -> tuple[int, int, int, int]:
+        """(value heads, key heads, v dim, k dim) per TP rank of a GDN layer: the ssm state is (hv, v, k) and the
+        conv channels are hv x v + 2 x hk x k (srt/configs/qwen3_next.py @0.5.19)."""
+        hv, v, k = self.ssm_shape
+        return hv, (self.conv_shape[0] - hv * v) // (2 * k), v, k
+
+    def replayssm_ring_bytes(self, record_len: int, layout: str) -> int:
+        """replayssm_ring_bytes_per_req (srt/configs/mamba_utils.py:127-157): per GDN layer, "per_slot"
+        (0.5.17-0.5.19): rawv hv x rec x v + rawk hk x rec x k in the conv dtype, beta and g hv x rec fp32;
+        "fixed" (0.5.20+): d, k in the conv dtype, g fp32, and the bf16 low parts of d and k unless the conv
+        dtype is fp32."""
+        hv, hk, v, k = self.gdn_heads()
+        cb = DTYPE_BYTES[self.conv_dtype]
+        rec = record_len
+        if layout == "per_slot":
+            per_layer = hv * rec * v * cb + hk * rec * k * cb + hv * rec * 4 + hv * rec * 4
+        else:
+            per_layer = hv * rec * v * cb + hk * rec * k * cb + hv * rec * 4
+            if self.conv_dtype != "float32":
+                per_layer += hv * rec * v * cb + hk * rec * k * cb
+        return per_layer * self.n_layers
+
 
 def _divide(a: int, b: int) -> int:
     """srt/distributed/utils.py divide/ensure_divisibility @0.5.11."""

@@ -159,7 +159,7 @@ class Profile:
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
-               min_one_running=False, sizing_v0_5_9=False) -> dict[str, np.ndarray]:
+               min_one_running=False, sizing_v0_5_9=False, replay="", ring=0) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -192,6 +192,13 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         r_args = np.where(r_args >= 0, np.maximum(r_args, 1), r_args)
     mamba = np.asarray(mambaish, dtype=bool)
     spec = np.asarray(spec_on, dtype=bool) & mamba
+    # ReplaySSM (0.5.17+): no speculative intermediates; the verify ring rides on every slot ("per_slot") or is
+    # a fixed (R + 1)-request scratch ("fixed") (srt/mem_cache/kv_cache_configurator.py:2235-2374 @0.5.19,
+    # :2406-2539 @0.5.20)
+    per_slot_extra = 0
+    if replay:
+        spec = np.zeros_like(spec)
+        per_slot_extra = ring if replay == "per_slot" else 0
     d = np.asarray(ndraft, dtype=np.int64)
     mr = np.asarray(mamba_ratio_, dtype=np.int64)
     mr_safe = np.where(mr > 0, mr, 1)
@@ -199,6 +206,9 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     r = np.asarray(ratio, dtype=f64)
     use_r_args = np.asarray(radix_off, dtype=bool) & (r_args >= 0)
     per_safe = np.where(per > 0, per, 1)
+    fixed = 0
+    if replay == "fixed":
+        fixed = ring * (np.maximum(r_args, 0) + 1)
     if solve == "classic":
         spec_reserved = np.where(spec, per * np.maximum(r_args, 0) * d, 0)
         rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
@@ -213,8 +223,9 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     else:  # joint, with the padding rows (srt/mem_cache/kv_cache_configurator.py:2315-2350 @0.5.19)
         with np.errstate(divide="ignore", invalid="ignore"):
             budget_bytes = rest * r / (1 + r) * (1 << 30)
+            slot = per_safe + per_slot_extra
             m_ratio = np.where(spec, np.floor_divide(budget_bytes - per * (1 + d), per_safe * (1 + d / mr_safe)),
-                               np.floor_divide(budget_bytes - per, per_safe))
+                               np.floor_divide(budget_bytes - fixed - slot, slot))
     m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
     m = np.where(m_exp >= 0, m_exp, np.where(use_r_args, r_args, m_ratio))
     m = np.where(mamba, m, 0)
@@ -225,7 +236,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
     rest_after_spec = rest
     fail_m = mamba & (m <= 0)
-    rest = np.where(mamba, rest - ((m + pad) * per) / (1 << 30), rest)
+    rest = np.where(mamba, rest - ((m + pad) * (per + per_slot_extra) + fixed) / (1 << 30), rest)
     fail_rest = rest <= 0
     available = np.trunc(rest * (1 << 30)).astype(np.int64)
     page = np.asarray(page, dtype=np.int64)
@@ -275,7 +286,20 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
         min_one_running=args.rules.min_one_running, sizing_v0_5_9=args.rules.v0_5_9,
+        **replay_inputs(args, state),
     )
+
+
+def replay_inputs(args: ResolvedArgs, state: MambaState | None) -> dict:
+    """ReplaySSM's sizing inputs (0.5.17+, --enable-linear-replayssm-spec on a GDN model): the layout and the
+    ring bytes per request, record length = the draft tokens (0.5.17-0.5.19, else --linear-replayssm-cache-len)
+    or the cache length (0.5.20+) (srt/mem_cache/kv_cache_configurator.py:2242-2265 @0.5.19, :2406-2428 @0.5.20)."""
+    mode = args.rules.replayssm
+    if not mode or state is None or not args.raw.get("enable_linear_replayssm_spec"):
+        return {"replay": "", "ring": 0}
+    cache_len = args.raw.get("linear_replayssm_cache_len", 16)
+    rec = (args.speculative_num_draft_tokens or cache_len) if mode == "per_slot" else cache_len
+    return {"replay": mode, "ring": state.replayssm_ring_bytes(rec, mode)}
 
 
 def mm_reserve_gib(args: ResolvedArgs) -> float:
@@ -314,7 +338,12 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         source = "max_running_requests, because the radix cache is disabled"
     else:
         r = args.mamba_full_memory_ratio
-        if args.rules.mamba_solve == "joint" and args.spec_on:
+        replay = replay_inputs(args, state)["replay"]
+        if replay:
+            source = (f"--mamba-full-memory-ratio {r}: (rest x r/(1+r) - " + ("ring scratch - " if replay == "fixed" else "")
+                      + "slot) // slot, slot = S" + (" + ring" if replay == "per_slot" else "")
+                      + " (ReplaySSM: no speculative intermediates)")
+        elif args.rules.mamba_solve == "joint" and args.spec_on:
             pad = "(B - S x (1 + D)) // " if args.rules.padding_slots else "B // "
             source = (f"--mamba-full-memory-ratio {r}: B = rest x r/(1+r); M = {pad}(S x (1 + D / ratio)), the "
                       "speculative states inside the share")

@@ -108,6 +108,32 @@ def int8_checkpoint_bytes(args: ResolvedArgs, state: MambaState, m):
     return state.n_layers * slots * per_slot
 
 
+def replayssm_ring_tensors(state: MambaState, slots, rec: int, layout: str) -> dict:
+    """The ReplaySSM ring tensors, each (layers, slots, heads, rec[, dim]) (srt/mem_cache/memory_pool.py:625-740
+    @0.5.19, :635-763 @0.5.20): "per_slot" (0.5.17-0.5.19 verify): rawv, rawk in the conv dtype, g, beta fp32;
+    "fixed" (0.5.20+ verify): d, k in the conv dtype, g fp32, and rawv, rawk (the bf16 low parts) unless the conv
+    dtype is fp32; "decode" (--enable-linear-replayssm): d, k in the ssm dtype, g fp32."""
+    hv, hk, v, k = state.gdn_heads()
+    lay = state.n_layers
+    cb = DTYPE_BYTES[state.conv_dtype]
+    if layout == "decode":
+        sb = DTYPE_BYTES[state.ssm_dtype]
+        return {"replayssm_d": lay * slots * hv * rec * v * sb, "replayssm_k": lay * slots * hk * rec * k * sb,
+                "replayssm_g": lay * slots * hv * rec * 4}
+    out = {"replayssm_g": lay * slots * hv * rec * 4}
+    if layout == "per_slot":
+        out["replayssm_rawv"] = lay * slots * hv * rec * v * cb
+        out["replayssm_rawk"] = lay * slots * hk * rec * k * cb
+        out["replayssm_beta"] = lay * slots * hv * rec * 4
+    else:
+        out["replayssm_d"] = lay * slots * hv * rec * v * cb
+        out["replayssm_k"] = lay * slots * hk * rec * k * cb
+        if state.conv_dtype != "float32":
+            out["replayssm_rawv"] = lay * slots * hv * rec * v * cb
+            out["replayssm_rawk"] = lay * slots * hk * rec * k * cb
+    return out
+
+
 def unified_pool_bytes(args: ResolvedArgs, state: MambaState, g: KvGeometry, n, r, m, available) -> dict:
     """--enable-unified-memory (0.5.15+), hybrid mamba model, no speculative decoding: one uint8 buffer holds
     the full-attention KV and the mamba states (both are views of it); two MultiEndedAllocators index it.
@@ -179,8 +205,26 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     if state is not None:
         out["mamba_conv"] = (m + 1) * state.conv_bytes
         out["mamba_ssm"] = (m + 1) * state.ssm_bytes
-        if args.speculative_num_draft_tokens is not None:
+        replay = args.rules.replayssm
+        if replay and args.raw.get("enable_linear_replayssm_spec"):
+            # the verify ring replaces intermediate_ssm (srt/mem_cache/memory_pool.py:625-740 @0.5.19,
+            # :635-763, 921-935 @0.5.20): (M + 1) slots of ring(D) in 0.5.17-0.5.19; (R + 1) request rows of
+            # ring(cache len) plus three cursors (int32, int32, int8) from 0.5.20
+            cache_len = args.raw.get("linear_replayssm_cache_len", 16)
+            if replay == "per_slot":
+                out.update(replayssm_ring_tensors(state, m + 1, d or cache_len, "per_slot"))
+            else:
+                out.update(replayssm_ring_tensors(state, r + 1, cache_len, "fixed"))
+                index = index + 9 * (r + 1)
+        if replay and args.raw.get("enable_linear_replayssm"):
+            # decode ring in the ssm dtype, not charged to the budget: d, k, g fp32, write_pos int32 on M + 1 slots
+            # (srt/mem_cache/memory_pool.py:625-740 @0.5.19)
+            out.update(replayssm_ring_tensors(state, m + 1, args.raw.get("linear_replayssm_cache_len", 16), "decode"))
+            index = index + 4 * (m + 1)
+        conv_only = any(k.startswith("replayssm_") for k in out) and bool(args.raw.get("enable_linear_replayssm_spec"))
+        if args.speculative_num_draft_tokens is not None and not conv_only:
             out["mamba_intermediate_ssm"] = (r + 1) * d * state.ssm_bytes
+        if args.speculative_num_draft_tokens is not None:
             if rules.conv_window_dedup and (args.speculative_eagle_topk is None or args.speculative_eagle_topk <= 1):
                 # one (D + K - 1)-wide window per slot (srt/mem_cache/memory_pool.py:380-410 @0.5.16)
                 dim, win = state.conv_shape
@@ -234,6 +278,12 @@ _LABELS = {
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
     "mamba_int8_checkpoint": ("int8 mamba checkpoint", "srt/mem_cache/mamba_checkpoint_pool.py:263-360 @0.5.19"),
     "unified": ("unified KV + mamba buffer", "srt/mem_cache/unified_memory_pool.py:1189-1265 @0.5.19"),
+    "replayssm_d": ("ReplaySSM d", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
+    "replayssm_k": ("ReplaySSM k", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
+    "replayssm_g": ("ReplaySSM g", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
+    "replayssm_rawv": ("ReplaySSM rawv", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
+    "replayssm_rawk": ("ReplaySSM rawk", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
+    "replayssm_beta": ("ReplaySSM beta", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
 }
 
 
@@ -261,6 +311,14 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
         slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
         return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
                 f"{slots} + 1) x (int8 {state.ssm_shape} + scale + conv); not charged to the KV budget")
+    if key.startswith("replayssm_"):
+        cache_len = args.raw.get("linear_replayssm_cache_len", 16)
+        if args.raw.get("enable_linear_replayssm"):
+            return f"decode ring: {state.n_layers} layers x (M {m} + 1) x {cache_len} steps (ssm dtype); not charged"
+        if args.rules.replayssm == "per_slot":
+            return (f"verify ring: {state.n_layers} layers x (M {m} + 1) x D {args.speculative_num_draft_tokens or cache_len}"
+                    " steps; replaces the intermediate ssm states")
+        return f"verify ring: {state.n_layers} layers x (R {r} + 1) x {cache_len} steps; replaces the intermediate ssm states"
     if key == "unified":
         total = "budget floored to 4096 B + M x S" if args.rules.unified_budget_total else "N x F + M x S"
         pad = " + page x F view pad" if args.rules.unified_pad else ""

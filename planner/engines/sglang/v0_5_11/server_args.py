@@ -182,9 +182,11 @@ _OUT_OF_SCOPE = {
 }
 
 
-def check_scope(raw: dict[str, Any]) -> str | None:
+def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
     """A one-line reason when the flags leave what this planner models, else None."""
     for key, what in _OUT_OF_SCOPE.items():
+        if rules is not None and rules.replayssm and key in ("enable_linear_replayssm_spec", "enable_linear_replayssm"):
+            continue  # modelled from 0.5.17
         val = raw.get(key)
         if val not in (None, False, 0, [], ""):
             return f"--{key.replace('_', '-')}: {what} is not modelled by this planner yet"
@@ -756,6 +758,8 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         raise Rejected("ValueError", "--linear-attn-decode-backend flashinfer on SM100+ requires "
                        f"--mamba-ssm-dtype bfloat16, got {a['mamba_ssm_dtype']!r}",
                        "srt/server_args.py:2876-2888 @0.5.11")
+    if rules.replayssm and (a.get("enable_linear_replayssm") or a.get("enable_linear_replayssm_spec")):
+        _replayssm_checks(a, lin_decode or a["linear_attn_backend"], radix_off, a["mamba_scheduler_strategy"], model)
     if rules.checks_v0_5_17:  # srt/server_args.py:6083-6096 @0.5.17
         verify = a.get("linear_attn_verify_backend")
         if verify is None and (lin_decode or a["linear_attn_backend"]) == "flashinfer":
@@ -885,6 +889,39 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
         is_multimodal=is_mm, disable_piecewise_cuda_graph=pcg_off, piecewise_cuda_graph_tokens=pcg_tokens,
         env=env, rules=rules, defaulted=why, warnings=warn, unified_memory=unified,
     )
+
+
+def _replayssm_checks(a: dict[str, Any], decode: str, radix_off: bool, strat: str, model: ModelSpec) -> None:
+    """ReplaySSM validation (srt/arg_groups/attention_hook.py:342-460 @0.5.19; srt/server_args.py:6172-6245 @0.5.17)."""
+    rule = "srt/arg_groups/attention_hook.py:342-460 @0.5.19"
+    if model.hybrid != "gdn":
+        raise _NotModelled("--enable-linear-replayssm[-spec]: modelled for GDN models (Qwen3.5/3.6, Qwen3-Next) only")
+    if a.get("enable_linear_replayssm"):
+        if decode not in ("triton", "helion"):
+            raise Rejected("ValueError", "--enable-linear-replayssm requires Triton, or Helion for KDA, as the "
+                           f"linear-attn decode backend; got --linear-attn-decode-backend={decode!r}.", rule)
+        if not radix_off and strat in ("extra_buffer", "extra_buffer_lazy"):
+            raise Rejected("ValueError", "--enable-linear-replayssm requires --mamba-radix-cache-strategy no_buffer "
+                           "(the default); the extra_buffer ping-pong donation path is not yet supported (follow-up). "
+                           f"Got --mamba-radix-cache-strategy={strat!r}.", rule)
+        if a.get("linear_replayssm_cache_len", 16) < 1:
+            raise Rejected("ValueError", "--linear-replayssm-cache-len must be >= 1, got "
+                           f"{a['linear_replayssm_cache_len']}.", rule)
+    if a.get("enable_linear_replayssm_spec"):
+        topk = a["speculative_eagle_topk"]
+        if topk not in (None, 1):
+            raise Rejected("ValueError", "--enable-linear-replayssm-spec requires a linear draft chain "
+                           "(--speculative-eagle-topk in {None, 1}); the chunked verify kernel uses a strictly-lower "
+                           f"causal mask and is invalid for EAGLE tree verify. Got --speculative-eagle-topk={topk!r}.", rule)
+        if decode not in ("triton", "flashinfer"):
+            raise Rejected("ValueError", "--enable-linear-replayssm-spec requires the triton or flashinfer "
+                           f"linear-attn decode backend, got --linear-attn-decode-backend={decode!r}.", rule)
+        if a.get("enable_linear_replayssm"):
+            raise Rejected("ValueError", "--enable-linear-replayssm-spec and --enable-linear-replayssm are mutually "
+                           "exclusive: they share the ring storage but drive it with incompatible cursor protocols "
+                           "(per-decode-forward vs per-verify-commit advance).", rule)
+        if a["mamba_ssm_dtype"] is None:  # the verify ring folds in float32 (attention_hook.py:439-450 @0.5.19)
+            a["mamba_ssm_dtype"] = "float32"
 
 
 def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules, model: ModelSpec) -> bool:
