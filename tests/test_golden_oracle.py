@@ -204,6 +204,34 @@ def test_0_5_19_sets_are_large_and_varied():
     assert abs(plain - 100 / 1024 - seed["rest_gib_before_mamba"]) < 1e-9
 
 
+# Releases whose golden sets come from make_cases_v0516.py through this repository's oracle adapters, with
+# the launches SGLang accepts that the planner refuses as not modelled (BadInput), by id.
+ADAPTED = {
+    "0.5.17": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
+               "page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
+}
+ADAPTED_CASES = [(c, e) for v in ADAPTED if (HERE / f"sglang-{v}").exists()
+                 for c, e in _load("cases.jsonl", "results.jsonl", v) + _load("random.jsonl", "random_results.jsonl", v)]
+
+
+@pytest.mark.parametrize("case,expected", ADAPTED_CASES, ids=[f"{c['version']}-{c['id']}" for c, _ in ADAPTED_CASES])
+def test_adapted_release_case_matches_oracle(case, expected):
+    if case["id"] in ADAPTED[case["version"]]:
+        assert expected["outcome"] == "ok"
+        with pytest.raises(BadInput, match="not modelled"):
+            _plan_summary(case)
+        return
+    _compare(case, expected)
+
+
+def test_adapted_release_sets_are_large_and_varied():
+    for v in ADAPTED:
+        sets = [(c, e) for c, e in ADAPTED_CASES if c["version"] == v]
+        assert len(sets) >= 200, v
+        assert {"ok", "rejected", "startup_failed"} <= {e["outcome"] for _, e in sets}, v
+        assert len(ADAPTED[v]) <= 3
+
+
 def _replayssm_cases():
     folder = HERE / "replayssm"
     cases = [json.loads(x) for x in (folder / "cases.jsonl").read_text().splitlines() if x.strip()]
