@@ -1,8 +1,9 @@
-"""Worked cases for the releases the sglang-oracle does not run (0.5.10, 0.5.14, 0.5.15, 0.5.17, 0.5.20-0.5.23).
+"""Worked cases: each release switch, recomputed from the cited source lines of that release.
 
-Each expected value is recomputed here from the cited source lines of that release, step by step, with
-no planner code; the planner's answer for the same launch must equal it. The releases the oracle runs
-(0.5.11, 0.5.12, 0.5.13, 0.5.16, 0.5.19) are checked against SGLang's own code in test_golden_oracle.py.
+Each expected value is recomputed here step by step, with no planner code; the planner's answer for the
+same launch must equal it. They pin one rule each, between neighbouring releases, including releases the
+sglang-oracle does not run (0.5.14, 0.5.15). The releases it runs, through the shared oracle or this
+repository's adapters, are also checked case by case against SGLang's own code in test_golden_oracle.py.
 """
 
 from __future__ import annotations
