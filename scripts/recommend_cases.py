@@ -48,7 +48,11 @@ def main() -> None:
     ap.add_argument("--sglang-version", required=True)
     version = ap.parse_args().sglang_version
     files = {e.id: e.file for e in load_catalog()}
-    rows = [(g, m, n, []) for g, m, n in MATRIX] + [("rtxpro6000", "qwen3.6-27b", Needs(), SEED)]
+    from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
+    from planner.engines.sglang.rules import rules_for  # noqa: PLC0415
+
+    seed = translate_flags(SEED, rules_for(version).flags)  # the strategy flag in this release's spelling
+    rows = [(g, m, n, []) for g, m, n in MATRIX] + [("rtxpro6000", "qwen3.6-27b", Needs(), seed)]
     for i, (gpu_id, model_id, needs, fixed) in enumerate(rows):
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
         res = run_search(gpu, model, fixed, needs=needs, relax=False, version=version)
