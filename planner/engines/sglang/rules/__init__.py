@@ -8,9 +8,9 @@ module per range that behaves alike, each from its predecessor: ``v0_5_10.py`` (
 (0.5.20-0.5.23). A release not listed is refused by ``--sglang-version`` instead of guessed.
 
 Sources: the released wheels (``pip download --no-deps sglang==X``), read at the cited lines, and
-``shared/reference/sglang-versions.md`` as the map. 0.5.9, 0.5.10, 0.5.11, 0.5.12, 0.5.13, 0.5.16,
-0.5.18 and 0.5.19 are also checked field by field against SGLang's own code run by the sglang-oracle
-(tests/golden/sglang-<release>/); the others by worked cases (tests/test_release_rules.py).
+``shared/reference/sglang-versions.md`` as the map. Every release is also checked field by field against
+SGLang's own code run by the sglang-oracle, through its adapters or ours (tests/golden/sglang-<release>/,
+scripts/oracle/adapters/), and each switch by worked cases (tests/test_release_rules.py).
 """
 
 from __future__ import annotations
