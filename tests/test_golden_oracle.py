@@ -207,6 +207,9 @@ def test_0_5_19_sets_are_large_and_varied():
 # Releases whose golden sets come from make_cases_v0516.py through this repository's oracle adapters, with
 # the launches SGLang accepts that the planner refuses as not modelled (BadInput), by id.
 ADAPTED = {
+    "0.5.14": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH"},
+    "0.5.15": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
+               "page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
     "0.5.17": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
                "page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
     "0.5.20": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH"},

@@ -4,7 +4,7 @@
 #   bash scripts/oracle/oracle_copy.sh DIR      # default DIR: /tmp/sglang-oracle-adapted
 #
 # The shared oracle (/work/shared/tools/sglang-oracle, or $ORACLE) ships adapters for 0.5.11 and 0.5.16.
-# scripts/oracle/adapters/ adds 0.5.9, 0.5.10, 0.5.18 and 0.5.19: stand-ins only, SGLang's own code decides
+# scripts/oracle/adapters/ adds every other release 0.5.9-0.5.23: stand-ins only, SGLang's own code decides
 # every number (see scripts/oracle/adapters/README*.md). The copy is what the golden
 # regeneration commands in tests/golden/sglang-0.5.1{8,9}/README.md pass as --oracle.
 set -euo pipefail
