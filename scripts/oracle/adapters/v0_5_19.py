@@ -74,7 +74,11 @@ def load():
 
     S = types.SimpleNamespace(**{k: v for k, v in locals().items()})
     S.namespace_map = namespace_of(ServerArgs)  # {field: "schedule" | "spec.xyz" ...}
-    S.field_set = frozenset(f.name for f in dataclasses.fields(ServerArgs))
+    try:  # 0.5.20+: ServerArgs is a msgspec Struct (msgspec.defstruct), not a dataclass
+        from sglang.srt.arg_groups.arg_utils import record_fields
+    except ImportError:  # 0.5.18 / 0.5.19: a dataclass
+        record_fields = dataclasses.fields
+    S.field_set = frozenset(f.name for f in record_fields(ServerArgs))
     del S.dataclasses
     # what oracle.py calls as S.prepare_server_args / S.set_global_server_args_for_scheduler
     S.prepare_server_args = lambda argv: _prepare_server_args(S, argv)
