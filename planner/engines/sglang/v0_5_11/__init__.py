@@ -125,7 +125,7 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
         from planner.engines.sglang.v0_5_11.pools import geometries, unified_pool_bytes  # noqa: PLC0415
 
         g, _ = geometries(args, model, state, draft)
-        f = g.layers * g.heads * (g.head_dim + g.v_head_dim) * g.dtype_bytes
+        f = g.token_bytes
         total = int(unified_pool_bytes(args, state, g, prof.max_total_num_tokens, prof.max_running_requests,
                                        prof.max_mamba_cache_size, prof.available_kv_bytes)["_unified_total"])
         slots, sink = 3 * state.per_req_bytes, max(f, state.per_req_bytes, args.page_size * f)
@@ -179,15 +179,33 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     without the ``- 5``.
     """
     rules = args.rules
-    if not args.disable_cuda_graph:  # the list SGLang would capture (a pure function of R and the flags)
+    # the list SGLang would capture, for the request pool's size: R, or 0.5.9's R_pool
+    # (srt/model_executor/cuda_graph_runner.py:190-222 @0.5.9); recorded before the checks when valid
+    bs = None
+    if not args.disable_cuda_graph:
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
         bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
         if bs and bs[0] > 0:
             plan.capture_bs = bs
-    checks = [_tp_worker, _attention_backend, _capture] if rules.tp_worker_v0_5_14 else \
-        [_attention_backend, _capture, _tp_worker]
+
+    def capture() -> None:
+        if bs is None:
+            return
+        plan.capture_bs = bs
+        if not (len(bs) > 0 and bs[0] > 0):
+            raise Rejected("AssertionError", f"capture_bs={bs}", "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
+                           stage="cuda_graph_batch_sizes")
+
+    def tp_worker() -> None:
+        _tp_worker(args, prof)
+
+    def attention_backend() -> None:
+        gdn_backend_check(args, model, dev)
+
+    checks = [tp_worker, attention_backend, capture] if rules.tp_worker_v0_5_14 else \
+        [attention_backend, capture, tp_worker]
     for check in checks:
-        check(args, model, prof, dev, plan)
+        check()
     if (rules.v0_5_10 and model.is_mambaish and not args.disable_radix_cache and not args.extra_buffer
             and args.page_size != 1):
         # the scheduler's MambaRadixCache (srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10)
@@ -195,7 +213,7 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
                        "srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10", stage="scheduler_init")
 
 
-def _tp_worker(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+def _tp_worker(args: ResolvedArgs, prof: Profile) -> None:
     if prof.max_running_requests <= 0:
         raise Rejected("AssertionError", "max_running_request is zero",
                        "srt/managers/tp_worker.py:297 @0.5.11", stage="tp_worker")
@@ -203,22 +221,6 @@ def _tp_worker(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device,
     if min(args.context_len - 1, prof.max_total_num_tokens - 1) - slack <= 0:
         raise Rejected("AssertionError", "Memory pool size is too small",
                        "srt/managers/tp_worker.py:301-309 @0.5.11, :336-341 @0.5.14", stage="tp_worker")
-
-
-def _capture(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
-    if args.disable_cuda_graph:
-        return
-    # the request pool's size: R, or 0.5.9's R_pool (srt/model_executor/cuda_graph_runner.py:190-222 @0.5.9)
-    size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
-    bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
-    plan.capture_bs = bs
-    if not (len(bs) > 0 and bs[0] > 0):
-        raise Rejected("AssertionError", f"capture_bs={bs}", "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
-                       stage="cuda_graph_batch_sizes")
-
-
-def _attention_backend(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
-    gdn_backend_check(args, model, dev)
 
 
 def gdn_backend_check(args: ResolvedArgs, model: ModelSpec, dev: Device) -> None:

@@ -57,6 +57,11 @@ class KvGeometry:
     v_head_dim: int
     dtype_bytes: int
 
+    @property
+    def token_bytes(self) -> int:
+        """K and V bytes of one token over every layer (the unified pool's full entry, F)."""
+        return self.layers * self.heads * (self.head_dim + self.v_head_dim) * self.dtype_bytes
+
 
 def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
                draft: ModelSpec | None) -> tuple[KvGeometry, KvGeometry | None]:
@@ -155,7 +160,7 @@ def unified_pool_bytes(args: ResolvedArgs, state: MambaState, g: KvGeometry, n, 
 
     rules = args.rules
     page = args.page_size
-    f = g.layers * g.heads * (g.head_dim + g.v_head_dim) * g.dtype_bytes
+    f = g.token_bytes
     s_ = state.per_req_bytes
     n, r, m = np.asarray(n), np.asarray(r), np.asarray(m)
     total = n * f + m * s_
