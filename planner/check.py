@@ -104,7 +104,7 @@ def flags_from_server_args(args: dict[str, Any]) -> list[str]:
             out.append(flag)
     bs = args.get("cuda_graph_bs")
     if isinstance(bs, list) and bs and isinstance(args.get("cuda_graph_max_bs"), int):
-        from planner.engines.sglang.v0_5_11.server_args import _generate_cuda_graph_batch_sizes  # noqa: PLC0415
+        from planner.engines.sglang.pipeline.server_args import _generate_cuda_graph_batch_sizes  # noqa: PLC0415
 
         default = _generate_cuda_graph_batch_sizes(args["cuda_graph_max_bs"], args.get("speculative_algorithm"),
                                                    bool(args.get("disable_cuda_graph_padding")))

@@ -13,7 +13,7 @@ from typing import Any
 
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.engines.sglang import v0_5_11 as engine
+from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
 from planner.engines.sglang.rules import Rules, default_version, rules_for
 from planner.hardware.profiles import GpuProfile

@@ -126,7 +126,7 @@ def render_text(plan: Plan) -> str:
         newer = tuple(int(x) for x in plan.sglang_version.split(".")) >= (0, 5, 16)
         w(f"Profiling (SGLang {plan.sglang_version}: "
           + ("mem_cache/kv_cache_configurator.py)" if newer else "model_executor/model_runner_kv_cache_mixin.py)"))
-        from planner.engines.sglang.v0_5_11.memory_profile import mm_reserve_gib  # noqa: PLC0415
+        from planner.engines.sglang.pipeline.memory_profile import mm_reserve_gib  # noqa: PLC0415
 
         mm = mm_reserve_gib(a)
         mm_text = f" - multimodal reserve {mm:.3f}" if mm else ""

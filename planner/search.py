@@ -26,17 +26,17 @@ import numpy as np
 
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.engines.sglang import v0_5_11 as engine
+from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 from planner.engines.sglang.rules import RULES, Rules
-from planner.engines.sglang.v0_5_11.headroom import estimate_needs
-from planner.engines.sglang.v0_5_11.mamba import mamba_state
-from planner.engines.sglang.v0_5_11.memory_profile import (
+from planner.engines.sglang.pipeline.headroom import estimate_needs
+from planner.engines.sglang.pipeline.mamba import mamba_state
+from planner.engines.sglang.pipeline.memory_profile import (
     chain_inputs,
     size_chain,
 )
-from planner.engines.sglang.v0_5_11.pools import geometries, pool_bytes
-from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
+from planner.engines.sglang.pipeline.pools import geometries, pool_bytes
+from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 from planner.plan import GIB, Plan, draft_from_flags, make_plan
@@ -264,7 +264,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
                  free_before_bytes=plan0.free_before_bytes, free_after_bytes=plan0.free_after_bytes,
                  free_before_source="", free_after_source="", assumptions=[])
     probe.capture_bs = None
-    from planner.engines.sglang.v0_5_11.memory_profile import Profile  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.memory_profile import Profile  # noqa: PLC0415
 
     fake = Profile(pre, post, 0.0, None, None, None, 0, cell, 1, 1)
     static_needs = sum(x.bytes for x in estimate_needs(probe, args, spec, fake, draft))

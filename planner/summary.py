@@ -28,7 +28,7 @@ SUMMARY_FIELDS = (
 
 
 def build_summary(plan: Plan) -> dict[str, Any]:
-    from planner.engines.sglang.v0_5_11.memory_profile import kv_dtype_name  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.memory_profile import kv_dtype_name  # noqa: PLC0415
 
     s: dict[str, Any] = {k: None for k in SUMMARY_FIELDS}
     s["summary_version"] = 1

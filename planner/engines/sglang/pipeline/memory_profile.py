@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
-from planner.engines.sglang.v0_5_11.mamba import MambaState
-from planner.engines.sglang.v0_5_11.server_args import Rejected, ResolvedArgs, _env_bool
+from planner.engines.sglang.pipeline.mamba import MambaState
+from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, _env_bool
 
 GIB = 1 << 30
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
-from planner.engines.sglang.v0_5_11.mamba import MambaState
-from planner.engines.sglang.v0_5_11.memory_profile import Profile, kv_dtype_name, num_kv_heads
-from planner.engines.sglang.v0_5_11.server_args import ResolvedArgs
+from planner.engines.sglang.pipeline.mamba import MambaState
+from planner.engines.sglang.pipeline.memory_profile import Profile, kv_dtype_name, num_kv_heads
+from planner.engines.sglang.pipeline.server_args import ResolvedArgs
 
 
 @dataclass(frozen=True)

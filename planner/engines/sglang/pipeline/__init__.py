@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING
 
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
-from planner.engines.sglang.v0_5_11.cuda_graph import batch_sizes_to_capture
-from planner.engines.sglang.v0_5_11.headroom import estimate_needs
-from planner.engines.sglang.v0_5_11.mamba import MambaState, mamba_state
-from planner.engines.sglang.v0_5_11.memory_profile import (
+from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
+from planner.engines.sglang.pipeline.headroom import estimate_needs
+from planner.engines.sglang.pipeline.mamba import MambaState, mamba_state
+from planner.engines.sglang.pipeline.memory_profile import (
     Profile,
     available_gib,
     kv_dtype_name,
     profile,
 )
-from planner.engines.sglang.v0_5_11.pools import Pools, allocate
-from planner.engines.sglang.v0_5_11.server_args import (
+from planner.engines.sglang.pipeline.pools import Pools, allocate
+from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
     ResolvedArgs,
@@ -122,7 +122,7 @@ def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
     if args.unified_memory and args.rules.unified_budget_total:
         # bs=1 floor: one request's state slots (1 active + 2 radix checkpoints) and the slot-0 sink
         # (srt/mem_cache/unified_memory_pool.py:1134-1156, 1254-1261 @0.5.19)
-        from planner.engines.sglang.v0_5_11.pools import geometries, unified_pool_bytes  # noqa: PLC0415
+        from planner.engines.sglang.pipeline.pools import geometries, unified_pool_bytes  # noqa: PLC0415
 
         g, _ = geometries(args, model, state, draft)
         f = g.token_bytes

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
-from planner.engines.sglang.v0_5_11.server_args import Rejected
+from planner.engines.sglang.pipeline.server_args import Rejected
 
 _DTYPES = ("float32", "bfloat16", "float16")
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.catalog.weights import estimate_params
-from planner.engines.sglang.v0_5_11.memory_profile import Profile, model_dtype
-from planner.engines.sglang.v0_5_11.server_args import ResolvedArgs
+from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
+from planner.engines.sglang.pipeline.server_args import ResolvedArgs
 
 if TYPE_CHECKING:
     from planner.plan import NeedLine, Plan
