@@ -36,7 +36,8 @@ from planner.engines.sglang.pipeline.memory_profile import (
     size_chain,
 )
 from planner.engines.sglang.pipeline.pools import geometries, pool_bytes
-from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values, resolve
+from planner.engines.sglang.pipeline.arg_groups import resolve
+from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 from planner.plan import GIB, Plan, draft_from_flags, make_plan

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
+from planner.engines.sglang.pipeline.arg_groups import resolve
 from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
 from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import MambaState, mamba_state
@@ -30,7 +31,6 @@ from planner.engines.sglang.pipeline.server_args import (
     _NotModelled,
     check_scope,
     check_values,
-    resolve,
 )
 from planner.errors import BadInput
 

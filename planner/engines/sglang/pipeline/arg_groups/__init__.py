@@ -1,0 +1,92 @@
+"""ServerArgs resolution, by concern, in SGLang's order: ``ServerArgs.__post_init__`` + ``check_server_args``.
+
+Only the steps that touch memory sizing or reject a configuration are mirrored (srt/server_args.py:782-900
+@0.5.11). Since 0.5.19 SGLang keeps these steps in ``srt/arg_groups/*_hook.py``; the modules here are named
+after those files, so a rule is found by the file SGLang keeps it in:
+
+============================  ===============================================================
+``model_hook.py``             context length, multimodality, per-architecture adjustments
+``cuda_graph_hook.py``        piecewise / prefill CUDA graph, the 0.5.14+ CudaGraphConfig
+``memory_hook.py``            chunked prefill and graph batch-size tiers, mem_fraction_static
+``mamba_hook.py``             the mamba radix-cache strategy (no_buffer / extra_buffer) and its checks
+``attention_hook.py``         attention and linear-attention backends, the page size they imply, ReplaySSM
+``speculative_hook.py``       speculative algorithm, steps / topk / draft tokens, overlap schedule
+``kv_cache_hook.py``          SWA ratio, unified memory pool / page-major layout
+``validation.py``             environment variables the flags set, ``check_server_args``
+============================  ===============================================================
+
+Each hook is a function of the :class:`ArgState` the previous hooks left: it reads their fields and sets
+its own (or raises :class:`Rejected` with SGLang's message and line).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.pipeline.arg_groups import (
+    attention_hook,
+    cuda_graph_hook,
+    kv_cache_hook,
+    mamba_hook,
+    memory_hook,
+    model_hook,
+    speculative_hook,
+    validation,
+)
+from planner.engines.sglang.pipeline.server_args import ArgState, Device, ResolvedArgs, normalize
+from planner.engines.sglang.rules import RULES, Rules
+
+# ServerArgs.__post_init__'s order (srt/server_args.py:782-900 @0.5.11); the numbers are its step numbers
+HOOKS = (
+    model_hook.context_length,  # ModelConfig
+    model_hook.multimodal,
+    mamba_hook.missing_default_strategy,  # 0.1
+    cuda_graph_hook.piecewise_cuda_graph,  # 0.2
+    memory_hook.gpu_memory_defaults,  # 0.3 / 0.4
+    cuda_graph_hook.graph_backends,
+    memory_hook.mem_fraction_static,
+    model_hook.backend_inputs,  # 0.5
+    model_hook.model_specific_adjustments,
+    attention_hook.attention_backend_compatibility,  # 0.6
+    mamba_hook.mamba_backend,
+    attention_hook.linear_attn_backend,  # 0.7
+    attention_hook.page_size,  # 0.8
+    speculative_hook.speculative_decoding,  # 0.9
+    mamba_hook.int8_checkpoint,
+    model_hook.language_model_only,
+    validation.environment_variables,  # 0.10
+    kv_cache_hook.cache_compatibility,
+    validation.check_server_args,
+)
+
+
+def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str],
+            rules: Rules = RULES["0.5.11"]) -> ResolvedArgs:
+    """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
+    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules)
+    for hook in HOOKS:
+        hook(s)
+    return resolved(s)
+
+
+def resolved(s: ArgState) -> ResolvedArgs:
+    """The ServerArgs fields the sizing reads, once every hook has run."""
+    a = s.a
+    return ResolvedArgs(
+        raw=s.raw, tp_size=s.tp, mem_fraction_static=s.mfs, mem_fraction_static_user=s.mfs_user,
+        chunked_prefill_size=s.cps, max_prefill_tokens=a["max_prefill_tokens"], cuda_graph_max_bs=s.gmax,
+        cuda_graph_bs=s.graph_bs, disable_cuda_graph=s.disable_graph, page_size=s.page, attention_backend=s.attn,
+        mamba_scheduler_strategy=a["mamba_scheduler_strategy"], disable_radix_cache=s.radix_off,
+        disable_overlap_schedule=s.overlap_off, speculative_algorithm=s.algo, speculative_num_steps=s.steps,
+        speculative_eagle_topk=s.topk, speculative_num_draft_tokens=s.ndraft,
+        speculative_draft_model_path=a["speculative_draft_model_path"], max_running_requests=s.mrr,
+        max_running_requests_user=s.mrr_user, max_mamba_cache_size=a["max_mamba_cache_size"],
+        mamba_full_memory_ratio=a["mamba_full_memory_ratio"], mamba_ssm_dtype_flag=a["mamba_ssm_dtype"],
+        max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=s.ctx,
+        is_multimodal=s.is_mm, disable_piecewise_cuda_graph=s.pcg_off, piecewise_cuda_graph_tokens=s.pcg_tokens,
+        env=s.env, rules=s.rules, defaulted=s.why, warnings=s.warn, unified_memory=s.unified,
+    )
+
+
+__all__ = ["HOOKS", "resolve", "resolved"]

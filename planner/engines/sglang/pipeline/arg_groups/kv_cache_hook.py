@@ -1,0 +1,78 @@
+"""KV-cache compatibility: the SWA ratio and, from 0.5.15, the unified memory pool / page-major layout.
+
+SGLang: ``_handle_cache_compatibility`` (srt/server_args.py:3946-3964 @0.5.11); ``_handle_page_major_kv_layout``
+and ``_handle_unified_memory_pool`` (srt/server_args.py:6819-6895 @0.5.16, 8313-8402 @0.5.18); since 0.5.19
+``srt/arg_groups/kv_cache_hook.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _NotModelled
+from planner.engines.sglang.rules import Rules
+
+
+def cache_compatibility(s: ArgState) -> None:
+    """_handle_cache_compatibility (srt/server_args.py:3946-3964 @0.5.11), then the unified pool's checks."""
+    a = s.a
+    if not (0 < a["swa_full_tokens_ratio"] <= 1.0):
+        raise Rejected("ValueError", "--swa-full-tokens-ratio should be in range (0, 1.0].",
+                       "srt/server_args.py:3963-3964 @0.5.11")
+    s.unified = False
+    if s.rules.cuda_graph_config and (a.get("enable_unified_memory") or a.get("enable_page_major_kv_layout")):
+        s.unified = _unified_memory_checks(a, s.attn, s.algo, s.rules, s.model)
+
+
+def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules, model: ModelSpec) -> bool:
+    """_handle_page_major_kv_layout then _handle_unified_memory_pool, per release. True when the launch runs
+    with the unified pool the planner models (a hybrid mamba model, no speculative decoding); a launch SGLang
+    accepts outside that is refused as not modelled."""
+    mode = rules.unified_mode
+    unified = bool(a.get("enable_unified_memory"))
+    if mode in ("v0_5_19", "v0_5_22"):
+        if not unified:  # srt/arg_groups/kv_cache_hook.py:297-303 @0.5.19
+            raise Rejected("AssertionError", "--enable-page-major-kv-layout without --enable-unified-memory is "
+                           "temporarily unsupported: the strided MHA K/V views were removed and the static-pool "
+                           "page-major layout awaits its per-layer-view reimplementation. Run with "
+                           "--enable-unified-memory, or drop --enable-page-major-kv-layout.",
+                           "srt/arg_groups/kv_cache_hook.py:297-303 @0.5.19")
+    else:
+        backends = {b for b in (a["prefill_attention_backend"] or attn, a["decode_attention_backend"] or attn) if b}
+        if not backends <= {"triton"}:
+            if mode == "v0_5_15":  # srt/server_args.py:6866-6876 @0.5.16
+                msg = ("--enable-page-major-kv-layout requires the Triton attention backend for the full-attention "
+                       f"layers; got {sorted(backends)}. Pass --attention-backend triton.")
+            else:  # srt/server_args.py:8364-8402 @0.5.18
+                msg = ("--enable-page-major-kv-layout requires the Triton attention backend for the full-attention "
+                       "layers (unified-memory MLA also allows the paged MLA backends); got "
+                       f"{sorted(backends)}, allowed ['triton']. Pass a compatible --attention-backend.")
+            raise Rejected("AssertionError", msg, "srt/server_args.py:6866-6876 @0.5.16, :8397-8402 @0.5.18")
+    if unified and algo is not None:
+        if mode in ("v0_5_15", "v0_5_17"):
+            raise Rejected("AssertionError", "--enable-unified-memory is not yet compatible with speculative "
+                           "decoding.", "srt/server_args.py:6829-6832 @0.5.16")
+        if mode in ("v0_5_18", "v0_5_19") and algo != "DSPARK":
+            tail = ("virtual/dense loc translation" if mode == "v0_5_18"
+                    else "virtual/kernel-facing loc translation")
+            raise Rejected("AssertionError", "--enable-unified-memory only supports --speculative-algorithm DSPARK "
+                           "(chain draft); other speculative algorithms are not yet audited for the unified pool's "
+                           f"{tail}. Got --speculative-algorithm={algo!r}.",
+                           "srt/server_args.py:8313-8318 @0.5.18, srt/arg_groups/kv_cache_hook.py:224-229 @0.5.19")
+    if unified and mode == "v0_5_19" and not rules.v0_5_20 and a.get("cuda_graph_backend_prefill") not in (None, "disabled"):
+        # 0.5.19: prefill capture is not wired for the unified pool (srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19)
+        raise Rejected("ValueError", "--enable-unified-memory supports decode cuda-graph capture only; prefill capture "
+                       "is not wired (the prefill graph runner bypasses the unified virtual->physical loc rebind). Got "
+                       f"--cuda-graph-backend-prefill={a['cuda_graph_backend_prefill']!r}; pass "
+                       "--cuda-graph-backend-prefill=disabled.", "srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19")
+    modelled = (unified and algo is None and model.is_mambaish and model.head_dim == model.v_head_dim
+                and not a.get("enable_int8_mamba_checkpoint")
+                and a.get("cuda_graph_backend_prefill") != "tc_piecewise")
+    if not modelled:
+        raise _NotModelled("--enable-unified-memory / --enable-page-major-kv-layout: SGLang accepts this, but it is "
+                           "not modelled by this planner yet (the unified pool is, for hybrid mamba models without "
+                           "speculative decoding; the page-major layout on its own is not)")
+    return True
+
+

@@ -1,0 +1,103 @@
+"""Memory defaults by GPU size: chunked prefill, CUDA-graph batch sizes, and mem_fraction_static.
+
+SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4040-4190 @0.5.16); since
+0.5.19 ``srt/arg_groups/memory_hook.py``.
+"""
+
+from __future__ import annotations
+
+from planner.engines.sglang.pipeline.server_args import (
+    ArgState,
+    _generate_cuda_graph_batch_sizes,
+    _piecewise_tokens,
+    vlm_factor,
+)
+
+
+def _tier(s: ArgState) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) by nvidia-smi total (srt/server_args.py:1318-1381 @0.5.11)."""
+    gpu_mem, tp = s.dev.total_mib, s.tp
+    if gpu_mem < 20 * 1024:
+        return (2048, 8)
+    if gpu_mem < 35 * 1024:
+        if s.rules.v0_5_20:  # srt/arg_groups/memory_hook.py:101-117 @0.5.20
+            return (4096, 48 if tp < 4 else 160)
+        return (2048, 24 if tp < 4 else 80)
+    if gpu_mem < 60 * 1024:
+        return (4096, 32 if tp < 4 else 160)
+    if gpu_mem < 160 * 1024:
+        return (8192, 256 if tp < 4 else 512)
+    return (16384, 512)
+
+
+def gpu_memory_defaults(s: ArgState) -> None:
+    """0.3/0.4 _handle_gpu_memory_settings (srt/server_args.py:1294-1495 @0.5.11): the tier defaults, the
+    decode capture list and the piecewise token list."""
+    a, rules, why = s.a, s.rules, s.why
+    gpu_mem = s.dev.total_mib
+    cps, gmax = a["chunked_prefill_size"], a["cuda_graph_max_bs"]
+    tier = _tier(s)
+    if cps is None:
+        cps = tier[0]
+        why["chunked_prefill_size"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB (server_args.py:1318-1381 @0.5.11)"
+    if gmax is None:
+        gmax = tier[1]
+        why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={s.tp} (server_args.py:1318-1381 @0.5.11)"
+        mrr_flag = a["max_running_requests"]
+        if rules.v0_5_22 and mrr_flag is not None and gmax > mrr_flag:
+            gmax = mrr_flag  # clipped to an explicit --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)
+            why["cuda_graph_max_bs"] = "clipped to --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)"
+    if a["cuda_graph_bs"] is None:
+        s.graph_bs = _generate_cuda_graph_batch_sizes(gmax, s.spec_user, a["disable_cuda_graph_padding"],
+                                                      append_max=not rules.v0_5_9)
+    else:
+        s.graph_bs = list(a["cuda_graph_bs"])
+        gmax = max(s.graph_bs)
+    s.cps, s.gmax = cps, gmax
+    pcg_max = a["piecewise_cuda_graph_max_tokens"]
+    if pcg_max is None and rules.v0_5_9:
+        pcg_max = cps  # non-MLA, no other cap (srt/server_args.py:1006-1013 @0.5.9)
+    elif pcg_max is None:
+        pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
+        if a["max_total_tokens"] is not None:
+            pcg_max = min(pcg_max, a["max_total_tokens"])
+        if "llama-2" in str(a["model_path"]).lower():
+            pcg_max = min(pcg_max, 4096)
+    if rules.pcg_ctx_clamp and a["context_length"] is not None:  # srt/server_args.py:1579-1585 @0.5.13
+        pcg_max = min(pcg_max, a["context_length"])
+    s.pcg_tokens = a["piecewise_cuda_graph_tokens"] or _piecewise_tokens(pcg_max)
+
+
+def mem_fraction_static(s: ArgState) -> None:
+    """The mem_fraction_static default: total less the reserve, over total, rounded to 3 places."""
+    a, rules, spec_user = s.a, s.rules, s.spec_user
+    gpu_mem, cps = s.dev.total_mib, s.cps
+    mfs = a["mem_fraction_static"]
+    s.mfs_user = mfs is not None
+    if mfs is None:
+        # _handle_gpu_memory_settings (srt/server_args.py:1434-1482 @0.5.11; 4040-4090 and
+        # reserve_for_graph_mb 4164-4190 @0.5.16). The terms are whole or half MiB, so their float
+        # sum does not depend on the order the two releases add them in.
+        reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
+        reserved += s.tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
+        # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
+        if s.decode_graph_on or rules.decode_term_always:
+            reserved += s.gmax * 2
+        if s.prefill_graph_on:
+            reserved += len(s.pcg_tokens) * 8
+        if gpu_mem > 60 * 1024:
+            reserved = max(reserved, 10 * 1024)
+        if spec_user is not None and not rules.cuda_graph_config:  # no speculative term since 0.5.14
+            if spec_user == "STANDALONE":
+                reserved += 6 * 1024
+            elif spec_user != "NGRAM":  # 2 GiB in 0.5.9 (srt/server_args.py:1051-1057 @0.5.9)
+                reserved += (2 if rules.v0_5_9 else 4) * 1024
+        mfs = round((gpu_mem - reserved) / gpu_mem, 3)
+        s.why["mem_fraction_static"] = (
+            f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
+            f" (_handle_gpu_memory_settings @{rules.version})")
+        if s.is_mm and not a["language_only"] and s.model.raw.get("vision_config") is not None:
+            f = vlm_factor(s.model)
+            mfs = mfs * f
+            s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
+    s.mfs = mfs

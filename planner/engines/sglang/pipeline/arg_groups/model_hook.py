@@ -1,0 +1,118 @@
+"""Model-derived ServerArgs: context length, multimodality, and the per-architecture adjustments.
+
+SGLang: ``ModelConfig`` (srt/configs/model_config.py @0.5.11) and ``_handle_model_specific_adjustments``
+(srt/server_args.py:2143-2241 @0.5.11); since 0.5.19 ``srt/arg_groups/model_hook.py`` and
+``srt/arg_groups/model_overrides/`` (per architecture). The mamba radix-cache strategy each architecture
+resolves to is in :mod:`.mamba_hook`.
+"""
+
+from __future__ import annotations
+
+from planner.engines.sglang.pipeline.arg_groups.attention_hook import default_attn
+from planner.engines.sglang.pipeline.arg_groups.mamba_hook import mamba_radix
+from planner.engines.sglang.pipeline.server_args import (
+    MM_DISABLED_BY_DEFAULT,
+    MULTIMODAL_ARCHS,
+    ArgState,
+    Rejected,
+    _env_bool,
+)
+
+_QWEN_HYBRID_ARCHS = ("Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration")
+
+
+def context_length(s: ArgState) -> None:
+    """ModelConfig._derive_context_length (srt/configs/model_config.py:452-482 @0.5.11)."""
+    a = s.a
+    ctx = s.model.derived_context_len
+    if a["context_length"] is not None:
+        if a["context_length"] > ctx:
+            msg = (f"Warning: User-specified context_length ({a['context_length']}) is greater than the derived "
+                   f"context_length ({ctx}). This may lead to incorrect model outputs or CUDA errors. Note that "
+                   "the derived context_length may differ from max_position_embeddings in the model's config.")
+            if _env_bool(s.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+                s.warn.append(msg)
+                ctx = a["context_length"]
+            else:
+                raise Rejected("ValueError", msg + " To allow overriding this maximum, set the env var "
+                               "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+                               "srt/configs/model_config.py:453-476 @0.5.11")
+        else:
+            ctx = a["context_length"]
+    else:
+        s.why["context_len"] = "derived from the model config (max_position_embeddings / rope scaling)"
+    s.ctx = ctx
+
+
+def multimodal(s: ArgState) -> None:
+    """ModelConfig.is_multimodal (srt/configs/model_config.py:184-228 @0.5.11)."""
+    enable_mm = s.a.get("enable_multimodal")
+    if enable_mm is None:
+        enable_mm = s.arch not in MM_DISABLED_BY_DEFAULT
+    s.is_mm = bool(enable_mm) and (s.arch in MULTIMODAL_ARCHS or "text_config" in s.model.raw)
+
+
+def backend_inputs(s: ArgState) -> None:
+    """The fields _handle_model_specific_adjustments starts from (srt/server_args.py:2143-2241 @0.5.11)."""
+    a = s.a
+    s.page = a["page_size"]
+    s.attn = a["attention_backend"]
+    if a["prefill_attention_backend"] is not None and a["prefill_attention_backend"] == a["decode_attention_backend"]:
+        s.attn = a["prefill_attention_backend"]
+    s.radix_off = bool(a["disable_radix_cache"])
+    s.overlap_off = bool(a["disable_overlap_schedule"])
+    s.strat = a["mamba_scheduler_strategy"]
+    s.extra = s.strat == "extra_buffer" or (s.rules.mamba_v0_5_13 and s.strat == "extra_buffer_lazy")
+
+
+def _nemotron_blackwell_defaults(s: ArgState) -> None:
+    """srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19; the triton assert is gone."""
+    a, dev = s.a, s.dev
+    topk_u = a["speculative_eagle_topk"]
+    if dev.blackwell and s.attn is None and a["prefill_attention_backend"] is None \
+            and a["decode_attention_backend"] is None:
+        if s.spec_user is not None:
+            if dev.sm100 and topk_u in (None, 1):
+                s.attn = "trtllm_mha"
+                if s.page is None:
+                    s.page = 64
+                if a["mamba_scheduler_strategy"] == "auto":
+                    a["mamba_scheduler_strategy"] = "extra_buffer"
+            else:
+                s.attn = "triton"
+        elif dev.sm100:
+            s.attn = "trtllm_mha"
+        s.why["attention_backend"] = f"NemotronH Blackwell default (model_overrides/nemotron_h.py:97-123 @0.5.19)"
+
+
+def model_specific_adjustments(s: ArgState) -> None:
+    """0.5 _handle_model_specific_adjustments -> _handle_mamba_radix_cache
+    (srt/server_args.py:2143-2241, 2366-2456 @0.5.11)."""
+    arch, rules, a = s.arch, s.rules, s.a
+    if arch == "NemotronHForCausalLM" and rules.blackwell_v0_5_19:
+        _nemotron_blackwell_defaults(s)
+        mamba_radix(s, True, None)
+    elif arch == "NemotronHForCausalLM":
+        mamba_radix(s, rules.mamba_v0_5_13, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
+        if s.attn == "triton":
+            raise Rejected("AssertionError", "NemotronHForCausalLM does not support triton attention backend,"
+                           "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
+    elif arch in _QWEN_HYBRID_ARCHS:
+        sm100_default = "triton"
+        if s.dev.sm100 and not rules.v0_5_9:  # 0.5.9: always triton (srt/server_args.py:1579-1605 @0.5.9)
+            if default_attn(s, s.page) == "trtllm_mha" and not (not s.extra and not s.radix_off and s.spec_user is None):
+                sm100_default = "trtllm_mha"
+        mamba_radix(s, True, sm100_default)
+    elif arch == "FalconH1ForCausalLM":
+        mamba_radix(s, False, "triton")
+    elif rules.strategy_needs_mamba and not s.radix_off and a["mamba_scheduler_strategy"] in ("extra_buffer",
+                                                                                            "extra_buffer_lazy"):
+        raise Rejected("ValueError", f"--mamba-radix-cache-strategy {a['mamba_scheduler_strategy']} needs mamba "
+                       f"state, got {arch}.", "srt/arg_groups/model_hook.py:947-954 @0.5.21")
+
+
+def language_model_only(s: ArgState) -> None:
+    """_handle_language_model_only (srt/server_args.py:7657-7686 @0.5.18)."""
+    if s.rules.language_model_only_check and s.a.get("language_model_only"):
+        raise Rejected("ValueError", f"--language-model-only does not support {[s.arch]}. Supported: "
+                       "['MuseGlimmerForConditionalGeneration'].", "srt/server_args.py:7657-7686 @0.5.18")

@@ -1,0 +1,105 @@
+"""Speculative decoding: the algorithm, its step/topk/draft-token defaults, and what it does to overlap.
+
+SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11); since 0.5.13
+``srt/arg_groups/speculative_hook.py``.
+"""
+
+from __future__ import annotations
+
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool
+
+_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
+
+
+def _algorithm(s: ArgState) -> str | None:
+    """0.5.12+: a free string, upper-cased, looked up in a registry
+    (srt/arg_groups/speculative_hook.py:80-121, srt/speculative/spec_info.py:47-60 @0.5.16)."""
+    algo = s.spec_user
+    if s.rules.spec_algo_registry and algo is not None:
+        algo = algo.upper()
+        if algo not in _ALGORITHMS:
+            raise Rejected("ValueError", f"Unknown speculative algorithm name: {s.spec_user}",
+                           "srt/speculative/spec_info.py:47-60 @0.5.16")
+    return algo
+
+
+def _overlap(s: ArgState) -> None:
+    """Whether EAGLE keeps the overlap schedule (spec v2), per release."""
+    rules, env, why, topk = s.rules, s.env, s.why, s.topk
+    if not rules.spec_v2_env:
+        pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
+    elif rules.v0_5_10:
+        # SGLANG_ENABLE_SPEC_V2 (default False, srt/environ.py:442 @0.5.10) forces overlap on or off
+        # (srt/server_args.py:2999-3019 @0.5.10)
+        if _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=False):
+            s.overlap_off = False
+            why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2 turns overlap on (server_args.py:2999-3004 @0.5.10)"
+            if topk is not None and topk > 1:
+                raise Rejected("ValueError", "Spec v2 currently only supports topk = 1 for speculative decoding.",
+                               "srt/server_args.py:3005-3012 @0.5.10")
+        else:
+            s.overlap_off = True
+            why["disable_overlap_schedule"] = ("spec v2 is off by default in 0.5.10, so no overlap schedule "
+                                               "(server_args.py:3013-3019 @0.5.10)")
+    elif rules.spec_topk_disables_overlap and topk is not None and topk > 1 and not s.overlap_off:
+        s.overlap_off = True
+        why["disable_overlap_schedule"] = "spec v2 only supports topk = 1, so spec v1 (server_args.py:3461-3467 @0.5.11)"
+    elif not _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=True) and not s.overlap_off:
+        s.overlap_off = True
+        why["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2=False, so spec v1 (server_args.py:3468-3473 @0.5.11)"
+
+
+def _draft_shape(s: ArgState) -> None:
+    """steps / topk / draft tokens: auto-chosen, then checked (srt/server_args.py:3518-3555 @0.5.11)."""
+    a, why = s.a, s.why
+    if s.steps is None:
+        if not (s.topk is None and s.ndraft is None):
+            raise Rejected("AssertionError", "", "srt/server_args.py:3518-3522 @0.5.11")
+        s.steps, s.topk, s.ndraft = (5, 4, 8) if s.arch == "LlamaForCausalLM" else (3, 1, 4)
+        why["speculative_num_steps"] = f"auto_choose_speculative_params -> ({s.steps}, {s.topk}, {s.ndraft}) " \
+                                       "(server_args.py:7471-7506 @0.5.11)"
+    if s.topk is None:
+        # --speculative-num-steps given without --speculative-eagle-topk: SGLang's own
+        # `speculative_eagle_topk > 1` comparison raises (srt/server_args.py:3548-3550 @0.5.11,
+        # srt/arg_groups/speculative_hook.py:639-642 @0.5.16)
+        raise Rejected("TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
+                       "srt/server_args.py:3548-3550 @0.5.11")
+    topk, page, attn = s.topk, s.page, s.attn
+    if attn == "trtllm_mha" or a["decode_attention_backend"] == "trtllm_mha" \
+            or a["prefill_attention_backend"] == "trtllm_mha":
+        if topk > 1:
+            raise Rejected("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+                           "srt/server_args.py:3529-3537 @0.5.11")
+    if topk == 1 and s.ndraft != s.steps + 1:
+        s.ndraft = s.steps + 1
+        why["speculative_num_draft_tokens"] = ("speculative_num_steps + 1 when topk == 1 "
+                                               "(server_args.py:3539-3546 @0.5.11)")
+    if s.rules.page_tree_triton:
+        if topk > 1 and page > 1 and attn not in ("flashinfer", "fa3", "triton"):
+            raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is only supported on "
+                           f"('flashinfer', 'fa3', 'triton'); got attention_backend={attn!r}. Use page_size == 1 "
+                           "or one of those backends.", "srt/arg_groups/speculative_hook.py:376-386 @0.5.13")
+    elif topk > 1 and page > 1 and attn not in ("flashinfer", "fa3"):
+        raise Rejected("ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
+                       "incorrect results for paged attention backends. This combination is only supported "
+                       "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
+
+
+def speculative_decoding(s: ArgState) -> None:
+    """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
+    a = s.a
+    algo = _algorithm(s)
+    s.steps, s.topk, s.ndraft = a["speculative_num_steps"], a["speculative_eagle_topk"], a["speculative_num_draft_tokens"]
+    s.mrr = a["max_running_requests"]
+    s.mrr_user = s.mrr is not None
+    if algo == "NEXTN":
+        algo = "EAGLE"
+        s.why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311 @0.5.11)"
+    s.algo = algo
+    if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
+        if s.mrr is None:
+            s.mrr = 48
+            s.why["max_running_requests"] = ("reset to 48 for speculative decoding (server_args.py:3454-3458 @0.5.11); "
+                                             "it also sizes the speculative reservation")
+        _overlap(s)
+        _draft_shape(s)
