@@ -8,11 +8,13 @@ measured values (e.g. ``Load weight begin/end`` of a boot log).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
+from planner.catalog.weights import mtp_weight_bytes
+from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
 from planner.engines.sglang.rules import Rules, default_version, rules_for
@@ -25,7 +27,6 @@ MIB = 1 << 20
 CUDA_CONTEXT_MIB = 450  # "around 400MB" (pytorch/pytorch#109888); 287-426 MiB measured
 DEFAULT_DRIVER_RESERVED_MIB = 500  # typical of the 300-760 MiB NVML 'Reserved' readings
 NCCL_MIB_PER_GPU = 512  # NCCL buffers + custom all-reduce at tp>1: estimate
-OUTCOME_OK, OUTCOME_REJECTED, OUTCOME_FAILED = "ok", "rejected", "startup_failed"
 
 
 @dataclass
@@ -33,13 +34,6 @@ class Assumption:
     name: str
     value: str
     why: str
-
-
-@dataclass
-class NeedLine:
-    label: str
-    bytes: int
-    how: str
 
 
 @dataclass
@@ -119,18 +113,6 @@ def target_weight_bytes(model: ResolvedModel, tp: int) -> tuple[int, str]:
     return per, detail
 
 
-def mtp_weight_bytes(spec: ModelSpec) -> int:
-    """Parameters of the MTP layer(s) shipped in the checkpoint (Qwen3.5/3.6), at the model dtype."""
-    if not spec.mtp_layers:
-        return 0
-    from planner.catalog.weights import _attn_params, _mlp_params  # noqa: PLC0415
-
-    h = spec.hidden_size
-    per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
-    per_layer += 2 * spec.head_dim  # q_norm and k_norm weights
-    return spec.mtp_layers * per_layer * 2
-
-
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
               draft: ModelSpec | None = None, free_before_source: str | None = None,
@@ -169,8 +151,16 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 rules=rules, version_source=version_source,
                 free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
-    engine.run(plan, draft)
+    job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
+                      free_after_bytes=fa, weights_per_gpu_bytes=w)
+    _take(plan, engine.run(job, draft))
     return plan
+
+
+def _take(plan: Plan, res: EngineResult) -> None:
+    """Copy what the engine decided onto the plan (the same field names)."""
+    for f in fields(EngineResult):
+        setattr(plan, f.name, getattr(res, f.name))
 
 
 def draft_from_flags(flags: list[str]) -> ModelSpec | None:
@@ -215,4 +205,5 @@ def _tp_from_flags(flags: list[str]) -> int:
     return 1
 
 
-__all__ = ["Plan", "make_plan", "SGLangArgError"]
+__all__ = ["Plan", "make_plan", "SGLangArgError", "NeedLine", "mtp_weight_bytes", "OUTCOME_OK", "OUTCOME_REJECTED",
+           "OUTCOME_FAILED"]

@@ -161,6 +161,84 @@ def context_length(text: dict[str, Any]) -> int:
     return 2048
 
 
+_Layout = tuple[Literal["gdn", "mamba2"] | None, int, list[int], list[int], "MambaShape | None"]
+
+
+def _gdn_layout(text: dict[str, Any], where: str) -> _Layout:
+    """Qwen3-Next / Qwen3.5 / Qwen3.6: Gated-DeltaNet layers between full-attention ones."""
+    n_layers = _req(text, "num_hidden_layers", where)
+    interval = _req(text, "full_attention_interval", where)
+    # layer l is full attention iff (l+1) % full_attention_interval == 0
+    # (srt/configs/qwen3_next.py:254-280 @0.5.11); ``layer_types`` is not read.
+    full_ids = [l for l in range(n_layers) if (l + 1) % interval == 0]
+    mamba_ids = [l for l in range(n_layers) if (l + 1) % interval != 0]
+    # mamba2_cache_params (srt/configs/qwen3_next.py:282-302 @0.5.11)
+    mamba = MambaShape(
+        intermediate_size=_req(text, "linear_value_head_dim", where)
+        * _req(text, "linear_num_value_heads", where),
+        n_groups=_req(text, "linear_num_key_heads", where),
+        num_heads=_req(text, "linear_num_value_heads", where),
+        head_dim=_req(text, "linear_value_head_dim", where),
+        state_size=_req(text, "linear_key_head_dim", where),
+        conv_kernel=_req(text, "linear_conv_kernel_dim", where),
+    )
+    return "gdn", n_layers, full_ids, mamba_ids, mamba
+
+
+def _nemotron_h_layout(text: dict[str, Any], where: str) -> _Layout:
+    """NemotronH: the layer pattern string, 'M' mamba2 and '*' attention."""
+    pattern = text.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise BadInput("config.json: NemotronH needs 'hybrid_override_pattern' (e.g. 'M-M*-...')")
+    n_layers = len(pattern)
+    # mamba layers are the 'M' positions, attention the '*' positions
+    # (srt/configs/nemotron_h.py:401-416 @0.5.11)
+    full_ids = [i for i, c in enumerate(pattern) if c == "*"]
+    mamba_ids = [i for i, c in enumerate(pattern) if c == "M"]
+    heads = _req(text, "mamba_num_heads", where)
+    hd = _req(text, "mamba_head_dim", where)
+    mamba = MambaShape(  # srt/configs/nemotron_h.py:417-433 @0.5.11
+        intermediate_size=heads * hd,
+        n_groups=_opt_int(text, "n_groups") or _opt_int(text, "mamba_n_groups") or 8,
+        num_heads=heads,
+        head_dim=hd,
+        state_size=_opt_int(text, "ssm_state_size") or 128,
+        conv_kernel=_opt_int(text, "conv_kernel") or _opt_int(text, "mamba_d_conv") or 4,
+    )
+    return "mamba2", n_layers, full_ids, mamba_ids, mamba
+
+
+def _falcon_h1_layout(text: dict[str, Any], where: str) -> _Layout:
+    """Falcon-H1: attention and mamba2 in every layer."""
+    n_layers = _req(text, "num_hidden_layers", where)
+    # every layer has both attention and mamba (srt/configs/falcon_h1.py:286-299 @0.5.11)
+    full_ids = list(range(n_layers))
+    mamba_ids = list(range(n_layers))
+    heads = _req(text, "mamba_n_heads", where)
+    d_head = _req(text, "mamba_d_head", where)
+    mamba = MambaShape(  # srt/configs/falcon_h1.py:301-315 @0.5.11
+        intermediate_size=_opt_int(text, "mamba_d_ssm") or heads * d_head,
+        n_groups=_opt_int(text, "mamba_n_groups") or 1,
+        num_heads=heads,
+        head_dim=d_head,
+        state_size=_opt_int(text, "mamba_d_state") or 256,
+        conv_kernel=_opt_int(text, "mamba_d_conv") or 4,
+    )
+    return "mamba2", n_layers, full_ids, mamba_ids, mamba
+
+
+def _layer_layout(arch: str, text: dict[str, Any], where: str) -> _Layout:
+    """(hybrid kind, layers, full-attention layer ids, mamba layer ids, mamba shape) for an architecture."""
+    if arch in GDN_ARCHS:
+        return _gdn_layout(text, where)
+    if arch == "NemotronHForCausalLM":
+        return _nemotron_h_layout(text, where)
+    if arch == "FalconH1ForCausalLM":
+        return _falcon_h1_layout(text, where)
+    n_layers = _req(text, "num_hidden_layers", where)
+    return None, n_layers, list(range(n_layers)), [], None
+
+
 def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
     archs = cfg.get("architectures")
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
@@ -169,68 +247,7 @@ def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
     where = "text_config" if text is not cfg else "config"
 
-    hybrid: Literal["gdn", "mamba2"] | None = None
-    mamba: MambaShape | None = None
-    full_ids: list[int]
-    mamba_ids: list[int] = []
-
-    if arch in GDN_ARCHS:
-        hybrid = "gdn"
-        n_layers = _req(text, "num_hidden_layers", where)
-        interval = _req(text, "full_attention_interval", where)
-        # layer l is full attention iff (l+1) % full_attention_interval == 0
-        # (srt/configs/qwen3_next.py:254-280 @0.5.11); ``layer_types`` is not read.
-        full_ids = [l for l in range(n_layers) if (l + 1) % interval == 0]
-        mamba_ids = [l for l in range(n_layers) if (l + 1) % interval != 0]
-        # mamba2_cache_params (srt/configs/qwen3_next.py:282-302 @0.5.11)
-        mamba = MambaShape(
-            intermediate_size=_req(text, "linear_value_head_dim", where)
-            * _req(text, "linear_num_value_heads", where),
-            n_groups=_req(text, "linear_num_key_heads", where),
-            num_heads=_req(text, "linear_num_value_heads", where),
-            head_dim=_req(text, "linear_value_head_dim", where),
-            state_size=_req(text, "linear_key_head_dim", where),
-            conv_kernel=_req(text, "linear_conv_kernel_dim", where),
-        )
-    elif arch == "NemotronHForCausalLM":
-        hybrid = "mamba2"
-        pattern = text.get("hybrid_override_pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise BadInput("config.json: NemotronH needs 'hybrid_override_pattern' (e.g. 'M-M*-...')")
-        n_layers = len(pattern)
-        # mamba layers are the 'M' positions, attention the '*' positions
-        # (srt/configs/nemotron_h.py:401-416 @0.5.11)
-        full_ids = [i for i, c in enumerate(pattern) if c == "*"]
-        mamba_ids = [i for i, c in enumerate(pattern) if c == "M"]
-        heads = _req(text, "mamba_num_heads", where)
-        hd = _req(text, "mamba_head_dim", where)
-        mamba = MambaShape(  # srt/configs/nemotron_h.py:417-433 @0.5.11
-            intermediate_size=heads * hd,
-            n_groups=_opt_int(text, "n_groups") or _opt_int(text, "mamba_n_groups") or 8,
-            num_heads=heads,
-            head_dim=hd,
-            state_size=_opt_int(text, "ssm_state_size") or 128,
-            conv_kernel=_opt_int(text, "conv_kernel") or _opt_int(text, "mamba_d_conv") or 4,
-        )
-    elif arch == "FalconH1ForCausalLM":
-        hybrid = "mamba2"
-        n_layers = _req(text, "num_hidden_layers", where)
-        # every layer has both attention and mamba (srt/configs/falcon_h1.py:286-299 @0.5.11)
-        full_ids = list(range(n_layers))
-        mamba_ids = list(range(n_layers))
-        heads = _req(text, "mamba_n_heads", where)
-        d_head = _req(text, "mamba_d_head", where)
-        mamba = MambaShape(  # srt/configs/falcon_h1.py:301-315 @0.5.11
-            intermediate_size=_opt_int(text, "mamba_d_ssm") or heads * d_head,
-            n_groups=_opt_int(text, "mamba_n_groups") or 1,
-            num_heads=heads,
-            head_dim=d_head,
-            state_size=_opt_int(text, "mamba_d_state") or 256,
-            conv_kernel=_opt_int(text, "mamba_d_conv") or 4,
-        )
-    else:
-        n_layers = _req(text, "num_hidden_layers", where)
-        full_ids = list(range(n_layers))
+    hybrid, n_layers, full_ids, mamba_ids, mamba = _layer_layout(arch, text, where)
 
     hidden = _req(text, "hidden_size", where)
     heads = _req(text, "num_attention_heads", where)

@@ -91,3 +91,13 @@ def estimate_weight_bytes(spec: ModelSpec, params: int | None = None, source: st
     note = (f"; the checkpoint is quantized ({spec.quant_method}), so this unquantized figure is an upper bound"
             if spec.quant_method else "")
     return WeightEstimate(n * per, n, f"estimated from the architecture: ~{n/1e9:.2f}B parameters x {per} B ({spec.dtype}){note}")
+
+
+def mtp_weight_bytes(spec: ModelSpec) -> int:
+    """Parameters of the MTP layer(s) shipped in the checkpoint (Qwen3.5/3.6), at the model dtype."""
+    if not spec.mtp_layers:
+        return 0
+    h = spec.hidden_size
+    per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
+    per_layer += 2 * spec.head_dim  # q_norm and k_norm weights
+    return spec.mtp_layers * per_layer * 2

@@ -1,17 +1,22 @@
-"""SGLang 0.5.11: the whole startup sizing pipeline, in the engine's order.
+"""SGLang's startup sizing pipeline, every release: flags -> ServerArgs -> model config -> profile -> pools -> checks.
 
-Stages (names follow the oracle's ``stage`` field): ``server_args`` (argparse, ``__post_init__``,
-``check_server_args``) -> ``model_config`` (state shapes, TP divisibility) ->
-``resolve_memory_pool_config`` (profiling: M, N, R) -> ``init_pools`` -> ``cuda_graph_batch_sizes``.
-After that, what SGLang does not budget for (draft weights, attention workspace, CUDA graphs,
-activations) is estimated against what is left, for the out-of-memory verdict.
+Stages, in the engine's order (names follow the oracle's ``stage`` field): ``server_args`` (the release's
+argparse, then ``__post_init__`` and ``check_server_args``: :mod:`.arg_groups`) -> ``model_config`` (state
+shapes, TP divisibility: :mod:`.mamba`) -> ``load_model`` -> ``resolve_memory_pool_config`` (profiling: M, N,
+R: :mod:`.memory_profile`, SGLang's kv_cache_configurator.py / pool_configurator.py) -> ``init_pools``
+(:mod:`.pools`) -> the post-pool checks (tp_worker, attention backend, ``cuda_graph_batch_sizes``:
+:mod:`.cuda_graph`). After that, what SGLang does not budget for (draft weights, attention workspace, CUDA
+graphs, activations) is estimated against what is left, for the out-of-memory verdict (:mod:`.headroom`).
+The code is written against 0.5.11 (its citations say so); what later releases change is a switch of
+:mod:`planner.engines.sglang.rules`. The interface to the core is :mod:`planner.engines.interface`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from planner.catalog.spec import ModelSpec
+from planner.engines.interface import OUTCOME_FAILED, OUTCOME_REJECTED, EngineInput, EngineResult
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
 from planner.engines.sglang.pipeline.arg_groups import resolve
 from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
@@ -23,7 +28,7 @@ from planner.engines.sglang.pipeline.memory_profile import (
     kv_dtype_name,
     profile,
 )
-from planner.engines.sglang.pipeline.pools import Pools, allocate
+from planner.engines.sglang.pipeline.pools import Pools, allocate, geometries, unified_pool_bytes
 from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
@@ -33,9 +38,7 @@ from planner.engines.sglang.pipeline.server_args import (
     check_values,
 )
 from planner.errors import BadInput
-
-if TYPE_CHECKING:
-    from planner.plan import Plan
+from planner.hardware.profiles import GpuProfile
 
 VERSION = "0.5.11"
 # layers/attention/attention_registry.py:233-238 @0.5.11
@@ -45,132 +48,179 @@ __all__ = ["VERSION", "run", "Device", "Rejected", "ResolvedArgs", "MambaState",
            "available_gib", "kv_dtype_name"]
 
 
-def device_for(plan: "Plan") -> Device:
-    gpu = plan.gpu
+class _OnGpu(Protocol):
+    gpu: GpuProfile
+
+
+def device_for(job: _OnGpu) -> Device:
+    """What SGLang asks the device about, from the GPU profile of a job (or a plan)."""
+    gpu = job.gpu
     if gpu.vendor != "nvidia" or gpu.compute_capability is None:
         raise BadInput(f"--gpu {gpu.id}: SGLang's ROCm path is not modelled yet; pick an NVIDIA GPU profile")
     major, minor = (int(x) for x in gpu.compute_capability.split("."))
     return Device(total_mib=float(gpu.capacity_mib), sm_major=major, sm_minor=minor)
 
 
-def _reject(plan: "Plan", exc: Rejected, outcome: str) -> None:
-    plan.outcome = outcome
-    plan.stage = exc.stage
-    plan.error_type = exc.error_type
-    plan.error_message = exc.message
-    plan.rule = exc.rule
-    plan.verdict = "rejected"
+class _Stop(Exception):
+    """A stage raised: SGLang's exception and whether it refused the flags or failed starting up."""
+
+    def __init__(self, exc: Rejected, outcome: str):
+        super().__init__(exc.message)
+        self.exc, self.outcome = exc, outcome
 
 
-def run(plan: "Plan", draft: ModelSpec | None = None) -> None:
-    """Fill ``plan`` in place: resolved args, profile, pools, verdict."""
-    model = plan.model.spec
-    argv = ["--model-path", plan.model.path or plan.model.catalog_id or model.name, *plan.flags]
-    rules = plan.rules
+def _reject(res: EngineResult, exc: Rejected, outcome: str) -> None:
+    res.outcome = outcome
+    res.stage = exc.stage
+    res.error_type = exc.error_type
+    res.error_message = exc.message
+    res.rule = exc.rule
+    res.verdict = "rejected"
+
+
+def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
+    """One launch through every stage: resolved args, profile, pools, needs, verdict."""
+    res = EngineResult()
+    try:
+        args = res.args = server_args(job)
+        state = res.state = model_config(job, args)
+        load_model(job)
+        prof = res.profile = memory_pool_config(job, args, state, draft, res)
+        init_pools(job, args, state, prof, draft, res)
+        _checks_after_pools(args, job.model.spec, prof, device_for(job), res)
+    except _Stop as stop:
+        _reject(res, stop.exc, stop.outcome)
+        return res
+    needs_and_verdict(job, args, prof, draft, res)
+    return res
+
+
+def server_args(job: EngineInput) -> ResolvedArgs:
+    """The release's argparse, the planner's scope, then ServerArgs resolution (:mod:`.arg_groups`)."""
+    model = job.model.spec
+    argv = ["--model-path", job.model.path or job.model.catalog_id or model.name, *job.flags]
+    rules = job.rules
     try:
         raw = parse_flags(rules.flags, argv)
     except SGLangArgError as exc:
-        _reject(plan, Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
-                "rejected")
-        return
+        raise _Stop(Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
+                    OUTCOME_REJECTED) from None
     problem = check_scope(raw, rules) or check_values(raw)
     if problem:
         raise BadInput(problem)
-    dev = device_for(plan)
+    dev = device_for(job)
     try:
-        args = resolve(raw, model, dev, plan.env, rules)
+        return resolve(raw, model, dev, job.env, rules)
     except Rejected as exc:
-        _reject(plan, exc, "rejected")
-        return
+        raise _Stop(exc, OUTCOME_REJECTED) from None
     except _NotModelled as exc:
         raise BadInput(str(exc)) from None
-    plan.args = args
 
-    # model_config: state shapes and TP divisibility of attention heads
+
+def model_config(job: EngineInput, args: ResolvedArgs) -> MambaState | None:
+    """model_config: state shapes and TP divisibility of attention heads."""
     try:
-        state = mamba_state(model, args.tp_size, args.env)
-        _check_heads(model, args.tp_size)
+        state = mamba_state(job.model.spec, args.tp_size, args.env)
+        _check_heads(job.model.spec, args.tp_size)
     except Rejected as exc:
-        _reject(plan, exc, "startup_failed")
-        return
-    plan.state = state
+        raise _Stop(exc, OUTCOME_FAILED) from None
+    return state
 
-    if plan.free_after_bytes <= 0:  # the weights alone do not fit: torch raises in load_model
-        need = plan.weights_per_gpu_bytes or 0
-        _reject(plan, Rejected("torch.OutOfMemoryError",
-                               f"CUDA out of memory while loading the weights: they need {need / (1 << 30):.2f} GiB "
-                               f"per GPU and {plan.free_before_bytes / (1 << 30):.2f} GiB is free",
-                               "srt/model_executor/model_runner.py:1286-1517 (load_model) @0.5.11",
-                               stage="load_model"), "startup_failed")
-        return
 
+def load_model(job: EngineInput) -> None:
+    """The weights alone do not fit: torch raises in load_model."""
+    if job.free_after_bytes <= 0:
+        need = job.weights_per_gpu_bytes or 0
+        raise _Stop(Rejected("torch.OutOfMemoryError",
+                             f"CUDA out of memory while loading the weights: they need {need / (1 << 30):.2f} GiB "
+                             f"per GPU and {job.free_before_bytes / (1 << 30):.2f} GiB is free",
+                             "srt/model_executor/model_runner.py:1286-1517 (load_model) @0.5.11",
+                             stage="load_model"), OUTCOME_FAILED)
+
+
+def memory_pool_config(job: EngineInput, args: ResolvedArgs, state: MambaState | None, draft: ModelSpec | None,
+                       res: EngineResult) -> Profile:
+    """resolve_memory_pool_config: the profile (M, N, R); a failure keeps the numbers computed before it."""
     try:
-        prof = profile(args, model, state, plan.free_before_bytes, plan.free_after_bytes, draft)
+        return profile(args, job.model.spec, state, job.free_before_bytes, job.free_after_bytes, draft)
     except Rejected as exc:
-        plan.profile = getattr(exc, "profile", None)  # the numbers computed before the failure
-        _reject(plan, exc, "startup_failed")
-        return
-    plan.profile = prof
+        res.profile = getattr(exc, "profile", None)  # the numbers computed before the failure
+        raise _Stop(exc, OUTCOME_FAILED) from None
+
+
+def init_pools(job: EngineInput, args: ResolvedArgs, state: MambaState | None, prof: Profile,
+               draft: ModelSpec | None, res: EngineResult) -> None:
+    """_init_pools: every tensor (``res.pools``), and the checks SGLang makes while building them."""
+    model = job.model.spec
     if args.unified_memory and args.rules.unified_init_typeerror:
         # SGLang 0.5.16's own code: HybridReqToTokenPool passes a keyword the unified pool does not take
-        _reject(plan, Rejected("TypeError", "UnifiedHybridReqToTokenPool._init_mamba_pool() got an unexpected keyword "
-                               "argument 'enable_gdn_replayssm_spec'",
-                               "srt/mem_cache/memory_pool.py:1154 and unified_memory_pool.py:746 @0.5.16",
-                               stage="init_pools"), "startup_failed")
-        return
-    plan.pools = allocate(args, model, state, prof, draft)
+        raise _Stop(Rejected("TypeError", "UnifiedHybridReqToTokenPool._init_mamba_pool() got an unexpected keyword "
+                             "argument 'enable_gdn_replayssm_spec'",
+                             "srt/mem_cache/memory_pool.py:1154 and unified_memory_pool.py:746 @0.5.16",
+                             stage="init_pools"), OUTCOME_FAILED)
+    pools = res.pools = allocate(args, model, state, prof, draft)
     if args.unified_memory and args.rules.unified_budget_total:
-        # bs=1 floor: one request's state slots (1 active + 2 radix checkpoints) and the slot-0 sink
-        # (srt/mem_cache/unified_memory_pool.py:1134-1156, 1254-1261 @0.5.19)
-        from planner.engines.sglang.pipeline.pools import geometries, unified_pool_bytes  # noqa: PLC0415
+        _unified_floor(args, model, state, prof, draft)
+    if pools.get("mamba_int8_checkpoint"):
+        _int8_checkpoint_fits(job, args, prof, pools)
 
-        g, _ = geometries(args, model, state, draft)
-        f = g.token_bytes
-        total = int(unified_pool_bytes(args, state, g, prof.max_total_num_tokens, prof.max_running_requests,
-                                       prof.max_mamba_cache_size, prof.available_kv_bytes)["_unified_total"])
-        slots, sink = 3 * state.per_req_bytes, max(f, state.per_req_bytes, args.page_size * f)
-        if total < slots + sink:
-            _reject(plan, Rejected("RuntimeError", f"[unified-memory-pool] init_unified_mamba_pools: byte budget {total} "
-                                   f"cannot fit ONE worst-case request (bs=1 floor {slots + sink} = bs1_state_slots="
-                                   f"{slots} + sink={sink}). A pool this size retract-livelocks at runtime. Raise "
-                                   "--mem-fraction-static, lower the model context length, or reduce reserved memory.",
-                                   "srt/mem_cache/unified_memory_pool.py:1134-1156 @0.5.19", stage="init_pools"),
-                    "startup_failed")
-            return
-    ckpt = plan.pools.get("mamba_int8_checkpoint")
-    if ckpt:
-        # the free-memory check before the int8 checkpoint pool, built inside HybridReqToTokenPool after
-        # req_to_token and the mamba states (srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19)
-        before = sum(plan.pools.get(k) for k in ("req_to_token", "mamba_conv", "mamba_ssm", "mamba_intermediate_ssm",
-                                                 "mamba_intermediate_conv"))
-        free = plan.free_after_bytes - before
-        if ckpt >= free:
-            slots = args.raw.get("int8_mamba_ckpt_size") or 2 * prof.max_mamba_cache_size
-            _reject(plan, Rejected("RuntimeError", f"int8 mamba checkpoint pool needs ~{ckpt / (1 << 30):.2f}GB but "
-                                   f"only {free / (1 << 30):.2f}GB HBM is free. Lower --int8-mamba-ckpt-size "
-                                   f"(currently {slots}) or --mem-fraction-static.",
-                                   "srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19", stage="init_pools"),
-                    "startup_failed")
-            return
 
-    try:
-        _post_pool_checks(args, model, prof, dev, plan)
-    except Rejected as exc:
-        _reject(plan, exc, "startup_failed")
-        return
+def _unified_floor(args: ResolvedArgs, model: ModelSpec, state: MambaState, prof: Profile,
+                   draft: ModelSpec | None) -> None:
+    """bs=1 floor: one request's state slots (1 active + 2 radix checkpoints) and the slot-0 sink
+    (srt/mem_cache/unified_memory_pool.py:1134-1156, 1254-1261 @0.5.19)."""
+    g, _ = geometries(args, model, state, draft)
+    f = g.token_bytes
+    total = int(unified_pool_bytes(args, state, g, prof.max_total_num_tokens, prof.max_running_requests,
+                                   prof.max_mamba_cache_size, prof.available_kv_bytes)["_unified_total"])
+    slots, sink = 3 * state.per_req_bytes, max(f, state.per_req_bytes, args.page_size * f)
+    if total < slots + sink:
+        raise _Stop(Rejected("RuntimeError", f"[unified-memory-pool] init_unified_mamba_pools: byte budget {total} "
+                             f"cannot fit ONE worst-case request (bs=1 floor {slots + sink} = bs1_state_slots="
+                             f"{slots} + sink={sink}). A pool this size retract-livelocks at runtime. Raise "
+                             "--mem-fraction-static, lower the model context length, or reduce reserved memory.",
+                             "srt/mem_cache/unified_memory_pool.py:1134-1156 @0.5.19", stage="init_pools"),
+                    OUTCOME_FAILED)
 
-    plan.needs = estimate_needs(plan, args, model, prof, draft)
-    plan.headroom_bytes = plan.free_after_bytes - plan.pools.total
+
+def _int8_checkpoint_fits(job: EngineInput, args: ResolvedArgs, prof: Profile, pools: Pools) -> None:
+    """The free-memory check before the int8 checkpoint pool, built inside HybridReqToTokenPool after
+    req_to_token and the mamba states (srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19)."""
+    ckpt = pools.get("mamba_int8_checkpoint")
+    before = sum(pools.get(k) for k in ("req_to_token", "mamba_conv", "mamba_ssm", "mamba_intermediate_ssm",
+                                        "mamba_intermediate_conv"))
+    free = job.free_after_bytes - before
+    if ckpt >= free:
+        slots = args.raw.get("int8_mamba_ckpt_size") or 2 * prof.max_mamba_cache_size
+        raise _Stop(Rejected("RuntimeError", f"int8 mamba checkpoint pool needs ~{ckpt / (1 << 30):.2f}GB but "
+                             f"only {free / (1 << 30):.2f}GB HBM is free. Lower --int8-mamba-ckpt-size "
+                             f"(currently {slots}) or --mem-fraction-static.",
+                             "srt/mem_cache/mamba_checkpoint_pool.py:336-352 @0.5.19", stage="init_pools"),
+                    OUTCOME_FAILED)
+
+
+def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft: ModelSpec | None,
+                      res: EngineResult) -> None:
+    """What must still fit after the pools, in startup order; the first that does not is the OOM risk."""
+    res.needs = estimate_needs(res, args, job.model.spec, prof, draft)
+    res.headroom_bytes = job.free_after_bytes - res.pools.total
     used = 0
-    for need in plan.needs:
+    for need in res.needs:
         used += need.bytes
-        if used > plan.headroom_bytes:
-            plan.verdict = "oom_risk"
-            plan.oom_allocation = need.label
+        if used > res.headroom_bytes:
+            res.verdict = "oom_risk"
+            res.oom_allocation = need.label
             break
 
 
-def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, plan: "Plan") -> None:
+def _checks_after_pools(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, res: EngineResult) -> None:
+    try:
+        _post_pool_checks(args, model, prof, dev, res)
+    except Rejected as exc:
+        raise _Stop(exc, OUTCOME_FAILED) from None
+
+
+def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, res: EngineResult) -> None:
     """What SGLang checks once the pools exist, in its order.
 
     0.5.11-0.5.13: the attention backend is built (srt/model_executor/model_runner.py:768 @0.5.11), then the
@@ -186,12 +236,12 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
         bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
         if bs and bs[0] > 0:
-            plan.capture_bs = bs
+            res.capture_bs = bs
 
     def capture() -> None:
         if bs is None:
             return
-        plan.capture_bs = bs
+        res.capture_bs = bs
         if not (len(bs) > 0 and bs[0] > 0):
             raise Rejected("AssertionError", f"capture_bs={bs}", "srt/model_executor/cuda_graph_runner.py:524 @0.5.11",
                            stage="cuda_graph_batch_sizes")

@@ -23,24 +23,24 @@ they happen at startup, each with how it is estimated:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
-from planner.catalog.weights import estimate_params
+from planner.catalog.weights import estimate_params, mtp_weight_bytes
+from planner.engines.interface import NeedLine
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
-
-if TYPE_CHECKING:
-    from planner.plan import NeedLine, Plan
 
 MIB = 1 << 20
 _QWEN_512_ARCHS = ("Qwen2", "Qwen3ForCausalLM", "Qwen3Moe", "MiMo", "Qwen3VL")
 
 
-def estimate_needs(plan: "Plan", args: ResolvedArgs, model: ModelSpec, prof: Profile,
-                   draft: ModelSpec | None) -> list["NeedLine"]:
-    from planner.plan import NeedLine, mtp_weight_bytes  # noqa: PLC0415
+class _Captured(Protocol):
+    capture_bs: list[int] | None  # the CUDA-graph batch sizes the post-pool checks found
 
+
+def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: Profile,
+                   draft: ModelSpec | None) -> list[NeedLine]:
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
@@ -76,9 +76,7 @@ def estimate_needs(plan: "Plan", args: ResolvedArgs, model: ModelSpec, prof: Pro
     return needs
 
 
-def activation_need(args: ResolvedArgs, model: ModelSpec) -> "NeedLine":
-    from planner.plan import NeedLine  # noqa: PLC0415
-
+def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:
     chunk = args.chunked_prefill_size if args.chunked_prefill_size > 0 else args.max_prefill_tokens
     if model.num_experts:
         topk = int(model.text.get("num_experts_per_tok") or 8)

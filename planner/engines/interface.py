@@ -1,0 +1,71 @@
+"""What an engine is to the core: the inputs a plan gives it and the result it gives back.
+
+The core (:mod:`planner.plan`) depends on engines only through this module; no engine imports the core.
+An engine is a module (or object) with ``VERSION`` and ``run(job, draft) -> EngineResult``: SGLang's is
+:mod:`planner.engines.sglang.pipeline`; a second engine (vLLM) would implement the same. ``args``,
+``state``, ``profile`` and ``pools`` are the engine's own types (for SGLang: ``ResolvedArgs``,
+``MambaState``, ``Profile``, ``Pools``); the core reads them through the fields the report names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from planner.catalog.catalog import ResolvedModel
+from planner.catalog.spec import ModelSpec
+from planner.hardware.profiles import GpuProfile
+
+OUTCOME_OK, OUTCOME_REJECTED, OUTCOME_FAILED = "ok", "rejected", "startup_failed"
+
+
+@dataclass
+class NeedLine:
+    """One allocation that comes after the pools (the engine does not budget it): what, bytes, how estimated."""
+
+    label: str
+    bytes: int
+    how: str
+
+
+@dataclass(frozen=True)
+class EngineInput:
+    """One launch as the core resolved it: the GPU, the model, the engine's flags, and the free memory."""
+
+    gpu: GpuProfile
+    model: ResolvedModel
+    flags: list[str]
+    env: dict[str, str]
+    rules: Any  # the release's rules (engine-specific; SGLang: rules.Rules)
+    free_before_bytes: int  # per GPU, before weight loading
+    free_after_bytes: int  # per GPU, after the weights the engine loads before sizing
+    weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
+
+
+@dataclass
+class EngineResult:
+    """What the engine decided, stage by stage; a stage that raised leaves the later fields unset."""
+
+    outcome: str = OUTCOME_OK  # ok | rejected (flags refused) | startup_failed
+    verdict: str = "fits"  # fits | rejected | oom_risk
+    stage: str | None = None  # where it failed
+    error_type: str | None = None
+    error_message: str | None = None  # the engine's own message
+    rule: str | None = None  # the source line that decided it
+    args: Any = None  # resolved flags
+    state: Any = None  # per-request recurrent state, for hybrid models
+    profile: Any = None  # the memory profile: budget, tokens, requests
+    pools: Any = None  # every allocated tensor
+    capture_bs: list[int] | None = None  # CUDA-graph batch sizes
+    needs: list[NeedLine] = field(default_factory=list)  # what must still fit after the pools
+    headroom_bytes: int | None = None  # free after the pools
+    oom_allocation: str | None = None  # the first need that does not fit
+
+
+class Engine(Protocol):
+    VERSION: str
+
+    def run(self, job: EngineInput, draft: ModelSpec | None = None) -> EngineResult: ...
+
+
+__all__ = ["Engine", "EngineInput", "EngineResult", "NeedLine", "OUTCOME_OK", "OUTCOME_REJECTED", "OUTCOME_FAILED"]
