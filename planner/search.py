@@ -220,7 +220,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     ev.args = args
     n_pts = grid["mfs"].size
     mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
-    if args.rules.v0_5_22 and not args.mem_fraction_static_user:
+    if args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user:
         # 0.5.22+: an explicit --max-running-requests clips the default decode graph max_bs, which moves the
         # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
         for u in np.unique(grid["run"][grid["run"] >= 0]):

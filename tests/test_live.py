@@ -32,7 +32,7 @@ def test_selected_gpu_keys_on_the_host_minimum_total():
     # SGLang's defaults see the 3090's total: nvidia-smi lists every GPU of the host
     assert plan.gpu.capacity_mib == 24576
     # the 20-35 GiB tier: 2048 up to 0.5.19, 4096 from 0.5.20 (srt/arg_groups/memory_hook.py:101-117 @0.5.20)
-    assert plan.args.chunked_prefill_size == (4096 if plan.rules.v0_5_20 else 2048)
+    assert plan.args.chunked_prefill_size == (4096 if plan.rules.tier_20_35_gib_4096 else 2048)
     assert any("minimum NVML total over every GPU of the host" in n for n in plan.notes)
 
 

@@ -252,11 +252,11 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     def attention_backend() -> None:
         gdn_backend_check(args, model, dev)
 
-    checks = [tp_worker, attention_backend, capture] if rules.tp_worker_v0_5_14 else \
+    checks = [tp_worker, attention_backend, capture] if rules.tp_worker_checks_first else \
         [attention_backend, capture, tp_worker]
     for check in checks:
         check()
-    if (rules.v0_5_10 and model.is_mambaish and not args.disable_radix_cache and not args.extra_buffer
+    if (rules.no_buffer_page1_asserted_late and model.is_mambaish and not args.disable_radix_cache and not args.extra_buffer
             and args.page_size != 1):
         # the scheduler's MambaRadixCache (srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10)
         raise Rejected("AssertionError", f"Page size must be 1 for MambaRadixCache v1, got {args.page_size}",
@@ -267,7 +267,7 @@ def _tp_worker(args: ResolvedArgs, prof: Profile) -> None:
     if prof.max_running_requests <= 0:
         raise Rejected("AssertionError", "max_running_request is zero",
                        "srt/managers/tp_worker.py:297 @0.5.11", stage="tp_worker")
-    slack = 0 if args.rules.tp_worker_v0_5_14 else 5
+    slack = 0 if args.rules.tp_worker_checks_first else 5
     if min(args.context_len - 1, prof.max_total_num_tokens - 1) - slack <= 0:
         raise Rejected("AssertionError", "Memory pool size is too small",
                        "srt/managers/tp_worker.py:301-309 @0.5.11, :336-341 @0.5.14", stage="tp_worker")

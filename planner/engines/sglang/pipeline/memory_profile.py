@@ -71,7 +71,7 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
     layers = draft_kv_layers(model, args, draft)
     if layers and n_layers > 0:
-        if args.rules.v0_5_22:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22
+        if args.rules.draft_cell_term_rounded_alone:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22
             cell = cell + int(cell * layers / n_layers)
         else:
             cell = int(cell * (1 + layers / n_layers))
@@ -90,7 +90,7 @@ def draft_kv_layers(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | Non
     if draft is not None and args.speculative_draft_model_path:
         nextn = draft.text.get("num_nextn_predict_layers")
         return int(nextn) if nextn is not None else draft.num_hidden_layers
-    if args.rules.v0_5_20 and not args.speculative_draft_model_path:
+    if args.rules.pathless_draft_layers_from_target and not args.speculative_draft_model_path:
         nextn = model.text.get("num_nextn_predict_layers")
         return int(nextn) if nextn is not None else 0
     return 0
@@ -100,7 +100,7 @@ def mamba_ratio(args: ResolvedArgs, strict: bool = True) -> int:
     """_calculate_mamba_ratio (…kv_cache_mixin.py:180-192 @0.5.11)."""
     if args.disable_radix_cache:
         return 1
-    if args.rules.v0_5_9:  # extra_buffer: 3 + (1 if spec else 2) (…kv_cache_mixin.py:355-365 @0.5.9)
+    if args.rules.extra_buffer_ratio_by_spec:  # extra_buffer: 3 + (1 if spec else 2) (…kv_cache_mixin.py:355-365 @0.5.9)
         return MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO + ((1 if args.spec_on else 2) if args.extra_buffer else 0)
     # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK drops the base by one; no_buffer adds it back
     # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
@@ -127,9 +127,9 @@ def _env_flag(env: dict[str, str], key: str) -> bool:
 class NotEnoughMemory(Rejected):
     """MemoryPoolConfig.__post_init__ (pool_configurator.py:39-44 @0.5.11), with the numbers so far."""
 
-    def __init__(self, prof: "Profile", mfs: float | None = None, v0_5_9: bool = False):
+    def __init__(self, prof: "Profile", mfs: float | None = None, fstring: bool = False):
         msg = "Not enough memory. Please try to increase --mem-fraction-static."
-        if v0_5_9:  # an f-string with {self.server_args.mem_fraction_static=} (…kv_cache_mixin.py:415-419 @0.5.9)
+        if fstring:  # an f-string with {self.server_args.mem_fraction_static=} (…kv_cache_mixin.py:415-419 @0.5.9)
             msg += f" Current value: self.server_args.mem_fraction_static={mfs}"
         elif mfs is not None:  # MemoryPoolConfig built with the fraction (…kv_cache_mixin.py:54-60, 890 @0.5.10)
             msg += f" Current value: mem_fraction_static={mfs}"
@@ -159,7 +159,7 @@ class Profile:
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
-               min_one_running=False, sizing_v0_5_9=False, replay="", ring=0) -> dict[str, np.ndarray]:
+               min_one_running=False, pools_sized_separately=False, replay="", ring=0) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -256,7 +256,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         r_req = np.where(r_args >= 0, np.minimum(r_args, n // 2), np.minimum(est, n // 2))
     r_req = np.where(mamba, np.minimum(r_req, m // mr_safe), r_req)
     r_pool = r_req
-    if sizing_v0_5_9:
+    if pools_sized_separately:
         # init_memory_pool (…kv_cache_mixin.py:339-368 @0.5.9): the pool size comes from the unaligned,
         # uncapped token count, an explicit R is not capped, then min with M // ratio; the scheduler takes
         # min(N // 2 or R // dp, pool size) (model_runner.py:593-600 @0.5.9)
@@ -285,7 +285,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
-        min_one_running=args.rules.min_one_running, sizing_v0_5_9=args.rules.v0_5_9,
+        min_one_running=args.rules.min_one_running, pools_sized_separately=args.rules.request_pools_sized_separately,
         **replay_inputs(args, state),
     )
 
@@ -363,11 +363,12 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
     if bool(out["fail"]):
-        if args.rules.v0_5_10 and mamba:
+        if args.rules.oom_message_names_fraction and mamba:
             # <= 0.5.10 computes the request count, and with it the ratio, before MemoryPoolConfig raises
             # (…kv_cache_mixin.py:871-891 @0.5.10; init_memory_pool :339-419 @0.5.9)
             prof.mamba_ratio = int(inp["mamba_ratio_"])
-        raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.v0_5_10 else None, args.rules.v0_5_9)
+        raise NotEnoughMemory(prof, args.mem_fraction_static if args.rules.oom_message_names_fraction else None,
+                              args.rules.oom_message_fstring)
     if mamba:
         try:
             mamba_ratio(args)  # resolve_max_num_reqs computes the ratio here, and may assert
@@ -376,7 +377,7 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             raise
     prof.max_total_num_tokens = int(out["n"])
     prof.max_running_requests = int(out["r"])
-    if args.rules.v0_5_9:
+    if args.rules.request_pools_sized_separately:
         prof.pool_requests = int(out["r_pool"])
     prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None
     if args.rules.zero_checks and mamba and prof.max_running_requests <= 0:

@@ -201,7 +201,7 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     page = args.page_size
     d = args.speculative_num_draft_tokens or 0
     # 0.5.10: (R, ...) (srt/mem_cache/memory_pool.py:145 @0.5.10); 0.5.11+: (R + 1, ...)
-    rows = r if args.rules.v0_5_10 else r + 1
+    rows = r + 1 if args.rules.request_pool_padding_row else r
     out = {"req_to_token": rows * (args.context_len + req_to_token_extra(args)) * 4}
     index = 0
     rules = args.rules
@@ -239,10 +239,10 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
                 out["mamba_intermediate_conv"] = (r + 1) * d * state.conv_bytes
         # free_slots int64 (M,), req_index_to_mamba_index_mapping int32 (R+1,), ping-pong (R+1, 1|2)
         # 0.5.10 sizes the mapping and ping-pong with M rows (srt/mem_cache/memory_pool.py:511-521 @0.5.10)
-        map_rows = m if rules.v0_5_10 else r + 1
+        map_rows = r + 1 if rules.request_pool_padding_row else m
         index = index + 8 * m + 4 * map_rows
         if args.extra_buffer:
-            if rules.v0_5_9:  # width 2 if no draft tokens else 1 (srt/mem_cache/memory_pool.py:453-455 @0.5.9)
+            if rules.pingpong_width_by_draft:  # width 2 if no draft tokens else 1 (srt/mem_cache/memory_pool.py:453-455 @0.5.9)
                 width = 2 if args.speculative_num_draft_tokens is None else 1
             else:
                 width = 1 if args.disable_overlap_schedule else 2

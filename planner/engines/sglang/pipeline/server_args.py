@@ -164,7 +164,7 @@ class ResolvedArgs:
         if self.rules.auto_extra_buffer:
             return not self.disable_radix_cache and self.mamba_scheduler_strategy in ("extra_buffer",
                                                                                         "extra_buffer_lazy")
-        if self.rules.mamba_v0_5_13:  # srt/server_args.py:7363-7364 @0.5.13
+        if self.rules.extra_buffer_lazy:  # srt/server_args.py:7363-7364 @0.5.13
             return self.mamba_scheduler_strategy in ("extra_buffer", "extra_buffer_lazy")
         return self.mamba_scheduler_strategy == "extra_buffer"
 

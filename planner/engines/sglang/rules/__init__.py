@@ -1,8 +1,10 @@
 """What differs between SGLang releases, as switches on one shared pipeline.
 
-Each supported release maps to a :class:`Rules` value. The pipeline in ``v0_5_11/`` is written
-against 0.5.11 (its citations say ``@0.5.11``); every switch below names the release where the
-behaviour changed and the source line in that release. The releases themselves are defined in one
+Each supported release maps to a :class:`Rules` value. The pipeline in ``pipeline/`` is written
+against 0.5.11 (its citations say ``@0.5.11``); every switch below is named for the behaviour it
+decides and its comment names the release where that changed and the source line in that release
+(docs/release-rules.md lists them per release: ``python -m planner.engines.sglang.rules.table``).
+The releases themselves are defined in one
 module per range that behaves alike, each from its predecessor: ``v0_5_10.py`` (0.5.9-0.5.12),
 ``v0_5_13.py``, ``v0_5_14.py`` (0.5.14-0.5.16), ``v0_5_17.py`` (0.5.17-0.5.19), ``v0_5_20.py``
 (0.5.20-0.5.23). A release not listed is refused by ``--sglang-version`` instead of guessed.
@@ -56,24 +58,57 @@ class Rules:
     # 0.5.17+: the pools' padding rows are charged: (M + 1) x S and (min(R, M // ratio) + 1) x D x S,
     # and the joint solve subtracts them first (srt/mem_cache/kv_cache_configurator.py:2210-2355 @0.5.19)
     padding_slots: bool = False
+    # --- 0.5.9 only (0.5.10 changed each of these) ---
     # 0.5.9: the piecewise CUDA graph is opt-in (--enable-piecewise-cuda-graph, srt/server_args.py:604 @0.5.9),
-    # 2 GiB speculative term (:1051-1057), the decode graph list does not append max_bs (:1079-1107),
-    # init_memory_pool sizes the request pools for R_pool (…kv_cache_mixin.py:339-419 @0.5.9), extra_buffer
-    # ratio 3 + (1 if spec else 2) (:355-365), ping-pong width by draft tokens (memory_pool.py:453-455),
-    # spec + no_buffer turns the radix cache off (srt/server_args.py:1760-1764), extra_buffer is accepted
-    # with the radix cache off, Qwen3.5/Next default to triton on SM100 (:1579-1605), trtllm_mha needs SM100
-    # for any role (:1894-1908), the Blackwell GDN check allows triton / trtllm_mha only
-    # (srt/layers/attention/attention_registry.py:201-206 @0.5.9)
-    v0_5_9: bool = False
+    # never auto-disabled (:703-798), and its max tokens is chunked_prefill_size with no other cap (:1006-1013)
+    piecewise_graph_opt_in: bool = False
+    # 0.5.9: the speculative term of mem_fraction_static is 2 GiB, 4 from 0.5.10 (srt/server_args.py:1051-1057 @0.5.9)
+    spec_reserve_gib: int = 4
+    # 0.5.10+: the decode graph list appends max_bs when it misses it; 0.5.9 does not
+    # (srt/server_args.py:1079-1107 @0.5.9, :1497-1528 @0.5.11)
+    graph_bs_appends_max: bool = True
+    # 0.5.9: init_memory_pool sizes the request pools for R_pool, the unaligned uncapped count
+    # (…kv_cache_mixin.py:339-419 @0.5.9; model_runner.py:593-600 @0.5.9)
+    request_pools_sized_separately: bool = False
+    # 0.5.9: the extra_buffer mamba ratio is 3 + (1 if spec else 2) (…kv_cache_mixin.py:355-365 @0.5.9)
+    extra_buffer_ratio_by_spec: bool = False
+    # 0.5.9: the ping-pong buffer is 2 wide without draft tokens, else 1 (srt/mem_cache/memory_pool.py:453-455 @0.5.9)
+    pingpong_width_by_draft: bool = False
+    # 0.5.9: spec + no_buffer turns the radix cache off instead of a ValueError (srt/server_args.py:1760-1764 @0.5.9)
+    spec_no_buffer_disables_radix: bool = False
+    # 0.5.10+: extra_buffer with the radix cache off is a ValueError; 0.5.9 accepts it
+    # (srt/server_args.py:1728-1745 @0.5.9, :2393-2399 @0.5.11)
+    extra_buffer_needs_radix: bool = True
+    # 0.5.10+: Qwen3.5/Next on SM100 may default to trtllm_mha; 0.5.9 always triton (srt/server_args.py:1579-1605 @0.5.9)
+    qwen_hybrid_sm100_trtllm: bool = True
+    # 0.5.9: trtllm_mha needs SM100 for any role (srt/server_args.py:1894-1908 @0.5.9), and fa4 forces page 128
+    # without an SM100 check (:1917-1921 @0.5.9)
+    trtllm_mha_sm100_only: bool = False
+    fa4_page_without_sm100: bool = False
+    # 0.5.9: "Not enough memory" is an f-string with {self.server_args.mem_fraction_static=}
+    # (…kv_cache_mixin.py:415-419 @0.5.9)
+    oom_message_fstring: bool = False
+    # --- up to 0.5.10 (0.5.11 changed each of these) ---
     # <= 0.5.10: SGLANG_ENABLE_SPEC_V2 defaults to False and, under EAGLE, forces the overlap schedule on
-    # (env on; topk > 1 is then a ValueError) or off (srt/server_args.py:2999-3019, srt/environ.py:442 @0.5.10);
-    # the piecewise CUDA graph is off for any speculative algorithm (srt/server_args.py:1088-1090 @0.5.10);
-    # req_to_token has R rows and the request->mamba mappings M rows (srt/mem_cache/memory_pool.py:145,
-    # 511-521 @0.5.10); no_buffer + radix does not force page 1 (MambaRadixCache asserts it at scheduler
-    # start, srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10); FlashInfer GDN decode + no_buffer is a
-    # ValueError (srt/server_args.py:2152-2163 @0.5.10); no SM100 auto flashinfer linear decode; the
-    # "Not enough memory" message names the fraction (…kv_cache_mixin.py:54-60 @0.5.10)
-    v0_5_10: bool = False
+    # (env on; topk > 1 is then a ValueError) or off (srt/server_args.py:2999-3019, srt/environ.py:442 @0.5.10)
+    spec_v2_default_off: bool = False
+    # <= 0.5.10: the piecewise CUDA graph is off for any speculative algorithm (srt/server_args.py:1088-1090
+    # @0.5.10), and --debug-cuda-graph does not turn it off
+    spec_disables_piecewise_graph: bool = False
+    # 0.5.11+: req_to_token has R + 1 rows and the request->mamba mappings R + 1; <= 0.5.10: R and M rows
+    # (srt/mem_cache/memory_pool.py:145, 511-521 @0.5.10)
+    request_pool_padding_row: bool = True
+    # <= 0.5.10: no_buffer + radix does not force page 1; MambaRadixCache asserts it at scheduler start
+    # (srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10); 0.5.11 forces page 1 (srt/server_args.py:2420-2426 @0.5.11)
+    no_buffer_page1_asserted_late: bool = False
+    # <= 0.5.10: FlashInfer GDN decode + no_buffer is a ValueError (srt/server_args.py:2152-2163 @0.5.10)
+    flashinfer_gdn_no_buffer_error: bool = False
+    # 0.5.11+: SM100 with a bf16 ssm state defaults the linear decode backend to flashinfer
+    # (srt/server_args.py:2864-2874 @0.5.11)
+    sm100_auto_flashinfer_linear_decode: bool = True
+    # <= 0.5.10: "Not enough memory" names the fraction, and the request count and mamba ratio are computed
+    # before MemoryPoolConfig raises (…kv_cache_mixin.py:54-60, 871-891 @0.5.10)
+    oom_message_names_fraction: bool = False
     # 0.5.14-0.5.16: the prefill-graph capture list is clamped to --context-length
     # (srt/server_args.py:4038-4045 @0.5.16); 0.5.17 drops the clamp (prefill_cuda_graph_runner.py:1162-1168 @0.5.17)
     prefill_ctx_clamp: bool = True
@@ -86,35 +121,45 @@ class Rules:
     # 0.5.15+: any fa4 role on SM100 with topk <= 1 forces page 128 (_fa4_page_constraint,
     # srt/arg_groups/overrides.py:1675-1693 @0.5.15); before: only --prefill-attention-backend fa4
     fa4_page_any: bool = False
-    # 0.5.17+: --linear-attn-verify-backend and --mamba-max-states-per-path checks
+    # 0.5.17+: --mamba-max-states-per-path and --linear-attn-verify-backend checks
     # (srt/server_args.py:5955-5959, 6083-6096 @0.5.17)
-    checks_v0_5_17: bool = False
+    max_states_per_path_check: bool = False
+    verify_backend_check: bool = False
     # 0.5.18+: --language-model-only is a ValueError for all but MuseGlimmer (srt/server_args.py:7657-7686 @0.5.18)
     language_model_only_check: bool = False
     # 0.5.19+: NemotronH's Blackwell defaults (trtllm_mha + page 64 on SM100, triton with spec elsewhere) and no
-    # triton assert (srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19); trtllm_mha prefill also on
-    # SM90/SM120 (srt/arg_groups/attention_hook.py:131-157 @0.5.19)
-    blackwell_v0_5_19: bool = False
+    # triton assert (srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19)
+    nemotron_blackwell_defaults: bool = False
+    # 0.5.19+: trtllm_mha prefill also on SM90/SM120 (srt/arg_groups/attention_hook.py:131-157 @0.5.19)
+    trtllm_prefill_sm90_sm120: bool = False
     # 0.5.14+: tp_worker's pool checks run in alloc_memory_pool, before the attention backend and the CUDA
     # graphs, and "Memory pool size is too small" drops the - 5 (srt/managers/tp_worker.py:336-341 @0.5.14)
-    tp_worker_v0_5_14: bool = False
+    tp_worker_checks_first: bool = False
     # hybrid-GDN attention backends on Blackwell: "v0_5_11" one list for all
     # (srt/layers/attention/attention_registry.py:233-238 @0.5.11); "v0_5_16" SM100 {triton, trtllm_mha, fa4},
     # SM120 {triton, trtllm_mha, flashinfer} (:333-351 @0.5.16); "v0_5_18" the same with the per-phase message;
     # "v0_5_21" SM100 also flashinfer (:441 @0.5.21)
     gdn_blackwell: str = "v0_5_11"
     # 0.5.20+: the 20-35 GiB tier is chunked prefill 4096, decode graph 48 / 160 (srt/arg_groups/memory_hook.py:101-117
-    # @0.5.20); --mamba-full-memory-ratio / --swa-full-tokens-ratio are Optional with fallbacks 0.9 / 0.8
-    # (srt/arg_groups/fields/schedule.py:152-163, 203-210 @0.5.20); a path-less EAGLE/NEXTN draft takes its KV
-    # layers from the target's num_nextn_predict_layers (model_runner_components/spec_aux_hidden_state.py:74-107 @0.5.20)
-    v0_5_20: bool = False
+    # @0.5.20); (--mamba-full-memory-ratio / --swa-full-tokens-ratio become Optional with fallbacks 0.9 / 0.8,
+    # srt/arg_groups/fields/schedule.py:152-163, 203-210 @0.5.20: the same numbers, no switch)
+    tier_20_35_gib_4096: bool = False
+    # 0.5.20+: a path-less EAGLE/NEXTN draft takes its KV layers from the target's num_nextn_predict_layers
+    # (model_runner_components/spec_aux_hidden_state.py:74-107 @0.5.20)
+    pathless_draft_layers_from_target: bool = False
+    # 0.5.19 only: --enable-unified-memory refuses a prefill CUDA graph (srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19)
+    unified_refuses_prefill_graph: bool = False
     # 0.5.21+: an explicit extra_buffer strategy on a model without mamba state is a ValueError
     # (srt/arg_groups/model_hook.py:947-954 @0.5.21)
     strategy_needs_mamba: bool = False
     # 0.5.22+: the default decode graph max_bs is clipped to an explicit --max-running-requests
-    # (srt/arg_groups/memory_hook.py:83, 182-188 @0.5.22); tc_piecewise is gone (cuda_graph_config.py:237-243);
-    # the draft KV term is cell + int(cell x Ld / L) (srt/model_executor/pool_configurator.py:305-308 @0.5.22)
-    v0_5_22: bool = False
+    # (srt/arg_groups/memory_hook.py:83, 182-188 @0.5.22)
+    graph_max_bs_clipped_to_mrr: bool = False
+    # 0.5.22+: tc_piecewise is gone (srt/model_executor/cuda_graph_config.py:237-243 @0.5.23)
+    tc_piecewise_removed: bool = False
+    # 0.5.22+: the draft KV term is cell + int(cell x Ld / L), before int(cell x (1 + Ld / L))
+    # (srt/model_executor/pool_configurator.py:305-308 @0.5.22)
+    draft_cell_term_rounded_alone: bool = False
     # 0.5.23: max(1, R // dp) wherever max_running_requests is used in sizing
     # (srt/mem_cache/kv_cache_configurator.py:3128, 3284, 3316, 3332-3334, 3373 @0.5.23)
     min_one_running: bool = False
@@ -144,7 +189,7 @@ class Rules:
     # 0.5.17+: SGLANG_OPT_MAMBA_SKIP_DECODE_LOCK lowers the base ratio by one (no_buffer keeps 3)
     # (srt/mem_cache/kv_cache_configurator.py:2045-2073 @0.5.19)
     skip_decode_lock_env: bool = False
-    # 0.5.17+: extra_buffer_lazy is allowed with speculative decoding
+    # 0.5.17+: extra_buffer_lazy is allowed with speculative decoding (srt/server_args.py:5584-5623 @0.5.17)
     lazy_with_spec: bool = False
     # 0.5.18+: a multimodal model keeps SGLANG_VLM_CACHE_SIZE_MB of the KV budget
     # (srt/mem_cache/kv_cache_configurator.py:132-152 @0.5.19)
@@ -161,11 +206,14 @@ class Rules:
     # @0.5.13); "page" = max(4 + D, 2 x alloc_len + page - 1) (srt/mem_cache/allocation_sizing.py:46-62 @0.5.16)
     req_to_token_headroom: str = "none"
     # 0.5.13+: extra_buffer_lazy exists and counts as extra buffer everywhere
-    # (enable_mamba_extra_buffer, srt/server_args.py:7363-7364 @0.5.13); NemotronH may use extra_buffer
-    # (srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13); the FLA_CHUNK_SIZE assert reads the model's
-    # mamba_chunk_size (srt/server_args.py:7389-7400 @0.5.13); the radix-off ValueError gains a period
-    # (srt/server_args.py:2697-2702 @0.5.13)
-    mamba_v0_5_13: bool = False
+    # (enable_mamba_extra_buffer, srt/server_args.py:7363-7364 @0.5.13)
+    extra_buffer_lazy: bool = False
+    # 0.5.13+: NemotronH may use extra_buffer (srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13)
+    nemotron_extra_buffer: bool = False
+    # 0.5.13+: the FLA_CHUNK_SIZE assert reads the model's mamba_chunk_size (srt/server_args.py:7389-7400 @0.5.13)
+    chunk_size_from_model: bool = False
+    # 0.5.13+: the radix-off extra_buffer ValueError gains a period (srt/server_args.py:2697-2702 @0.5.13)
+    radix_off_message_period: bool = False
     # <= 0.5.12: an EAGLE topk > 1 turns overlap off (srt/server_args.py:3461-3467 @0.5.11); 0.5.13 keeps it
     # (srt/arg_groups/speculative_hook.py:289-295 @0.5.13)
     spec_topk_disables_overlap: bool = True
@@ -188,6 +236,7 @@ class Rules:
     # srt/speculative/spec_info.py:47-60 @0.5.16)
     spec_algo_registry: bool = False
     # 0.5.14+: draft weights load before the target's pools are sized (free-after-load includes them)
+    # (managers/scheduler.py:836-869 @0.5.14; after the pools before: managers/scheduler.py:816-818 @0.5.13)
     draft_weights_before_sizing: bool = False
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
     # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
@@ -239,8 +288,22 @@ def rules_for(version: str) -> Rules:
     raise BadInput(f"--sglang-version: unknown release '{version}'; modelled: {', '.join(RULES)}")
 
 
-# What each switch means for a user, to say what changed between two releases.
-_CHANGES = {
+# Switches that changed together at one release and read as one change to a user (the "Other releases" notes).
+_CHANGED_IN_0_5_10 = ("piecewise_graph_opt_in", "spec_reserve_gib", "graph_bs_appends_max", "request_pools_sized_separately",
+          "extra_buffer_ratio_by_spec", "pingpong_width_by_draft", "spec_no_buffer_disables_radix",
+          "extra_buffer_needs_radix", "qwen_hybrid_sm100_trtllm", "trtllm_mha_sm100_only", "fa4_page_without_sm100",
+          "oom_message_fstring")
+_CHANGED_IN_0_5_11 = ("spec_v2_default_off", "spec_disables_piecewise_graph", "request_pool_padding_row",
+           "no_buffer_page1_asserted_late", "flashinfer_gdn_no_buffer_error", "sm100_auto_flashinfer_linear_decode",
+           "oom_message_names_fraction")
+_CHANGED_IN_0_5_13 = ("extra_buffer_lazy", "nemotron_extra_buffer", "chunk_size_from_model", "radix_off_message_period")
+_CHANGED_IN_0_5_17 = ("max_states_per_path_check", "verify_backend_check")
+_CHANGED_IN_0_5_19 = ("nemotron_blackwell_defaults", "trtllm_prefill_sm90_sm120")
+_CHANGED_IN_0_5_20 = ("tier_20_35_gib_4096", "pathless_draft_layers_from_target")
+_CHANGED_IN_0_5_22 = ("graph_max_bs_clipped_to_mrr", "tc_piecewise_removed", "draft_cell_term_rounded_alone")
+
+# What each switch (or group of switches) means for a user, to say what changed between two releases.
+_CHANGES: dict[str | tuple[str, ...], str] = {
     "strategy_key": "--mamba-scheduler-strategy became --mamba-radix-cache-strategy (old name an alias until 0.5.20)",
     "auto_extra_buffer": "the default strategy 'auto' means extra_buffer when overlap is on (5 mamba slots per "
                          "running request instead of 3)",
@@ -254,7 +317,7 @@ _CHANGES = {
     "weights_check": "a new startup error when the loaded weights leave no KV budget",
     "padding_slots": "the pools' padding rows are charged: (M + 1) mamba states and (R + 1) x D intermediates",
     "mm_kv_reserve": "multimodal models keep 100 MiB of the KV budget for the embedding cache",
-    "mamba_v0_5_13": "extra_buffer_lazy is added (4 mamba slots per running request with overlap) and NemotronH "
+    _CHANGED_IN_0_5_13: "extra_buffer_lazy is added (4 mamba slots per running request with overlap) and NemotronH "
                       "may use extra_buffer",
     "spec_topk_disables_overlap": "EAGLE with topk > 1 keeps the overlap schedule (5 mamba slots instead of 4 "
                                   "with extra_buffer)",
@@ -264,10 +327,10 @@ _CHANGES = {
                               "mem_fraction_static's reserve)",
     "decode_term_always": "the decode CUDA-graph term of mem_fraction_static counts only when the decode graph is on",
     "req_to_token_headroom": "req_to_token keeps more columns under speculative decoding with page > 1",
-    "v0_5_9": "the request pools are sized for max_running_requests (0.5.9 sized them separately), the piecewise "
+    _CHANGED_IN_0_5_10: "the request pools are sized for max_running_requests (0.5.9 sized them separately), the piecewise "
               "CUDA graph is on by default, the speculative term of mem_fraction_static grows from 2 to 4 GiB, and "
               "spec + no_buffer with the radix cache is refused instead of turning the radix cache off",
-    "v0_5_10": "spec v2 is on by default (EAGLE keeps the overlap schedule: 5 mamba slots per running request with "
+    _CHANGED_IN_0_5_11: "spec v2 is on by default (EAGLE keeps the overlap schedule: 5 mamba slots per running request with "
                "extra_buffer instead of 4), req_to_token gets its padding row and no_buffer with the radix cache "
                "forces page 1",
     "lazy_with_spec": "extra_buffer_lazy is allowed with speculative decoding",
@@ -276,18 +339,18 @@ _CHANGES = {
     "trtllm_page128": "trtllm_mha keeps page 128",
     "asym_kv_fa4": "SM100 picks fa4 for models whose K and V head sizes differ",
     "fa4_page_any": "any fa4 attention role on SM100 forces page 128",
-    "checks_v0_5_17": "new checks for --mamba-max-states-per-path and --linear-attn-verify-backend",
+    _CHANGED_IN_0_5_17: "new checks for --mamba-max-states-per-path and --linear-attn-verify-backend",
     "language_model_only_check": "--language-model-only is refused for these models",
-    "blackwell_v0_5_19": "NemotronH gets Blackwell attention defaults (trtllm_mha and page 64 on SM100) and "
+    _CHANGED_IN_0_5_19: "NemotronH gets Blackwell attention defaults (trtllm_mha and page 64 on SM100) and "
                          "trtllm_mha prefill is allowed on SM90 / SM120",
-    "v0_5_20": "the deprecated --mamba-scheduler-strategy / --cuda-graph-max-bs spellings are removed and the "
+    _CHANGED_IN_0_5_20: "the deprecated --mamba-scheduler-strategy / --cuda-graph-max-bs spellings are removed and the "
                "20-35 GiB tier becomes chunked prefill 4096 with decode graphs up to 48 (160 with tp >= 4)",
     "strategy_needs_mamba": "an explicit extra_buffer strategy on a model without mamba state is refused",
-    "v0_5_22": "the default decode CUDA graph max_bs is clipped to an explicit --max-running-requests "
+    _CHANGED_IN_0_5_22: "the default decode CUDA graph max_bs is clipped to an explicit --max-running-requests "
                "(mem_fraction_static moves with it) and tc_piecewise is removed",
     "min_one_running": "--max-running-requests counts as at least 1 in the sizing",
     "gdn_blackwell": "the attention backends allowed for hybrid GDN models on Blackwell change",
-    "tp_worker_v0_5_14": "tp_worker's pool checks run before the attention backend and drop the - 5",
+    "tp_worker_checks_first": "tp_worker's pool checks run before the attention backend and drop the - 5",
     "unified_mode": "the --enable-unified-memory / --enable-page-major-kv-layout checks change",
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
@@ -295,14 +358,14 @@ _CHANGES = {
 }
 
 
-_RELEVANT = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
+_RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
     "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
     "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "mm_kv_reserve": {"mm"}, "mm_breakable_allowlist": {"mm"},
-    "mamba_v0_5_13": {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"},
+    _CHANGED_IN_0_5_13: {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"},
     "lazy_with_spec": {"mamba+spec"}, "nemotron_no_breakable": {"nemotron"}, "asym_kv_fa4": {"asym"},
-    "fa4_page_any": {"fa4"}, "checks_v0_5_17": {"never"}, "language_model_only_check": {"never"},
+    "fa4_page_any": {"fa4"}, _CHANGED_IN_0_5_17: {"never"}, "language_model_only_check": {"never"},
     "strategy_needs_mamba": {"dense"}, "min_one_running": {"mrr"}, "gdn_blackwell": {"gdn-blackwell"},
-    "tp_worker_v0_5_14": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
+    "tp_worker_checks_first": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
 }
 
@@ -313,7 +376,7 @@ def changes_between(old: str, new: str, context: set[str] | None = None) -> list
     a, b = RULES[old], RULES[new]
     out = []
     for key, text in _CHANGES.items():
-        if getattr(a, key) == getattr(b, key):
+        if all(getattr(a, k) == getattr(b, k) for k in (key if isinstance(key, tuple) else (key,))):
             continue
         need = _RELEVANT.get(key)
         if context is not None and need and not (need & context):

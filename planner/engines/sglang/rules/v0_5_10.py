@@ -3,7 +3,7 @@ own reference, so its switches are all at their defaults).
 
 * 0.5.10: the same sizing arithmetic as 0.5.11 (handle_max_mamba_cache, cell size, token alignment and
   _resolve_max_num_reqs are line-identical: …kv_cache_mixin.py:144-239, 808-862 @0.5.10), with these
-  differences (switch ``v0_5_10``): SGLANG_ENABLE_SPEC_V2 defaults to False (srt/environ.py:442 @0.5.10)
+  differences (the "up to 0.5.10" switches of Rules): SGLANG_ENABLE_SPEC_V2 defaults to False (srt/environ.py:442 @0.5.10)
   and under EAGLE it forces the overlap schedule on or off (srt/server_args.py:2999-3019 @0.5.10); the
   piecewise CUDA graph is off under any speculative algorithm (srt/server_args.py:1088-1090 @0.5.10);
   req_to_token has R rows, not R + 1 (srt/mem_cache/memory_pool.py:145 @0.5.10), and the request->mamba
@@ -25,10 +25,19 @@ from dataclasses import replace
 from planner.engines.sglang.rules import Rules
 
 V0_5_11 = Rules(version="0.5.11", flags="v0_5_11")
-V0_5_10 = replace(V0_5_11, version="0.5.10", flags="v0_5_10", v0_5_10=True)
-# 0.5.9: 0.5.10's spec-v2 and pool-row rules plus its own (see Rules.v0_5_9); the sizing arithmetic
-# (profile_max_num_token, handle_max_mamba_cache, the cell) is 0.5.10's (…kv_cache_mixin.py:116-211 @0.5.9)
-V0_5_9 = replace(V0_5_10, version="0.5.9", flags="v0_5_9", v0_5_9=True, gdn_blackwell="v0_5_9")
+V0_5_10 = replace(
+    V0_5_11, version="0.5.10", flags="v0_5_10", spec_v2_default_off=True, spec_disables_piecewise_graph=True,
+    request_pool_padding_row=False, no_buffer_page1_asserted_late=True, flashinfer_gdn_no_buffer_error=True,
+    sm100_auto_flashinfer_linear_decode=False, oom_message_names_fraction=True,
+)
+# 0.5.9: 0.5.10's spec-v2 and pool-row rules plus its own (the "0.5.9 only" switches of Rules); the sizing
+# arithmetic (profile_max_num_token, handle_max_mamba_cache, the cell) is 0.5.10's (…kv_cache_mixin.py:116-211 @0.5.9)
+V0_5_9 = replace(
+    V0_5_10, version="0.5.9", flags="v0_5_9", gdn_blackwell="v0_5_9", piecewise_graph_opt_in=True, spec_reserve_gib=2,
+    graph_bs_appends_max=False, request_pools_sized_separately=True, extra_buffer_ratio_by_spec=True,
+    pingpong_width_by_draft=True, spec_no_buffer_disables_radix=True, extra_buffer_needs_radix=False,
+    qwen_hybrid_sm100_trtllm=False, trtllm_mha_sm100_only=True, fa4_page_without_sm100=True, oom_message_fstring=True,
+)
 V0_5_12 = replace(V0_5_11, version="0.5.12", flags="v0_5_12", spec_algo_registry=True)
 
 RELEASES = {r.version: r for r in (V0_5_9, V0_5_10, V0_5_11, V0_5_12)}

@@ -28,7 +28,8 @@ from dataclasses import replace
 from planner.engines.sglang.rules.v0_5_10 import V0_5_12
 
 V0_5_13 = replace(
-    V0_5_12, version="0.5.13", flags="v0_5_13", mamba_solve="joint", zero_checks=True, mamba_v0_5_13=True,
+    V0_5_12, version="0.5.13", flags="v0_5_13", mamba_solve="joint", zero_checks=True, extra_buffer_lazy=True,
+    nemotron_extra_buffer=True, chunk_size_from_model=True, radix_off_message_period=True,
     pingpong_bytes=8, req_to_token_headroom="topk_gt1", spec_topk_disables_overlap=False, page_tree_triton=True,
     pcg_ctx_clamp=True,
 )

@@ -43,7 +43,7 @@ V0_5_14 = replace(
     graph_max_bs_key="cuda_graph_max_bs_decode", graph_bs_key="cuda_graph_bs_decode",
     auto_extra_buffer=True, cuda_graph_config=True, spec_v2_env=False, cap_running_by_estimate=False,
     weights_check=True, conv_window_dedup=True, draft_weights_before_sizing=True, draft_layers_in_cell=True,
-    pcg_ctx_clamp=False, tp_worker_v0_5_14=True,
+    pcg_ctx_clamp=False, tp_worker_checks_first=True,
 )
 V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_default="breakable",
                   decode_term_always=False, fa4_page_any=True)

@@ -35,12 +35,14 @@ from planner.engines.sglang.rules.v0_5_14 import V0_5_16
 
 V0_5_17 = replace(
     V0_5_16, version="0.5.17", flags="v0_5_17", padding_slots=True, skip_decode_lock_env=True, lazy_with_spec=True,
-    prefill_ctx_clamp=False, nemotron_no_breakable=True, trtllm_page128=True, asym_kv_fa4=True, checks_v0_5_17=True,
+    prefill_ctx_clamp=False, nemotron_no_breakable=True, trtllm_page128=True, asym_kv_fa4=True, max_states_per_path_check=True,
+    verify_backend_check=True,
     unified_mode="v0_5_17", unified_init_typeerror=False, replayssm="per_slot",
 )
 V0_5_18 = replace(V0_5_17, version="0.5.18", flags="v0_5_18", mm_kv_reserve=True, nemotron_no_breakable=False,
                   language_model_only_check=True, gdn_blackwell="v0_5_18", unified_mode="v0_5_18")
-V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", blackwell_v0_5_19=True, unified_mode="v0_5_19",
-                  unified_budget_total=True, unified_pad=True, unified_tables=False)
+V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", nemotron_blackwell_defaults=True,
+                  trtllm_prefill_sm90_sm120=True, unified_mode="v0_5_19", unified_budget_total=True, unified_pad=True,
+                  unified_tables=False, unified_refuses_prefill_graph=True)
 
 RELEASES = {r.version: r for r in (V0_5_17, V0_5_18, V0_5_19)}

@@ -33,11 +33,11 @@ def _trtllm_mha_checks(s: ArgState) -> None:
     a, dev, rules = s.a, s.dev, s.rules
     prefill = a["prefill_attention_backend"] or s.attn
     decode = a["decode_attention_backend"] or s.attn
-    if rules.v0_5_9:  # srt/server_args.py:1894-1908 @0.5.9
+    if rules.trtllm_mha_sm100_only:  # srt/server_args.py:1894-1908 @0.5.9
         if not dev.sm100:
             raise Rejected("ValueError", "TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please "
                            "use a different backend.", "srt/server_args.py:1894-1908 @0.5.9")
-    elif rules.blackwell_v0_5_19:  # srt/arg_groups/attention_hook.py:131-157 @0.5.19
+    elif rules.trtllm_prefill_sm90_sm120:  # srt/arg_groups/attention_hook.py:131-157 @0.5.19
         if prefill == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120):
             raise Rejected("ValueError", "TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), "
                            "or SM120 GPUs. Please use a different prefill backend.",
@@ -45,10 +45,10 @@ def _trtllm_mha_checks(s: ArgState) -> None:
         if prefill == "trtllm_mha" and dev.sm120 and a["kv_cache_dtype"] == "fp8_e4m3":
             raise Rejected("ValueError", "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or "
                            "skip-softmax.", "srt/arg_groups/attention_hook.py:131-157 @0.5.19")
-    elif prefill == "trtllm_mha" and not dev.sm100 and not rules.v0_5_9:
+    elif prefill == "trtllm_mha" and not dev.sm100 and not rules.trtllm_mha_sm100_only:
         raise Rejected("ValueError", "TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100). "
                        "Please use a different prefill backend.", "srt/server_args.py:2629-2632 @0.5.11")
-    if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120) and not rules.v0_5_9:
+    if decode == "trtllm_mha" and not (dev.sm90 or dev.sm100 or dev.sm120) and not rules.trtllm_mha_sm100_only:
         raise Rejected("ValueError", "TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell "
                        "(SM100) and (SM120) GPUs. Please use a different decode backend.",
                        "srt/server_args.py:2640-2645 @0.5.11")
@@ -74,7 +74,7 @@ def attention_backend_compatibility(s: ArgState) -> None:
     fa4_roles = (s.attn, a["decode_attention_backend"], a["prefill_attention_backend"]) if rules.fa4_page_any \
         else (a["prefill_attention_backend"],)
     fa4_topk_ok = not rules.fa4_page_any or (a["speculative_eagle_topk"] or 0) <= 1
-    if "fa4" in fa4_roles and (dev.sm100 or rules.v0_5_9) and fa4_topk_ok:  # 0.5.9: no SM100 check (:1917-1921)  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
+    if "fa4" in fa4_roles and (dev.sm100 or rules.fa4_page_without_sm100) and fa4_topk_ok:  # 0.5.9: no SM100 check (:1917-1921)  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
         s.page = 128
         s.why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669 @0.5.11)"
 
@@ -84,7 +84,7 @@ def linear_attn_backend(s: ArgState) -> None:
     a, dev, rules = s.a, s.dev, s.rules
     lin_decode = a["linear_attn_decode_backend"]
     if lin_decode is None and dev.sm100 and a["mamba_ssm_dtype"] == "bfloat16" and s.spec_user is None \
-            and not rules.v0_5_10:  # the auto default is new in 0.5.11 (srt/server_args.py:2864-2874 @0.5.11)
+            and rules.sm100_auto_flashinfer_linear_decode:  # the auto default is new in 0.5.11 (srt/server_args.py:2864-2874 @0.5.11)
         lin_decode = "flashinfer"
     s.lin_decode = lin_decode
     if (lin_decode or a["linear_attn_backend"]) == "flashinfer" and a["mamba_ssm_dtype"] != "bfloat16" \
@@ -94,7 +94,7 @@ def linear_attn_backend(s: ArgState) -> None:
                        "srt/server_args.py:2876-2888 @0.5.11")
     if rules.replayssm and (a.get("enable_linear_replayssm") or a.get("enable_linear_replayssm_spec")):
         _replayssm_checks(a, lin_decode or a["linear_attn_backend"], s.radix_off, a["mamba_scheduler_strategy"], s.model)
-    if rules.checks_v0_5_17:  # srt/server_args.py:6083-6096 @0.5.17
+    if rules.verify_backend_check:  # srt/server_args.py:6083-6096 @0.5.17
         verify = a.get("linear_attn_verify_backend")
         if verify is None and (lin_decode or a["linear_attn_backend"]) == "flashinfer":
             verify = "flashinfer"

@@ -25,16 +25,16 @@ def piecewise_cuda_graph(s: ArgState) -> None:
     """0.2 _handle_piecewise_cuda_graph (srt/server_args.py:1194-1261 @0.5.11)."""
     a, rules = s.a, s.rules
     pcg_off = bool(a["disable_piecewise_cuda_graph"])
-    if rules.v0_5_9:  # opt-in, no auto-disable (srt/server_args.py:604, 703-798 @0.5.9)
+    if rules.piecewise_graph_opt_in:  # opt-in, no auto-disable (srt/server_args.py:604, 703-798 @0.5.9)
         pcg_off = not a.get("enable_piecewise_cuda_graph", False)
     elif a["enforce_piecewise_cuda_graph"]:
         pcg_off = False
     else:
         if s.arch in PCG_DISABLED_ARCHS or s.is_mm or a["enable_torch_compile"]:
             pcg_off = True
-        if rules.v0_5_10 and s.spec_user is not None:  # srt/server_args.py:1088-1090 @0.5.10
+        if rules.spec_disables_piecewise_graph and s.spec_user is not None:  # srt/server_args.py:1088-1090 @0.5.10
             pcg_off = True
-        if a["enable_deterministic_inference"] or a["enable_symm_mem"] or (a["debug_cuda_graph"] and not rules.v0_5_10):
+        if a["enable_deterministic_inference"] or a["enable_symm_mem"] or (a["debug_cuda_graph"] and not rules.spec_disables_piecewise_graph):
             pcg_off = True
         if a["moe_a2a_backend"] != "none" or a["load_format"] == "gguf" or a["quantization"] == "gguf":
             pcg_off = True
@@ -64,7 +64,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
     """
     decode = a.get("cuda_graph_backend_decode") or "full"
     prefill = a.get("cuda_graph_backend_prefill")
-    if rules.v0_5_22:  # parse_cuda_graph_backend_arg (srt/model_executor/cuda_graph_config.py:237-243 @0.5.23)
+    if rules.tc_piecewise_removed:  # parse_cuda_graph_backend_arg (srt/model_executor/cuda_graph_config.py:237-243 @0.5.23)
         for phase, value in (("decode", a.get("cuda_graph_backend_decode")), ("prefill", prefill)):
             if value == "tc_piecewise":
                 raise Rejected("SystemExit", f"sglang serve: error: argument --cuda-graph-backend-{phase}: "

@@ -60,7 +60,7 @@ def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules
                            "(chain draft); other speculative algorithms are not yet audited for the unified pool's "
                            f"{tail}. Got --speculative-algorithm={algo!r}.",
                            "srt/server_args.py:8313-8318 @0.5.18, srt/arg_groups/kv_cache_hook.py:224-229 @0.5.19")
-    if unified and mode == "v0_5_19" and not rules.v0_5_20 and a.get("cuda_graph_backend_prefill") not in (None, "disabled"):
+    if unified and rules.unified_refuses_prefill_graph and a.get("cuda_graph_backend_prefill") not in (None, "disabled"):
         # 0.5.19: prefill capture is not wired for the unified pool (srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19)
         raise Rejected("ValueError", "--enable-unified-memory supports decode cuda-graph capture only; prefill capture "
                        "is not wired (the prefill graph runner bypasses the unified virtual->physical loc rebind). Got "

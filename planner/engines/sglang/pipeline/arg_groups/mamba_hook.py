@@ -81,7 +81,7 @@ def mamba_radix(s: ArgState, support_extra: bool, sm100_default: str | None) -> 
     if not support_extra and s.extra:
         raise Rejected("AssertionError", f"mamba extra_buffer is not supported for {s.arch} model",
                        "srt/server_args.py:2389-2391 @0.5.11")
-    if s.rules.v0_5_10 and s.a["linear_attn_decode_backend"] == "flashinfer" and s.strat == "no_buffer":
+    if s.rules.flashinfer_gdn_no_buffer_error and s.a["linear_attn_decode_backend"] == "flashinfer" and s.strat == "no_buffer":
         raise Rejected("ValueError", "FlashInfer GDN decode (--linear-attn-decode-backend flashinfer) is not "
                        "compatible with --mamba-scheduler-strategy no_buffer. Please use "
                        "--mamba-scheduler-strategy extra_buffer instead. See "
@@ -95,10 +95,10 @@ def mamba_radix(s: ArgState, support_extra: bool, sm100_default: str | None) -> 
 def _extra_buffer_checks(s: ArgState) -> None:
     """extra_buffer's constraints (srt/server_args.py:2393-2418 @0.5.11, :2697-2711, 7389-7400 @0.5.13)."""
     a, rules, page = s.a, s.rules, s.page
-    if s.radix_off and not rules.v0_5_9:  # 0.5.9 accepts it (srt/server_args.py:1728-1745 @0.5.9)
+    if s.radix_off and rules.extra_buffer_needs_radix:  # 0.5.9 accepts it (srt/server_args.py:1728-1745 @0.5.9)
         raise Rejected("ValueError",
                        "mamba extra_buffer is not compatible with --disable-radix-cache"
-                       + ("." if rules.mamba_v0_5_13 else "") + " "
+                       + ("." if rules.radix_off_message_period else "") + " "
                        "Overlap scheduling is already supported with no_buffer + disable_radix_cache. "
                        "Please use --mamba-scheduler-strategy no_buffer instead.",
                        "srt/server_args.py:2393-2399 @0.5.11, :2697-2702 @0.5.13")
@@ -114,7 +114,7 @@ def _extra_buffer_checks(s: ArgState) -> None:
         if interval % page != 0:
             raise Rejected("AssertionError", f"mamba_track_interval {interval} must be divisible by "
                            f"page_size {page}", "srt/server_args.py:2409-2412 @0.5.11")
-        if rules.mamba_v0_5_13:
+        if rules.chunk_size_from_model:
             # mamba_cache_chunk_size (srt/server_args.py:7389-7400 @0.5.13)
             chunk = mamba_chunk_size(s.model)
             if max(chunk, page) % min(chunk, page) != 0:
@@ -130,7 +130,7 @@ def _extra_buffer_checks(s: ArgState) -> None:
 def _no_buffer_with_radix(s: ArgState) -> None:
     """no_buffer with the radix cache on (srt/server_args.py:2420-2456 @0.5.11, :1760-1764 @0.5.9)."""
     rules, arch = s.rules, s.arch
-    if s.page is not None and s.page != 1 and not rules.v0_5_10:  # 0.5.10 keeps it (asserted at scheduler start)
+    if s.page is not None and s.page != 1 and not rules.no_buffer_page1_asserted_late:  # 0.5.10 keeps it (asserted at scheduler start)
         s.warn.append(f"{arch} with radix cache requires page_size=1 in no_buffer mode; page_size set to 1")
         s.page = 1
         s.why["page_size"] = "no_buffer + radix cache forces page_size=1 (server_args.py:2420-2426 @0.5.11)"
@@ -142,7 +142,7 @@ def _no_buffer_with_radix(s: ArgState) -> None:
             s.radix_off = True
             s.overlap_off = False
             s.why["disable_radix_cache"] = "trtllm_mha cannot use page_size=1 (server_args.py:2433-2440 @0.5.11)"
-    elif rules.v0_5_9:  # srt/server_args.py:1760-1764 @0.5.9
+    elif rules.spec_no_buffer_disables_radix:  # srt/server_args.py:1760-1764 @0.5.9
         s.warn.append(f"Disabling radix cache since speculative decoding for {arch} is not supported with "
                       "radix cache yet.")
         s.radix_off = True
@@ -158,7 +158,7 @@ def _no_buffer_with_radix(s: ArgState) -> None:
 
 def mamba_backend(s: ArgState) -> None:
     """_handle_mamba_backend (srt/server_args.py:5951-5959 @0.5.17), for every model."""
-    if s.rules.checks_v0_5_17:
+    if s.rules.max_states_per_path_check:
         mmsp = s.a.get("mamba_max_states_per_path", -1)
         if mmsp == 0 or mmsp < -1:
             raise Rejected("ValueError", "--mamba-max-states-per-path must be -1 (unlimited) or a positive "

@@ -20,7 +20,7 @@ def _tier(s: ArgState) -> tuple[int, int]:
     if gpu_mem < 20 * 1024:
         return (2048, 8)
     if gpu_mem < 35 * 1024:
-        if s.rules.v0_5_20:  # srt/arg_groups/memory_hook.py:101-117 @0.5.20
+        if s.rules.tier_20_35_gib_4096:  # srt/arg_groups/memory_hook.py:101-117 @0.5.20
             return (4096, 48 if tp < 4 else 160)
         return (2048, 24 if tp < 4 else 80)
     if gpu_mem < 60 * 1024:
@@ -44,18 +44,18 @@ def gpu_memory_defaults(s: ArgState) -> None:
         gmax = tier[1]
         why["cuda_graph_max_bs"] = f"GPU tier: nvidia-smi total {gpu_mem:.0f} MiB, tp={s.tp} (server_args.py:1318-1381 @0.5.11)"
         mrr_flag = a["max_running_requests"]
-        if rules.v0_5_22 and mrr_flag is not None and gmax > mrr_flag:
+        if rules.graph_max_bs_clipped_to_mrr and mrr_flag is not None and gmax > mrr_flag:
             gmax = mrr_flag  # clipped to an explicit --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)
             why["cuda_graph_max_bs"] = "clipped to --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)"
     if a["cuda_graph_bs"] is None:
         s.graph_bs = _generate_cuda_graph_batch_sizes(gmax, s.spec_user, a["disable_cuda_graph_padding"],
-                                                      append_max=not rules.v0_5_9)
+                                                      append_max=rules.graph_bs_appends_max)
     else:
         s.graph_bs = list(a["cuda_graph_bs"])
         gmax = max(s.graph_bs)
     s.cps, s.gmax = cps, gmax
     pcg_max = a["piecewise_cuda_graph_max_tokens"]
-    if pcg_max is None and rules.v0_5_9:
+    if pcg_max is None and rules.piecewise_graph_opt_in:
         pcg_max = cps  # non-MLA, no other cap (srt/server_args.py:1006-1013 @0.5.9)
     elif pcg_max is None:
         pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
@@ -91,7 +91,7 @@ def mem_fraction_static(s: ArgState) -> None:
             if spec_user == "STANDALONE":
                 reserved += 6 * 1024
             elif spec_user != "NGRAM":  # 2 GiB in 0.5.9 (srt/server_args.py:1051-1057 @0.5.9)
-                reserved += (2 if rules.v0_5_9 else 4) * 1024
+                reserved += rules.spec_reserve_gib * 1024
         mfs = round((gpu_mem - reserved) / gpu_mem, 3)
         s.why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"

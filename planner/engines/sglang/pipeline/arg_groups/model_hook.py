@@ -62,7 +62,7 @@ def backend_inputs(s: ArgState) -> None:
     s.radix_off = bool(a["disable_radix_cache"])
     s.overlap_off = bool(a["disable_overlap_schedule"])
     s.strat = a["mamba_scheduler_strategy"]
-    s.extra = s.strat == "extra_buffer" or (s.rules.mamba_v0_5_13 and s.strat == "extra_buffer_lazy")
+    s.extra = s.strat == "extra_buffer" or (s.rules.extra_buffer_lazy and s.strat == "extra_buffer_lazy")
 
 
 def _nemotron_blackwell_defaults(s: ArgState) -> None:
@@ -89,17 +89,17 @@ def model_specific_adjustments(s: ArgState) -> None:
     """0.5 _handle_model_specific_adjustments -> _handle_mamba_radix_cache
     (srt/server_args.py:2143-2241, 2366-2456 @0.5.11)."""
     arch, rules, a = s.arch, s.rules, s.a
-    if arch == "NemotronHForCausalLM" and rules.blackwell_v0_5_19:
+    if arch == "NemotronHForCausalLM" and rules.nemotron_blackwell_defaults:
         _nemotron_blackwell_defaults(s)
         mamba_radix(s, True, None)
     elif arch == "NemotronHForCausalLM":
-        mamba_radix(s, rules.mamba_v0_5_13, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
+        mamba_radix(s, rules.nemotron_extra_buffer, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
         if s.attn == "triton":
             raise Rejected("AssertionError", "NemotronHForCausalLM does not support triton attention backend,"
                            "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
     elif arch in _QWEN_HYBRID_ARCHS:
         sm100_default = "triton"
-        if s.dev.sm100 and not rules.v0_5_9:  # 0.5.9: always triton (srt/server_args.py:1579-1605 @0.5.9)
+        if s.dev.sm100 and rules.qwen_hybrid_sm100_trtllm:  # 0.5.9: always triton (srt/server_args.py:1579-1605 @0.5.9)
             if default_attn(s, s.page) == "trtllm_mha" and not (not s.extra and not s.radix_off and s.spec_user is None):
                 sm100_default = "trtllm_mha"
         mamba_radix(s, True, sm100_default)

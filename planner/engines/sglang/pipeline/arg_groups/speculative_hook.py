@@ -28,7 +28,7 @@ def _overlap(s: ArgState) -> None:
     rules, env, why, topk = s.rules, s.env, s.why, s.topk
     if not rules.spec_v2_env:
         pass  # 0.5.14+: overlap is kept (srt/arg_groups/speculative_hook.py:495-520 @0.5.16)
-    elif rules.v0_5_10:
+    elif rules.spec_v2_default_off:
         # SGLANG_ENABLE_SPEC_V2 (default False, srt/environ.py:442 @0.5.10) forces overlap on or off
         # (srt/server_args.py:2999-3019 @0.5.10)
         if _env_bool(env, "SGLANG_ENABLE_SPEC_V2", default=False):
