@@ -247,6 +247,17 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     capped = np.where((mtt >= 0) & (mtt < n), mtt // page * page, n)
     fail = fail | (capped <= 0)
     n = capped
+    r_req, r_pool = _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe, cap_by_estimate,
+                                      pools_sized_separately)
+    return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
+            "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest,
+            "rest_after_spec": rest_after_spec}
+
+
+def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe, cap_by_estimate: bool,
+                      pools_sized_separately: bool) -> tuple[np.ndarray, np.ndarray]:
+    """R: min(R_args | N // 2, clamp(int(N / ctx * 512), 2048, 4096)), then min with M // ratio
+    (…kv_cache_mixin.py:698-717 @0.5.11); and the request pools' size (R, or 0.5.9's R_pool)."""
     ctx = np.asarray(context_len, dtype=np.int64)
     est = np.trunc(n / ctx * 512).astype(np.int64)
     est = np.maximum(np.minimum(est, 4096), 2048)
@@ -265,9 +276,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
         r_pool = np.where(r_args >= 0, r_args, est9)
         r_pool = np.where(mamba, np.minimum(r_pool, m // mr_safe), r_pool)
         r_req = np.where(r_args >= 0, np.minimum(r_args, r_pool), np.minimum(n // 2, r_pool))
-    return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
-            "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest, "rest_after_mamba": rest,
-            "rest_after_spec": rest_after_spec}
+    return r_req, r_pool
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
