@@ -73,6 +73,7 @@ class QuantWeights:
     memory_bytes: int
     by_scheme: dict[str, int] = field(default_factory=dict)  # linear layers per scheme
     detail: str = ""
+    mtp_memory_bytes: int = 0  # the MTP layer's share of memory_bytes (loaded by the draft worker)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -388,7 +389,8 @@ def _assigner(q: dict[str, Any], spec: ModelSpec, method: str) -> tuple[Assign, 
     if method == "mxfp4":
         return _mxfp4(q, spec)
     raise UnmodelledQuantization(
-        f"quantization method '{method}' has no weight model; modelled: {', '.join(MODELLED_METHODS)}")
+        f"quantization_config.quant_method '{method}' has no weight model (sizing it as unquantized would be "
+        f"wrong); modelled: {', '.join(MODELLED_METHODS)}")
 
 
 def checkpoint_method(spec: ModelSpec) -> str | None:
@@ -427,26 +429,25 @@ def quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeight
     dt = DTYPE_BYTES.get(spec.dtype.replace("torch.", ""), 2)
     if dt == 4:
         dt = 2  # float32 checkpoints are served in bf16
-    ck = mem = 0
+    ck = mem = mtp = 0
     by: Counter[str] = Counter()
     for t in tensors:
         if isinstance(t, Param):
-            n = t.numel * (4 if t.float32 else dt)
-            ck += n
-            mem += n
-            continue
-        s = assign(t)
-        if s is None:
-            n = numel(t) * dt
-            ck += n
-            mem += n
-            continue
-        by[s.name] += 1
-        ck += s.checkpoint(t) + _bias(t, dt)
-        mem += s.memory(t) + _bias(t, dt)
+            c = m = t.numel * (4 if t.float32 else dt)
+        else:
+            s = assign(t)
+            if s is None:
+                c = m = numel(t) * dt
+            else:
+                by[s.name] += 1
+                c, m = s.checkpoint(t) + _bias(t, dt), s.memory(t) + _bias(t, dt)
+        ck += c
+        mem += m
+        if t.name.startswith("mtp."):
+            mtp += m
     if not by:
         raise UnmodelledQuantization(
             f"quantization_config ({method}): no linear layer of {spec.architecture} matches its quantized "
             "modules; the config is not understood")
     parts = ", ".join(f"{n} x {k}" for k, n in sorted(by.items()))
-    return QuantWeights(method, ck, mem, dict(by), f"{label or desc}: {parts}")
+    return QuantWeights(method, ck, mem, dict(by), f"{label or desc}: {parts}", mtp)
