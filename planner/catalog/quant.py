@@ -404,6 +404,16 @@ def checkpoint_method(spec: ModelSpec) -> str | None:
 
 
 def quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeights | None:
+    """:func:`_quantized_weights`; a malformed quantization_config is bad input, never a traceback."""
+    try:
+        return _quantized_weights(spec, online)
+    except (ValueError, TypeError, AttributeError, KeyError, ZeroDivisionError, re.error) as exc:
+        raise UnmodelledQuantization(
+            f"quantization_config: cannot read it ({type(exc).__name__}: {exc}); give the checkpoint's "
+            "config.json as published") from None
+
+
+def _quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeights | None:
     """Weight bytes of a quantized checkpoint (``online=None``), or of an unquantized checkpoint
     loaded with ``--quantization <online>``. None for an unquantized checkpoint without one."""
     q = quant_config(spec)
