@@ -123,6 +123,14 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
     """Parameters of the MTP layer(s) shipped in the checkpoint (Qwen3.5/3.6), at the model dtype."""
     if not spec.mtp_layers:
         return 0
+    if spec.quant_method:  # a quantized checkpoint's MTP layer at its stored size (planner/catalog/quant.py)
+        from planner.catalog.quant import UnmodelledQuantization, quantized_weights  # noqa: PLC0415
+        try:
+            q = quantized_weights(spec)
+            if q is not None and q.mtp_memory_bytes:
+                return q.mtp_memory_bytes
+        except UnmodelledQuantization:
+            pass
     from planner.catalog.weights import _attn_params, _mlp_params  # noqa: PLC0415
 
     h = spec.hidden_size

@@ -35,6 +35,8 @@ def _spec(base: str, qcfg: dict | None) -> ModelSpec:
 @pytest.mark.parametrize("entry", [e for e in load_catalog() if e.weight_bytes or e.params], ids=lambda e: e.id)
 def test_tensor_list_reproduces_bf16_totals_exactly(entry):
     spec = _spec_for_entry(entry.id)
+    if spec.quant_method:
+        pytest.skip("quantized: checked against its published total in test_catalog_quantized_entries")
     try:
         tensors = checkpoint_tensors(spec)
     except NotEnumerated:
@@ -55,6 +57,23 @@ def test_published_quantized_totals(case):
         assert case["tolerance"] <= 0.005
     # the scheme split is part of the claim: the model quantizes what the source says
     assert sum(q.by_scheme.values()) > 0
+
+
+def test_catalog_quantized_entries():
+    """Every quantized catalog entry is sized by its weight model; a published total agrees within 0.5%."""
+    quantized = [e for e in load_catalog() if _spec_for_entry(e.id).quant_method]
+    assert {"qwen3.6-27b-nvfp4", "qwen3.6-27b-fp8", "qwen3.6-35b-a3b-fp8", "qwen3.5-397b-a17b-fp8",
+            "qwen3.5-122b-a10b-nvfp4"} <= {e.id for e in quantized}
+    for e in quantized:
+        m = resolve_model(e.id)
+        q = quantized_weights(m.spec)
+        if e.weight_bytes:
+            assert m.weight_source == "catalog" and "cross-check" in m.weight_detail
+            assert abs(q.checkpoint_bytes - e.weight_bytes) / e.weight_bytes < 0.005
+        else:
+            assert m.weight_source == "quant-model" and m.weight_bytes == q.memory_bytes
+        bf16 = sum(numel(t) for t in checkpoint_tensors(m.spec)) * 2
+        assert q.checkpoint_bytes < 0.6 * bf16  # never sized as the unquantized model
 
 
 def test_nvfp4_27b_mixed_precision_assignment():

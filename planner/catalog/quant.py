@@ -449,8 +449,9 @@ def _quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeigh
             if s is None:
                 c = m = numel(t) * dt
             else:
-                by[s.name] += 1
-                c, m = s.checkpoint(t) + _bias(t, dt), s.memory(t) + _bias(t, dt)
+                by[s.name] += t.count
+                c = (s.checkpoint(t) + _bias(t, dt)) * t.count
+                m = (s.memory(t) + _bias(t, dt)) * t.count
         ck += c
         mem += m
         if t.name.startswith("mtp."):

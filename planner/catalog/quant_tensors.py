@@ -33,6 +33,8 @@ class Linear:
     inp: int
     bias: bool = False
     expert: bool = False  # a routed expert's projection (FusedMoE in SGLang)
+    count: int = 1  # identical copies: a layer's routed experts are one FusedMoE module in SGLang,
+    #                 matched against ignore lists by the layer's ``...mlp.experts`` prefix
 
 
 @dataclass(frozen=True)
@@ -91,9 +93,9 @@ def _moe(spec: ModelSpec, p: str) -> Iterator[Linear | Param]:
     h = spec.hidden_size
     moe = spec.moe_intermediate_size or 0
     yield Linear(p + "gate", spec.num_experts or 0, h)  # the router
-    for e in range(spec.num_experts or 0):
-        for lin in _mlp(spec, f"{p}experts.{e}.", moe):
-            yield Linear(lin.name, lin.out, lin.inp, expert=True)
+    if spec.num_experts:
+        for lin in _mlp(spec, f"{p}experts.", moe):
+            yield Linear(lin.name, lin.out, lin.inp, expert=True, count=spec.num_experts)
     shared = spec.shared_expert_intermediate_size or 0
     if shared:
         yield from _mlp(spec, p + "shared_expert.", shared)
@@ -221,4 +223,4 @@ def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
 def numel(t: Linear | Param) -> int:
     if isinstance(t, Param):
         return t.numel
-    return t.out * t.inp + (t.out if t.bias else 0)
+    return (t.out * t.inp + (t.out if t.bias else 0)) * t.count
