@@ -26,12 +26,18 @@ Schemes, with the SGLang code each follows (``srt/layers/quantization/...@0.5.23
   ``weight_packed`` [N, K*b/32], ``weight_scale`` [N, K/g] at the config dtype,
   ``weight_zero_point`` int32 [N*b/32, K/g] when asymmetric, int64 ``weight_shape`` [2].
 * ``ct-nvfp4`` — compressed-tensors ``nvfp4-pack-quantized``: as ``nvfp4``.
-* ``awq`` — ``AWQLinearMethod.create_weights`` (awq/awq.py): int32 ``qweight`` [K, N*b/32],
-  int32 ``qzeros`` [K/g, N*b/32], fp16 ``scales`` [K/g, N].
-* ``gptq`` — ``GPTQLinearMethod.create_weights`` (gptq/gptq.py): int32 ``qweight`` [K*b/32, N],
-  int32 ``g_idx`` [K], int32 ``qzeros`` [K/g, N*b/32], fp16 ``scales`` [K/g, N].
-* ``mxfp4`` — ``Mxfp4MoEMethod.create_weights`` (mxfp4.py): experts only, uint8 blocks
-  [N, K/2] and uint8 e8m0 scales [N, K/32]; the rest of the model stays at the config dtype.
+* ``awq`` — ``AWQLinearMethod.create_weights`` -> the scheme's (awq/awq.py:437-455,
+  awq/schemes/awq_linear.py:55-86; awq_marlin.py:57-90 the same shapes): int32 ``qweight``
+  [K, N*b/32], int32 ``qzeros`` [K/g, N*b/32], ``scales`` [K/g, N] at 2 bytes (fp16 in the
+  checkpoint, params_dtype in memory).
+* ``gptq`` — gptq/schemes/gptq_linear.py:80-142: int32 ``qweight`` [K*b/32, N], int32 ``g_idx``
+  [K], int32 ``qzeros`` [K/g, N*b/32], ``scales`` [K/g, N] at 2 bytes.
+* ``mxfp4`` — ``Mxfp4MoEMethod.create_weights`` (mxfp4.py:444-560): experts only, uint8 blocks
+  [N, K/2] and uint8 e8m0 scales [N, K/32] (block 32); the rest stays at the config dtype. The
+  backend-dependent padding of the intermediate size (mxfp4.py:461-548) is not modelled.
+
+Not modelled (the loaders' extra buffers): Hopper's optional BF16 expansion of block-FP8 weights
+(``SGLANG_OPT_HOPPER_BLOCK_FP8_BF16``, fp8.py:880-905 @0.5.23) and the Marlin workspaces.
 
 Methods not listed here are refused by name (:class:`UnmodelledQuantization`), never sized
 as the unquantized model.
