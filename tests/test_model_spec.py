@@ -141,4 +141,6 @@ def test_checkpoint_kv_dtype_is_resolved_in_the_catalog_layer():
     cfg = json.loads(json.dumps(resolve_model("qwen3-8b").spec.raw))
     cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "kv_cache_quant_algo": "fp8"}
     from planner.catalog.spec import ModelSpec
-    assert ModelSpec.from_hf_config(cfg).kv_quant_algo_for("0.5.9") == "FP8"
+    fp8 = ModelSpec.from_hf_config(cfg)
+    assert fp8.kv_quant_algo_for("0.5.17") is None  # Fp8Config reads kv_cache_quant_algo from 0.5.18
+    assert fp8.kv_quant_algo_for("0.5.18") == fp8.kv_quant_algo_for("0.5.23") == "FP8"

@@ -145,6 +145,9 @@ def _vtuple(v: str) -> tuple[int, ...]:
 # (srt/layers/quantization/compressed_tensors/compressed_tensors.py:137-146 @0.5.19, :142-151 @0.5.23),
 # absent in 0.5.9-0.5.18 (no such attribute: configure_kv_cache_dtype falls back to the model dtype).
 CT_KV_ALGO_SINCE = "0.5.19"
+# Fp8Config reads the config's ``kv_cache_quant_algo`` from 0.5.18 (srt/layers/quantization/fp8.py:326-327 @0.5.18;
+# no such attribute in 0.5.9-0.5.17, so --kv-cache-dtype auto keeps the model dtype there).
+FP8_KV_ALGO_SINCE = "0.5.18"
 
 
 def implied_kv_quant_algo(qcfg: dict[str, Any] | None) -> tuple[str | None, str | None, str | None]:
@@ -171,9 +174,10 @@ def implied_kv_quant_algo(qcfg: dict[str, Any] | None) -> tuple[str | None, str 
         if isinstance(key, str):
             return key.upper(), "quantization_config.kv_cache_quant_algo (modelopt_quant.py:489-490 @0.5.23)", None
         return None, None, None
-    if method in ("fp8", "mxfp8", "w8a8_fp8"):
+    if method in ("fp8", "mxfp8"):
         if isinstance(key, str):
-            return key.upper(), "quantization_config.kv_cache_quant_algo: Fp8Config.from_config (fp8.py:366-368 @0.5.23)", None
+            return (key.upper(), "quantization_config.kv_cache_quant_algo: Fp8Config.from_config (fp8.py:366-368 "
+                    "@0.5.23; Fp8Config has no kv_cache_quant_algo before 0.5.18)", FP8_KV_ALGO_SINCE)
         return None, None, None
     if method == "compressed-tensors" and isinstance(scheme, dict):
         if (scheme.get("type") == "float" and scheme.get("num_bits") == 8
