@@ -126,6 +126,9 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     if draft is None:
         draft = draft_from_flags(flags)
     tp_guess = _tp_from_flags(flags)
+    from planner.catalog.catalog import with_online_quantization  # noqa: PLC0415
+
+    model = with_online_quantization(model, _quantization_from_flags(flags))  # --quantization fp8 etc.
     assumptions: list[Assumption] = []
     if free_before_gib is None:
         fb, fb_src, notes = default_free_before(gpu, tp_guess)
@@ -186,6 +189,15 @@ def draft_from_flags(flags: list[str]) -> ModelSpec | None:
 
 def _spec_in(flags: list[str]) -> bool:
     return any(f == "--speculative-algorithm" or f.startswith("--speculative-algorithm=") for f in flags)
+
+
+def _quantization_from_flags(flags: list[str]) -> str | None:
+    for i, f in enumerate(flags):
+        if f == "--quantization" and i + 1 < len(flags):
+            return flags[i + 1]
+        if f.startswith("--quantization="):
+            return f.split("=", 1)[1]
+    return None
 
 
 def _tp_from_flags(flags: list[str]) -> int:

@@ -128,3 +128,19 @@ def test_names_resolve_case_insensitively():
     assert resolve_model("qwen3-next").catalog_id == "qwen3-next-80b-a3b-instruct"
     with pytest.raises(BadInput, match="did you mean: qwen3.6-27b"):
         resolve_model("qwen3.6-72b")
+
+
+def test_checkpoint_kv_dtype_is_resolved_in_the_catalog_layer():
+    # nvidia/Qwen3.6-27B-NVFP4: quantization_config.kv_cache_scheme {type float, num_bits 8}
+    nv = resolve_model("qwen3.6-27b-nvfp4").spec
+    assert nv.quant_method == "modelopt" and nv.kv_cache_quant_algo is None  # no kv_cache_quant_algo key
+    assert nv.checkpoint_kv_quant_algo == "FP8" and "modelopt_quant.py" in nv.checkpoint_kv_source
+    assert all(nv.kv_quant_algo_for(v) == "FP8" for v in ("0.5.10", "0.5.11", "0.5.23"))
+    # an unquantized checkpoint implies nothing; an fp8 one with the explicit key implies FP8
+    assert resolve_model("qwen3.6-27b").spec.checkpoint_kv_quant_algo is None
+    cfg = json.loads(json.dumps(resolve_model("qwen3-8b").spec.raw))
+    cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic", "kv_cache_quant_algo": "fp8"}
+    from planner.catalog.spec import ModelSpec
+    fp8 = ModelSpec.from_hf_config(cfg)
+    assert fp8.kv_quant_algo_for("0.5.17") is None  # Fp8Config reads kv_cache_quant_algo from 0.5.18
+    assert fp8.kv_quant_algo_for("0.5.18") == fp8.kv_quant_algo_for("0.5.23") == "FP8"

@@ -8,7 +8,13 @@ result carries the :class:`ModelSpec` and the weight bytes with where they came 
   checkpoint;
 * ``safetensors-headers``: the sum of tensor sizes read from each ``*.safetensors`` header;
 * ``catalog``: the published ``total_size`` recorded in ``catalog.toml`` with its source;
+* ``quant-model``: a quantized checkpoint (``quantization_config``) without a published total:
+  its tensors as SGLang allocates them, scheme by scheme (:mod:`planner.catalog.quant`);
 * ``estimate``: computed from the architecture and dtype (:mod:`planner.catalog.weights`).
+
+For a quantized checkpoint the model-based figure is printed beside an index / header / catalog
+total as a cross-check; a ``quant_method`` without a weight model is refused by name (exit 2),
+never sized as the unquantized model.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from planner.catalog.quant import UnmodelledQuantization, quantized_weights
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import estimate_weight_bytes
 from planner.errors import BadInput
@@ -111,19 +118,18 @@ def resolve_model(name: str) -> ResolvedModel:
     if entry is not None:
         spec = _spec_for_entry(entry.id)
         if entry.weight_bytes is not None:
-            return ResolvedModel(spec, entry.weight_bytes, "catalog", entry.weight_source or "", entry.id, None)
+            return ResolvedModel(spec, entry.weight_bytes, "catalog",
+                                 (entry.weight_source or "") + _cross_check(spec, entry.weight_bytes), entry.id, None)
         if entry.params is not None:
             est = estimate_weight_bytes(spec, entry.params, entry.params_source)
             return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
-        est = estimate_weight_bytes(spec)
-        return ResolvedModel(spec, est.total, "estimate", est.detail, entry.id, None)
+        return _modelled(spec, entry.id, None)
     path = Path(name).expanduser()
     if path.is_dir():
         return _from_checkpoint_dir(path)
     if path.is_file():
         spec = ModelSpec.from_file(path)
-        est = estimate_weight_bytes(spec)
-        return ResolvedModel(spec, est.total, "estimate", est.detail, None, str(path))
+        return _modelled(spec, None, str(path))
     looks_like_hf_id = name.count("/") == 1 and not name.startswith((".", "/", "~"))
     if ("/" in name or name.endswith(".json")) and not looks_like_hf_id:
         raise BadInput(f"--model: no such file or directory: '{name}' (give a config.json, a checkpoint dir, "
@@ -142,16 +148,63 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
             total = json.loads(index.read_text(encoding="utf-8"))["metadata"]["total_size"]
             if isinstance(total, int) and total > 0:
                 return ResolvedModel(spec, total, "safetensors-index",
-                                     f"{index.name} metadata.total_size", None, str(path))
+                                     f"{index.name} metadata.total_size" + _cross_check(spec, total), None, str(path))
         except (KeyError, TypeError, json.JSONDecodeError, OSError):
             pass
     shards = sorted(path.glob("*.safetensors"))
     if shards:
         total = sum(safetensors_payload_bytes(s) for s in shards)
         return ResolvedModel(spec, total, "safetensors-headers",
-                             f"sum of tensor sizes in {len(shards)} safetensors header(s)", None, str(path))
+                             f"sum of tensor sizes in {len(shards)} safetensors header(s)" + _cross_check(spec, total),
+                             None, str(path))
+    return _modelled(spec, None, str(path))
+
+
+def _modelled(spec: ModelSpec, catalog_id: str | None, path: str | None) -> ResolvedModel:
+    """No total at hand: the quantized weight model for a quantized checkpoint, else the estimate."""
+    if spec.quant_method:
+        q = quantized_weights(spec)  # raises UnmodelledQuantization (exit 2) for a method it does not model
+        assert q is not None
+        return ResolvedModel(spec, q.memory_bytes, "quant-model",
+                             f"modelled from quantization_config, {q.detail}; checkpoint tensors "
+                             f"{q.checkpoint_bytes:,} B, as SGLang allocates them {q.memory_bytes:,} B",
+                             catalog_id, path)
     est = estimate_weight_bytes(spec)
-    return ResolvedModel(spec, est.total, "estimate", est.detail, None, str(path))
+    return ResolvedModel(spec, est.total, "estimate", est.detail, catalog_id, path)
+
+
+def _cross_check(spec: ModelSpec, total: int) -> str:
+    """The model-based figure of a quantized checkpoint, beside an exact total."""
+    if not spec.quant_method:
+        return ""
+    try:
+        q = quantized_weights(spec)
+    except UnmodelledQuantization as exc:
+        return f" (no weight model to cross-check: {exc})"
+    if q is None:
+        return ""
+    return (f" (cross-check, {q.method} weight model: {q.checkpoint_bytes:,} B, "
+            f"{(q.checkpoint_bytes - total) / total:+.3%})")
+
+
+def with_online_quantization(model: ResolvedModel, method: str | None) -> ResolvedModel:
+    """``--quantization <method>``: an unquantized checkpoint quantized while loading.
+
+    SGLang builds ``Fp8Config()`` (no serialized checkpoint: srt/model_loader/weight_utils.py:344-374
+    @0.5.23), each linear is created at the checkpoint dtype, loaded, then quantized to fp8 with a
+    per-tensor scale in ``process_weights_after_loading`` (srt/model_loader/loader.py:1078-1090,
+    srt/layers/quantization/fp8.py:1142 @0.5.23); ``get_available_gpu_memory`` empties the cache
+    before the pools are sized, so the weights count at the fp8 size (the bf16 copy is a load-time
+    peak only). A quantized checkpoint keeps its own method: SGLang checks the two agree.
+    """
+    if not method or model.spec.quant_method:
+        return model
+    q = quantized_weights(model.spec, online=method)
+    assert q is not None
+    return ResolvedModel(model.spec, q.memory_bytes, "quant-model",
+                         f"--quantization {method} on a {model.spec.dtype} checkpoint: {q.detail} "
+                         f"({model.weight_source} total {model.weight_bytes:,} B before quantization; "
+                         f"the load peaks at that size)", model.catalog_id, model.path)
 
 
 def safetensors_payload_bytes(path: Path) -> int:

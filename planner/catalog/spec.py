@@ -82,7 +82,12 @@ class ModelSpec(BaseModel):
     derived_context_len: int
     dtype: str
     quant_method: str | None
-    kv_cache_quant_algo: str | None
+    kv_cache_quant_algo: str | None  # the config's ``kv_cache_quant_algo`` key, verbatim
+    # What SGLang's quant config sets as ``kv_cache_quant_algo`` from this checkpoint (read by
+    # ``--kv-cache-dtype auto``), where it comes from, and the first release that reads it so.
+    checkpoint_kv_quant_algo: str | None = None
+    checkpoint_kv_source: str | None = None
+    checkpoint_kv_since: str | None = None
     mtp_layers: int
     vision: VisionSpec | None
     tie_word_embeddings: bool
@@ -91,6 +96,14 @@ class ModelSpec(BaseModel):
     num_experts: int | None
     shared_expert_intermediate_size: int | None
     raw: dict[str, Any]
+
+    def kv_quant_algo_for(self, version: str | None) -> str | None:
+        """``quant_config.kv_cache_quant_algo`` as SGLang ``version`` resolves it from this checkpoint."""
+        if self.checkpoint_kv_quant_algo is None:
+            return None
+        if self.checkpoint_kv_since and version and _vtuple(version) < _vtuple(self.checkpoint_kv_since):
+            return None
+        return self.checkpoint_kv_quant_algo
 
     @property
     def is_mambaish(self) -> bool:
@@ -117,6 +130,62 @@ class ModelSpec(BaseModel):
         if not isinstance(cfg, dict):
             raise BadInput(f"--model: {path} must hold a JSON object (a Hugging Face config.json)")
         return _parse(cfg, name or path.parent.name or path.stem)
+
+
+def _vtuple(v: str) -> tuple[int, ...]:
+    out = []
+    for part in v.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits or 0))
+    return tuple(out)
+
+
+# Releases where compressed-tensors' config exposes ``kv_cache_quant_algo`` (a property returning
+# "FP8" for a supported ``kv_cache_scheme``): present in 0.5.19-0.5.23
+# (srt/layers/quantization/compressed_tensors/compressed_tensors.py:137-146 @0.5.19, :142-151 @0.5.23),
+# absent in 0.5.9-0.5.18 (no such attribute: configure_kv_cache_dtype falls back to the model dtype).
+CT_KV_ALGO_SINCE = "0.5.19"
+# Fp8Config reads the config's ``kv_cache_quant_algo`` from 0.5.18 (srt/layers/quantization/fp8.py:326-327 @0.5.18;
+# no such attribute in 0.5.9-0.5.17, so --kv-cache-dtype auto keeps the model dtype there).
+FP8_KV_ALGO_SINCE = "0.5.18"
+
+
+def implied_kv_quant_algo(qcfg: dict[str, Any] | None) -> tuple[str | None, str | None, str | None]:
+    """(algo, source, first release) of the ``kv_cache_quant_algo`` SGLang's quant config derives.
+
+    ``configure_kv_cache_dtype`` (srt/mem_cache/kv_cache_dtype.py:49-59 @0.5.23;
+    srt/model_executor/model_runner.py:2210-2220 @0.5.11) gives ``--kv-cache-dtype auto`` an fp8_e4m3
+    pool when it is "FP8", the model dtype otherwise.
+    """
+    if not isinstance(qcfg, dict):
+        return None, None, None
+    method = str(qcfg.get("quant_method") or ("modelopt" if "quant_algo" in qcfg else "")).lower()
+    scheme = qcfg.get("kv_cache_scheme")
+    key = qcfg.get("kv_cache_quant_algo")
+    if method.startswith("modelopt"):
+        if isinstance(scheme, dict):
+            if scheme.get("type") == "float" and scheme.get("num_bits") == 8:
+                return ("FP8", "quantization_config.kv_cache_scheme (float, 8 bits): ModelOpt*Config.from_config "
+                        "(srt/layers/quantization/modelopt_quant.py:481-488, 857-863 @0.5.23)", None)
+            if scheme.get("type") == "float" and scheme.get("num_bits") == 4:
+                return ("NVFP4", "quantization_config.kv_cache_scheme (float, 4 bits): not 'FP8', so "
+                        "--kv-cache-dtype auto keeps the model dtype (modelopt_quant.py:864-868 @0.5.23)", None)
+            return None, None, None
+        if isinstance(key, str):
+            return key.upper(), "quantization_config.kv_cache_quant_algo (modelopt_quant.py:489-490 @0.5.23)", None
+        return None, None, None
+    if method in ("fp8", "mxfp8"):
+        if isinstance(key, str):
+            return (key.upper(), "quantization_config.kv_cache_quant_algo: Fp8Config.from_config (fp8.py:366-368 "
+                    "@0.5.23; Fp8Config has no kv_cache_quant_algo before 0.5.18)", FP8_KV_ALGO_SINCE)
+        return None, None, None
+    if method == "compressed-tensors" and isinstance(scheme, dict):
+        if (scheme.get("type") == "float" and scheme.get("num_bits") == 8
+                and scheme.get("strategy", "tensor") == "tensor" and scheme.get("symmetric", True)
+                and not scheme.get("dynamic", False)):
+            return ("FP8", "quantization_config.kv_cache_scheme (static fp8 per tensor): CompressedTensorsConfig."
+                    "kv_cache_quant_algo (compressed_tensors.py:142-151 @0.5.23)", CT_KV_ALGO_SINCE)
+    return None, None, None
 
 
 def _req(d: dict[str, Any], key: str, where: str, typ: type = int) -> Any:
@@ -275,6 +344,8 @@ def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
         quant_method = qcfg.get("quant_method") or ("modelopt" if "quant_algo" in qcfg else None)
         kv_algo = qcfg.get("kv_cache_quant_algo")
 
+    kv_implied = implied_kv_quant_algo(qcfg if isinstance(qcfg, dict) else None)
+
     mtp = _opt_int(text, "mtp_num_hidden_layers") or _opt_int(text, "num_nextn_predict_layers") or 0
 
     vision = None
@@ -313,6 +384,9 @@ def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
         dtype=dtype,
         quant_method=quant_method,
         kv_cache_quant_algo=kv_algo if isinstance(kv_algo, str) else None,
+        checkpoint_kv_quant_algo=kv_implied[0],
+        checkpoint_kv_source=kv_implied[1],
+        checkpoint_kv_since=kv_implied[2],
         mtp_layers=mtp,
         vision=vision,
         tie_word_embeddings=tie,

@@ -97,6 +97,14 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
     """Parameters of the MTP layer(s) shipped in the checkpoint (Qwen3.5/3.6), at the model dtype."""
     if not spec.mtp_layers:
         return 0
+    if spec.quant_method:  # a quantized checkpoint's MTP layer at its stored size (planner/catalog/quant.py)
+        from planner.catalog.quant import UnmodelledQuantization, quantized_weights  # noqa: PLC0415
+        try:
+            q = quantized_weights(spec)
+            if q is not None and q.mtp_memory_bytes:
+                return q.mtp_memory_bytes
+        except UnmodelledQuantization:
+            pass
     h = spec.hidden_size
     per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
     per_layer += 2 * spec.head_dim  # q_norm and k_norm weights

@@ -40,7 +40,8 @@ def kv_dtype_name(args: ResolvedArgs, model: ModelSpec) -> str:
     """configure_kv_cache_dtype (srt/model_executor/model_runner.py:2210-2256 @0.5.11)."""
     k = args.kv_cache_dtype
     if k == "auto":
-        if model.kv_cache_quant_algo and model.kv_cache_quant_algo.upper() == "FP8":
+        algo = model.kv_quant_algo_for(args.rules.version)  # the checkpoint's, as this release reads it
+        if algo and algo.upper() == "FP8":
             return "float8_e4m3fn"
         return model_dtype(model)
     return {"fp8_e5m2": "float8_e5m2", "fp8_e4m3": "float8_e4m3fn", "bf16": "bfloat16",

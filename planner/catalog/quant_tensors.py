@@ -1,0 +1,226 @@
+"""The tensors a checkpoint holds, by name and shape, enumerated from its config.json.
+
+Quantized weight sizing needs more than a parameter count: each scheme stores a linear layer
+differently (packed ints, block scales, group scales, zero points) and each checkpoint leaves
+some modules unquantized by *name* (``ignore``, ``modules_to_not_convert``, ``quantized_layers``).
+So the config is expanded into the checkpoint's module list:
+
+* :class:`Linear` — one ``nn.Linear`` of the checkpoint (``out`` x ``inp``), the unit every
+  quantization scheme acts on, with its Hugging Face module name;
+* :class:`Param` — any other tensor (embeddings, norms, conv1d, ``A_log``, biases of the
+  vision tower's patch embedding ...) with its element count; these stay at the checkpoint dtype.
+
+Families covered (by ``architectures[0]``): Qwen3.5 / Qwen3.6 (dense and MoE, with the vision
+tower and the MTP layer), Qwen3-Next, and the dense Llama / Qwen2 / Qwen3 decoders. The names are
+the checkpoint's (``model.language_model.layers.N.linear_attn.in_proj_qkv`` ...), so the matching
+rules of each quantization config apply to them as SGLang applies them to its own prefixes.
+At the config dtype, the sum reproduces the published BF16 ``total_size`` of every catalog
+checkpoint of these families (tests/test_quant_weights.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from planner.catalog.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class Linear:
+    name: str
+    out: int
+    inp: int
+    bias: bool = False
+    expert: bool = False  # a routed expert's projection (FusedMoE in SGLang)
+    count: int = 1  # identical copies: a layer's routed experts are one FusedMoE module in SGLang,
+    #                 matched against ignore lists by the layer's ``...mlp.experts`` prefix
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    numel: int
+    float32: bool = False  # stored in F32 whatever the config dtype (Qwen3.5 A_log / GDN norm)
+
+
+class NotEnumerated(Exception):
+    """The architecture's tensor list is not modelled."""
+
+
+QWEN35_ARCHS = {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
+                "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
+DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM"}
+
+
+def supported_architectures() -> list[str]:
+    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM"})
+
+
+def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
+    arch = spec.architecture
+    if arch in QWEN35_ARCHS:
+        vl = "ForConditionalGeneration" in arch
+        return list(_qwen_hybrid(spec, "model.language_model." if vl else "model.", fused_gdn=False, vision=vl))
+    if arch == "Qwen3NextForCausalLM":
+        return list(_qwen_hybrid(spec, "model.", fused_gdn=True, vision=False))
+    if arch in DENSE_ARCHS:
+        return list(_dense(spec))
+    raise NotEnumerated(arch)
+
+
+def _attn(spec: ModelSpec, p: str, gated: bool, qk_norm: bool, bias: bool = False) -> Iterator[Linear | Param]:
+    h, hd = spec.hidden_size, spec.head_dim
+    q = spec.num_attention_heads * hd
+    kv = spec.num_key_value_heads * hd
+    yield Linear(p + "q_proj", q * (2 if gated else 1), h, bias)
+    yield Linear(p + "k_proj", kv, h, bias)
+    yield Linear(p + "v_proj", kv, h, bias)
+    yield Linear(p + "o_proj", h, q)
+    if qk_norm:
+        yield Param(p + "q_norm.weight", hd)
+        yield Param(p + "k_norm.weight", hd)
+
+
+def _mlp(spec: ModelSpec, p: str, inter: int) -> Iterator[Linear]:
+    h = spec.hidden_size
+    yield Linear(p + "gate_proj", inter, h)
+    yield Linear(p + "up_proj", inter, h)
+    yield Linear(p + "down_proj", h, inter)
+
+
+def _moe(spec: ModelSpec, p: str) -> Iterator[Linear | Param]:
+    h = spec.hidden_size
+    moe = spec.moe_intermediate_size or 0
+    yield Linear(p + "gate", spec.num_experts or 0, h)  # the router
+    if spec.num_experts:
+        for lin in _mlp(spec, f"{p}experts.", moe):
+            yield Linear(lin.name, lin.out, lin.inp, expert=True, count=spec.num_experts)
+    shared = spec.shared_expert_intermediate_size or 0
+    if shared:
+        yield from _mlp(spec, p + "shared_expert.", shared)
+        yield Linear(p + "shared_expert_gate", 1, h)
+
+
+def _ffn(spec: ModelSpec, p: str) -> Iterator[Linear | Param]:
+    if spec.num_experts:
+        yield from _moe(spec, p + "mlp.")
+    else:
+        yield from _mlp(spec, p + "mlp.", spec.intermediate_size or 4 * spec.hidden_size)
+
+
+def _gdn(spec: ModelSpec, p: str, fused: bool) -> Iterator[Linear | Param]:
+    m = spec.mamba
+    assert m is not None
+    h = spec.hidden_size
+    key_dim = m.n_groups * m.state_size
+    value_dim = m.intermediate_size
+    conv_dim = 2 * key_dim + value_dim
+    if fused:  # Qwen3-Next: in_proj_qkvz, in_proj_ba
+        yield Linear(p + "in_proj_qkvz", conv_dim + value_dim, h)
+        yield Linear(p + "in_proj_ba", 2 * m.num_heads, h)
+    else:
+        yield Linear(p + "in_proj_qkv", conv_dim, h)
+        yield Linear(p + "in_proj_z", value_dim, h)
+        yield Linear(p + "in_proj_b", m.num_heads, h)
+        yield Linear(p + "in_proj_a", m.num_heads, h)
+    yield Param(p + "conv1d.weight", conv_dim * m.conv_kernel)
+    yield Param(p + "dt_bias", m.num_heads)
+    # Qwen3.5 checkpoints store A_log and the GDN norm in F32 (exactly the published totals'
+    # difference to Qwen3.6: 48 x (48 + 128) x 2 B for the 27B); their text configs are the ones
+    # carrying ``mlp_only_layers``.
+    f32 = "mlp_only_layers" in spec.text and not fused
+    yield Param(p + "A_log", m.num_heads, f32)
+    yield Param(p + "norm.weight", m.head_dim, f32)
+    yield Linear(p + "out_proj", h, value_dim)
+
+
+def _qwen_hybrid(spec: ModelSpec, pre: str, fused_gdn: bool, vision: bool) -> Iterator[Linear | Param]:
+    h = spec.hidden_size
+    yield Param(pre + "embed_tokens.weight", spec.vocab_size * h)
+    full = set(spec.full_attention_layer_ids)
+    for i in range(spec.num_hidden_layers):
+        p = f"{pre}layers.{i}."
+        yield Param(p + "input_layernorm.weight", h)
+        yield Param(p + "post_attention_layernorm.weight", h)
+        if i in full:
+            yield from _attn(spec, p + "self_attn.", gated=True, qk_norm=True)
+        else:
+            yield from _gdn(spec, p + "linear_attn.", fused_gdn)
+        yield from _ffn(spec, p)
+    yield Param(pre + "norm.weight", h)
+    if not spec.tie_word_embeddings:
+        yield Linear("lm_head", spec.vocab_size, h)
+    # Qwen3-Next checkpoints ship one MTP layer though their config names none
+    mtp_layers = spec.mtp_layers or (1 if fused_gdn else 0)
+    for j in range(mtp_layers):
+        p = f"mtp.layers.{j}."
+        yield Param(p + "input_layernorm.weight", h)
+        yield Param(p + "post_attention_layernorm.weight", h)
+        yield from _attn(spec, p + "self_attn.", gated=True, qk_norm=True)
+        yield from _ffn(spec, p)
+    if mtp_layers:
+        yield Linear("mtp.fc", h, 2 * h)
+        yield Param("mtp.pre_fc_norm_embedding.weight", h)
+        yield Param("mtp.pre_fc_norm_hidden.weight", h)
+        yield Param("mtp.norm.weight", h)
+    if vision:
+        yield from _qwen_vision(spec)
+
+
+def _qwen_vision(spec: ModelSpec) -> Iterator[Linear | Param]:
+    vc = spec.raw.get("vision_config") or {}
+    vh = int(vc.get("hidden_size") or 0)
+    if not vh:
+        return
+    depth = int(vc.get("depth") or vc.get("num_hidden_layers") or 0)
+    inter = int(vc.get("intermediate_size") or 4 * vh)
+    patch = int(vc.get("patch_size") or 16)
+    tp = int(vc.get("temporal_patch_size") or 2)
+    ch = int(vc.get("in_channels") or 3)
+    npos = int(vc.get("num_position_embeddings") or 0)
+    merge = int(vc.get("spatial_merge_size") or 2)
+    out = int(vc.get("out_hidden_size") or spec.hidden_size)
+    v = "model.visual."
+    yield Param(v + "patch_embed.proj.weight", ch * tp * patch * patch * vh)
+    yield Param(v + "patch_embed.proj.bias", vh)
+    if npos:
+        yield Param(v + "pos_embed.weight", npos * vh)
+    for b in range(depth):
+        p = f"{v}blocks.{b}."
+        yield Param(p + "norm1.weight", vh)
+        yield Param(p + "norm1.bias", vh)
+        yield Param(p + "norm2.weight", vh)
+        yield Param(p + "norm2.bias", vh)
+        yield Linear(p + "attn.qkv", 3 * vh, vh, bias=True)
+        yield Linear(p + "attn.proj", vh, vh, bias=True)
+        yield Linear(p + "mlp.linear_fc1", inter, vh, bias=True)
+        yield Linear(p + "mlp.linear_fc2", vh, inter, bias=True)
+    mh = vh * merge * merge
+    yield Param(v + "merger.norm.weight", vh)
+    yield Param(v + "merger.norm.bias", vh)
+    yield Linear(v + "merger.linear_fc1", mh, mh, bias=True)
+    yield Linear(v + "merger.linear_fc2", out, mh, bias=True)
+
+
+def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
+    h = spec.hidden_size
+    t = spec.text
+    qk_norm = spec.architecture == "Qwen3ForCausalLM"
+    bias = bool(t.get("attention_bias", spec.architecture == "Qwen2ForCausalLM"))
+    yield Param("model.embed_tokens.weight", spec.vocab_size * h)
+    for i in range(spec.num_hidden_layers):
+        p = f"model.layers.{i}."
+        yield Param(p + "input_layernorm.weight", h)
+        yield Param(p + "post_attention_layernorm.weight", h)
+        yield from _attn(spec, p + "self_attn.", gated=False, qk_norm=qk_norm, bias=bias)
+        yield from _ffn(spec, p)
+    yield Param("model.norm.weight", h)
+    if not spec.tie_word_embeddings:
+        yield Linear("lm_head", spec.vocab_size, h)
+
+
+def numel(t: Linear | Param) -> int:
+    if isinstance(t, Param):
+        return t.numel
+    return (t.out * t.inp + (t.out if t.bias else 0)) * t.count
