@@ -15,7 +15,10 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import v0_5_11 as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
-from planner.engines.sglang.rules import Rules, default_version, rules_for
+from planner.engines.sglang.post_releases import post_base, resolve_post
+from planner.engines.sglang.rules import RULES, Rules, default_version, rules_for
+from planner.engines.sglang.support import unmodelled
+from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 
 GIB = 1 << 30
@@ -138,11 +141,16 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     env = dict(env or {})
     if version is None:
         version, version_source = default_version()
+    elif post_base(version):  # a .postN release runs on its base's rules and says so
+        version_source = resolve_post(version, list(RULES))[1]
     else:
         version_source = "--sglang-version"
     rules = rules_for(version)
     if draft is None:
         draft = draft_from_flags(flags)
+    refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
+    if refusal:
+        raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)
     assumptions: list[Assumption] = []
     if free_before_gib is None:
