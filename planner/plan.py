@@ -17,7 +17,10 @@ from planner.catalog.weights import mtp_weight_bytes
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
-from planner.engines.sglang.rules import Rules, default_version, rules_for
+from planner.engines.sglang.post_releases import post_base, resolve_post
+from planner.engines.sglang.rules import RULES, Rules, default_version, rules_for
+from planner.engines.sglang.support import unmodelled
+from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 
 GIB = 1 << 30
@@ -120,11 +123,16 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     env = dict(env or {})
     if version is None:
         version, version_source = default_version()
+    elif post_base(version):  # a .postN release runs on its base's rules and says so
+        version_source = resolve_post(version, list(RULES))[1]
     else:
         version_source = "--sglang-version"
     rules = rules_for(version)
     if draft is None:
         draft = draft_from_flags(flags)
+    refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
+    if refusal:
+        raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)
     from planner.catalog.catalog import with_online_quantization  # noqa: PLC0415
 

@@ -270,6 +270,11 @@ def installed_sglang() -> str | None:
 def default_version() -> tuple[str, str]:
     """(version, why): the installed sglang's when it is modelled, else the latest modelled."""
     inst = installed_sglang()
+    from planner.engines.sglang.post_releases import post_base, resolve_post  # noqa: PLC0415
+
+    if post_base(inst):  # a .postN: its base's rules when the wheels agree, else refused by name
+        base, note = resolve_post(inst, list(RULES))
+        return base, f"the sglang {inst} installed here; {note}"
     if inst in RULES:
         return inst, f"the sglang {inst} installed here"
     if inst:
@@ -282,6 +287,10 @@ def rules_for(version: str) -> Rules:
 
     if version in RULES:
         return RULES[version]
+    from planner.engines.sglang.post_releases import post_base, resolve_post  # noqa: PLC0415
+
+    if post_base(version):
+        return RULES[resolve_post(version, list(RULES))[0]]
     if version in KNOWN:
         raise BadInput(f"--sglang-version {version}: its flags are known but its sizing rules are not modelled "
                        f"yet; modelled: {', '.join(RULES)}")

@@ -1,0 +1,169 @@
+"""What the planner does not model, refused before any verdict: one line naming it and what is modelled.
+
+:func:`unmodelled` is called once, from :func:`planner.plan.make_plan`, before the weights and the pools are
+computed. It refuses, in this order:
+
+1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
+2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
+   (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
+   ``sliding_window`` in use, ``attention_chunk_size``);
+3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
+4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
+
+Flags that the engine's ``server_args.check_scope`` already refuses are left to it (``enforced_by``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from planner.catalog.quant_support import quant_refusal
+from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
+from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
+
+_HERE = Path(__file__).resolve().parent
+SUPPRESS = "==SUPPRESS=="
+
+# Architectures the pipeline implements, as targets: the hybrid GDN and Mamba2 layouts it derives
+# (planner/catalog/spec.py) and the plain-attention models its golden sets cover (tests/golden/).
+PLAIN_ATTENTION_ARCHS = frozenset({"LlamaForCausalLM", "Qwen3ForCausalLM"})
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
+# ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
+DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel"})
+
+
+@dataclass(frozen=True)
+class Audit:
+    dest: str
+    cls: str  # modelled | no_effect | refused
+    group: str
+    why: str
+    modelled: str | None = None
+    enforced_by: str | None = None
+    allow: tuple[Any, ...] = ()
+    needs: tuple[str, ...] = ()
+
+
+@lru_cache(maxsize=1)
+def flag_audit() -> dict[str, Audit]:
+    """dest -> its audit entry (flag_audit.toml)."""
+    data = tomllib.loads((_HERE / "flag_audit.toml").read_text(encoding="utf-8"))
+    out: dict[str, Audit] = {}
+    for g in data["group"]:
+        for dest in g["flags"]:
+            out[dest] = Audit(dest, g["class"], g["name"], g["why"], g.get("modelled"), g.get("enforced_by"),
+                              tuple(g.get("allow", ())), tuple(g.get("needs", ())))
+    return out
+
+
+def supported_text() -> str:
+    return ", ".join(sorted(TARGET_ARCHS))
+
+
+def architecture_refusal(spec: ModelSpec, role: str = "target") -> str | None:
+    """One line when the pipeline does not implement this architecture (for this role), else None."""
+    arch = spec.architecture
+    if role == "draft":
+        if arch in DRAFT_ARCHS or arch in TARGET_ARCHS:
+            return None
+        return (f"--speculative-draft-model-path: draft architecture {arch} is not modelled; modelled drafts: "
+                f"{', '.join(sorted(DRAFT_ARCHS))} (or the target's own MTP layers)")
+    cache = cache_refusal(spec)
+    if cache:
+        return cache
+    if arch in TARGET_ARCHS:
+        return None
+    if arch in DRAFT_ARCHS:
+        return f"--model: {arch} is a speculative draft; give it as --speculative-draft-model-path of its target"
+    return f"--model: architecture {arch} is not modelled (it would be sized as a dense model); modelled: {supported_text()}"
+
+
+def cache_refusal(spec: ModelSpec) -> str | None:
+    """The cache kinds the pipeline would size as plain attention although SGLang does not."""
+    t = spec.text if isinstance(spec.text, dict) else spec.raw
+    arch = spec.architecture
+    layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
+    window = t.get("sliding_window")
+    what = None
+    if t.get("kv_lora_rank") is not None or spec.raw.get("kv_lora_rank") is not None:
+        what = "multi-head latent attention (MLA: a compressed kv_lora_rank + rope cache)"
+    elif any(isinstance(x, str) and "sliding" in x for x in layer_types):
+        what = "sliding-window attention layers (layer_types)"
+    elif isinstance(window, int) and window > 0 and t.get("use_sliding_window") is not False:
+        what = f"sliding-window attention (sliding_window {t['sliding_window']})"
+    elif t.get("attention_chunk_size") is not None:
+        what = f"chunked attention (attention_chunk_size {t['attention_chunk_size']})"
+    if what is None:
+        return None
+    return (f"--model: {arch} uses {what}, which is not modelled (it would be sized as plain attention); modelled: "
+            f"plain full attention, GDN and Mamba2 hybrids ({supported_text()})")
+
+
+def _primary(actions: list[dict], dest: str) -> dict:
+    """The action that defines the dest's default (aliases and deprecated spellings suppress theirs)."""
+    own = [a for a in actions if a["dest"] == dest]
+    return next((a for a in own if a["default"] != SUPPRESS), own[0])
+
+
+@lru_cache(maxsize=32)
+def _defaults(version_dir: str) -> dict[str, tuple[Any, str]]:
+    """dest -> (argparse default, the flag's name) for one release."""
+    actions = load_flag_table(version_dir)["actions"]
+    out = {}
+    for dest in dict.fromkeys(a["dest"] for a in actions):
+        a = _primary(actions, dest)
+        name = "--" + dest.replace("_", "-")
+        if name not in a["option_strings"]:
+            name = next((s for s in a["option_strings"] if s.startswith("--")), a["option_strings"][0])
+        out[dest] = (a["default"], name)
+    return out
+
+
+def flag_refusal(raw: dict[str, Any], version_dir: str) -> str | None:
+    """One line for the first flag the audit refuses that is given with a non-default value, else None."""
+    audit = flag_audit()
+    for dest, (default, name) in _defaults(version_dir).items():
+        if dest not in raw:
+            continue
+        entry = audit.get(dest)
+        if entry is None:  # tests/test_flag_audit.py keeps this from happening
+            return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
+        value = raw[dest]
+        if value == default or entry.enforced_by:
+            continue
+        if entry.cls == "refused" or (entry.allow and value not in entry.allow):
+            shown = name if value is True else f"{name} {value}"
+            if entry.cls == "refused":
+                tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
+                return f"{shown}: not modelled by this planner ({entry.why}){tail}"
+            return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    return None
+
+
+@lru_cache(maxsize=256)
+def _flags_refusal(version_dir: str, flags: tuple[str, ...], model_name: str) -> tuple[str | None, Any]:
+    try:
+        raw = parse_flags(version_dir, ["--model-path", model_name, *flags])
+    except SGLangArgError:
+        return None, None  # SGLang's own parser rejects the launch: the engine reports it (exit 1)
+    return flag_refusal(raw, version_dir), raw.get("quantization")
+
+
+def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None) -> str | None:
+    """The one line that refuses this launch as not modelled, or None when every part of it is modelled."""
+    problem = architecture_refusal(spec)
+    if problem:
+        return problem
+    if draft is not None:
+        problem = architecture_refusal(draft, role="draft")
+        if problem:
+            return problem
+    flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
+    return quant_refusal(spec.quant_method, flag_quant) or flag_problem
+
+
+__all__ = ["TARGET_ARCHS", "DRAFT_ARCHS", "flag_audit", "unmodelled", "architecture_refusal", "flag_refusal"]
