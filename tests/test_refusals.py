@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from planner.catalog.catalog import resolve_model
-from planner.catalog.quant_support import MODELLED_QUANT_METHODS
+from planner.catalog.quant import MODELLED_METHODS, ONLINE_METHODS
 from planner.cli import main
 from planner.engines.sglang import post_releases, rules as rules_mod
 from planner.engines.sglang.rules import RULES
@@ -142,21 +142,23 @@ def test_dp_attention_and_pp_are_refused_in_every_spelling_of_each_release(versi
 
 # --- quantization without a weight model ------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", ["fp8", "awq", "compressed-tensors", "modelopt_fp4", "gptq"])
-def test_quantization_flag_without_a_weight_model_is_refused(method, capsys):
-    if method in MODELLED_QUANT_METHODS:
-        pytest.skip(f"{method} has a weight model now")
+@pytest.mark.parametrize("method", ["awq", "compressed-tensors", "modelopt_fp4", "gptq"])
+def test_online_quantization_without_a_weight_model_is_refused(method, capsys):
+    # an unquantized checkpoint: only the online methods SGLang quantizes at load time are modelled
+    assert method not in ONLINE_METHODS
     line = refused([*BASE, "--quantization", method], capsys)
     assert f"--quantization {method}: its weights are not modelled" in line and "modelled: unquantized" in line
 
 
-def test_a_quantized_checkpoint_without_a_weight_model_is_refused(capsys):
+def test_online_fp8_is_modelled_not_refused(capsys):
+    assert "fp8" in ONLINE_METHODS
+    assert main([*BASE, "--quantization", "fp8"]) in (0, 1)
+
+
+def test_a_modelled_quantized_checkpoint_gets_a_verdict(capsys):
     spec = resolve_model("qwen3.6-27b-nvfp4").spec
-    assert spec.quant_method == "modelopt"  # nvidia/Qwen3.6-27B-NVFP4 config.json, quantization_config
-    if "modelopt" in MODELLED_QUANT_METHODS:
-        pytest.skip("modelopt has a weight model now")
-    line = refused(["--gpu", "h200", "--model", "qwen3.6-27b-nvfp4", "--no-search"], capsys)
-    assert "quantization_config.quant_method 'modelopt'" in line
+    assert spec.quant_method == "modelopt" and "modelopt" in MODELLED_METHODS  # nvidia/Qwen3.6-27B-NVFP4
+    assert main(["--gpu", "h200", "--model", "qwen3.6-27b-nvfp4", "--no-search"]) in (0, 1)
 
 
 def test_an_unknown_quant_method_in_config_json_is_refused(tmp_path, capsys):
