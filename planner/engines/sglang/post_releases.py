@@ -23,6 +23,7 @@ MIRRORED = (
     "srt/speculative/", "srt/environ.py", "srt/distributed/utils.py", "srt/layers/attention/attention_registry.py",
     "srt/layers/attention/fla/chunk.py", "srt/layers/linear.py", "srt/managers/tp_worker.py",
     "srt/utils/common.py", "srt/utils/hf_transformers/common.py",
+    "srt/layers/quantization/", "srt/model_loader/",  # the quantized-weight models (planner/catalog/quant.py)
 )
 _POST = re.compile(r"^(\d+\.\d+\.\d+)\.post(\d+)$")
 
