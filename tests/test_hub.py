@@ -269,7 +269,7 @@ def hf_env(home: Path, endpoint: str = "http://127.0.0.1:9", **extra: str) -> di
     """A process environment with only the Hugging Face settings given here."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING_FACE", "TRANSFORMERS_"))}
     env.update(PYTHONPATH=str(ROOT), HF_HOME=str(home), HF_ENDPOINT=endpoint, HF_HUB_DISABLE_TELEMETRY="1",
-               **extra)
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", **extra)
     return env
 
 

@@ -164,16 +164,12 @@ def _weights(repo_id: str, commit: str, snapshot: Path) -> tuple[HubWeights | No
                               f"{INDEX} metadata.total_size ({repo_id} @ {commit[:12]})"), ""
         shards = sorted(set((data.get("weight_map") or {}).values()))
         return _headers(repo_id, commit, snapshot, shards, offline)
-    if index is None:  # offline, index neither cached nor known to be absent
+    if offline:  # index not cached (None) or known to be absent (False): weights the cache holds, if any
         cached = sorted(p.name for p in snapshot.glob("*.safetensors"))
         if cached:
             return _headers(repo_id, commit, snapshot, cached, offline)
-        return None, f"offline: {INDEX} of {repo_id} is not in the HF cache"
-    # The repo has no index (known from the Hub or the cache's .no_exist record).
-    if offline:
-        cached = sorted(p.name for p in snapshot.glob("*.safetensors"))
-        if cached:
-            return _headers(repo_id, commit, snapshot, cached, offline)
+        if index is None:
+            return None, f"offline: {INDEX} of {repo_id} is not in the HF cache"
         return None, f"offline: no {INDEX} and no safetensors header of {repo_id} in the HF cache"
     return _headers(repo_id, commit, snapshot, _safetensors_files(repo_id, commit), offline)
 
@@ -181,7 +177,7 @@ def _weights(repo_id: str, commit: str, snapshot: Path) -> tuple[HubWeights | No
 def _index_file(repo_id: str, commit: str, offline: bool) -> str | bool | None:
     """Path of the cached index (downloading it when online); False: the repo has none; None: unknown (offline)."""
     from huggingface_hub import hf_hub_download, try_to_load_from_cache  # noqa: PLC0415
-    from huggingface_hub.errors import EntryNotFoundError  # noqa: PLC0415
+    from huggingface_hub.errors import RemoteEntryNotFoundError  # noqa: PLC0415
 
     cached = try_to_load_from_cache(repo_id, INDEX, revision=commit)
     if isinstance(cached, str):
@@ -192,7 +188,7 @@ def _index_file(repo_id: str, commit: str, offline: bool) -> str | bool | None:
         return None
     try:
         return hf_hub_download(repo_id, INDEX, revision=commit)
-    except EntryNotFoundError:
+    except RemoteEntryNotFoundError:  # a 404 from the Hub (recorded in the cache's .no_exist)
         return False
 
 
