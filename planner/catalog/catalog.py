@@ -1,7 +1,8 @@
 """The built-in model catalog, and ``--model`` resolution (catalog name, config.json, checkpoint).
 
 ``resolve_model(text)`` accepts, case-insensitively: a catalog id, an alias, a Hugging Face id
-(``Qwen/Qwen3.6-27B``), a path to a ``config.json``, or a checkpoint directory holding one. The
+(``Qwen/Qwen3.6-27B``), a path to a ``config.json``, or a checkpoint directory holding one; any other
+``org/name[@revision]`` is read from the Hugging Face cache or Hub (:mod:`planner.catalog.hub`). The
 result carries the :class:`ModelSpec` and the weight bytes with where they came from:
 
 * ``safetensors-index``: ``model.safetensors.index.json`` ``metadata.total_size`` of a local
@@ -134,7 +135,36 @@ def resolve_model(name: str) -> ResolvedModel:
     if ("/" in name or name.endswith(".json")) and not looks_like_hf_id:
         raise BadInput(f"--model: no such file or directory: '{name}' (give a config.json, a checkpoint dir, "
                        "or a catalog name such as qwen3.6-27b)")
+    if looks_like_hf_id and not name.endswith(".json"):
+        return _from_hub(name)
     raise BadInput(unknown_model_message(name))
+
+
+def _from_hub(name: str) -> ResolvedModel:
+    """An ``org/name[@revision]`` that is not a catalog model: the HF cache, then the Hub (planner.catalog.hub)."""
+    from planner.catalog.hub import parse_hub_id, resolve_hub_model  # noqa: PLC0415 - imports huggingface_hub
+
+    parsed = parse_hub_id(name)
+    if parsed is None:
+        raise BadInput(f"--model: '{name}' is not a valid Hugging Face id (org/name[@revision]) nor a path")
+    repo_id, revision = parsed
+    hub = resolve_hub_model(repo_id, revision, near=_near_catalog_models(repo_id))
+    spec = ModelSpec.from_hf_config(hub.config, name=repo_id)
+    if hub.weights is not None:
+        return ResolvedModel(spec, hub.weights.total, hub.weights.source,
+                             f"{hub.weights.detail}, from {hub.where}", None, None)
+    est = estimate_weight_bytes(spec)
+    return ResolvedModel(spec, est.total, "estimate", f"{est.detail} ({hub.why_no_weights})", None, None)
+
+
+def _near_catalog_models(repo_id: str) -> str:
+    """'did you mean: ...?' over the catalog's ids and Hugging Face ids, or ''."""
+    names = {n.lower(): e.id for e in load_catalog() if not e.draft
+             for n in (e.id, *e.aliases, e.hf_id, e.hf_id.split("/")[-1])}
+    near = difflib.get_close_matches(repo_id.lower(), list(names), n=5, cutoff=0.6)
+    near += difflib.get_close_matches(repo_id.split("/")[-1].lower(), list(names), n=5, cutoff=0.6)
+    ids = list(dict.fromkeys(names[n] for n in near))
+    return f"did you mean: {', '.join(ids)}?" if ids else ""
 
 
 def _from_checkpoint_dir(path: Path) -> ResolvedModel:
