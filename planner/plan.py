@@ -157,12 +157,15 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
-        if rules.draft_weights_before_sizing and _spec_in(flags) and mtp_weight_bytes(model.spec):
-            dw = mtp_weight_bytes(model.spec) // tp_guess
-            fa -= dw
-            w += dw
-            assumptions.append(Assumption("draft (MTP) weights per GPU", f"{dw / GIB:.2f} GiB",
-                                          f"SGLang {rules.version} loads the draft before sizing the pools"))
+        if rules.draft_weights_before_sizing and _spec_in(flags):
+            from planner.engines.sglang.v0_5_11.headroom import draft_load_before_sizing  # noqa: PLC0415
+
+            dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
+            if dw:
+                fa -= dw
+                w += dw
+                assumptions.append(Assumption("draft worker's load per GPU", f"{dw / GIB:.2f} GiB",
+                                              f"SGLang {rules.version} loads the draft before sizing the pools: {how}"))
     else:
         fa, fa_src = int(free_after_gib * GIB), f"given: --free-after-load-gib {free_after_gib}"
     plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=rules.version,

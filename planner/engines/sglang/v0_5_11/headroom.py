@@ -4,10 +4,14 @@ SGLang sizes the pools from ``P * f`` and leaves everything else to the ``P * (1
 (srt/server_args.py:1294-1316 @0.5.11, docstring). We list those later allocations in the order
 they happen at startup, each with how it is estimated:
 
-1. draft weights (speculative decoding): the MTP layer(s) at steady state plus, transiently, the
-   draft's own embedding and LM head, which are allocated at construction and freed only in
-   ``init_lm_head`` after the draft KV pool exists (models/qwen3_5_mtp.py:86-118 @0.5.11);
-   for an EAGLE3 head, its parameter count from its config;
+1. draft weights (speculative decoding), only where the release loads the draft *after* the target's
+   pools are sized (<= 0.5.13): the MTP layer(s) at steady state plus, transiently, the draft's own
+   embedding and LM head, which are allocated at construction and freed only in ``init_lm_head``
+   after the draft KV pool exists (models/qwen3_5_mtp.py:86-118 @0.5.11); for an EAGLE3 head, its
+   parameter count from its config. From 0.5.14 the draft worker is built before the pools
+   (managers/scheduler.py:846-853 @0.5.16) and its whole load is inside the free memory SGLang
+   measures when it sizes them (mem_cache/kv_cache_configurator.py:1527-1548 @0.5.16): see
+   :func:`draft_load_before_sizing`; nothing of it is listed again here;
 2. the FlashInfer workspace: 384 MiB, 512 MiB for the Qwen2/Qwen3/MiMo/Qwen3-VL families
    (layers/attention/flashinfer_backend.py:163-214 @0.5.11);
 3. CUDA graphs: FlashInfer's graph buffers, ``max_bs x tokens_per_bs x context_len x 5`` bytes
@@ -44,7 +48,7 @@ def estimate_needs(plan: "Plan", args: ResolvedArgs, model: ModelSpec, prof: Pro
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
-    if args.spec_on:
+    if args.spec_on and not args.rules.draft_weights_before_sizing:
         if draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
@@ -74,6 +78,42 @@ def estimate_needs(plan: "Plan", args: ResolvedArgs, model: ModelSpec, prof: Pro
         needs.append(NeedLine("CUDA graphs", graph, how))
     needs.append(activation_need(args, model))
     return needs
+
+
+def draft_embed_head_bytes(model: ModelSpec, tp: int) -> int:
+    """The MTP draft's own ``embed_tokens`` + ``lm_head`` (one tensor when tied), vocab-parallel: the
+    vocabulary padded to 64 (layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE) and split
+    over TP (models/qwen3_5_mtp.py:86-118 @0.5.16)."""
+    wbytes = DTYPE_BYTES[model_dtype(model)]
+    vocab = -(-model.vocab_size // 64) * 64
+    tensors = 1 if model.tie_word_embeddings else 2
+    return tensors * (vocab // tp) * model.hidden_size * wbytes
+
+
+def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int) -> tuple[int, str]:
+    """Bytes per GPU the draft worker holds when SGLang 0.5.14+ sizes the target's pools, with how.
+
+    0.5.14+ builds the draft worker (its ModelRunner loads every weight of the draft) before
+    ``init_memory_pools`` (managers/scheduler.py:846-853 @0.5.16), and ``_profile_available_bytes``
+    reads the free memory then (mem_cache/kv_cache_configurator.py:1527-1548 @0.5.16). So the draft's
+    whole load is already held: for an MTP draft the MTP layer(s) **and** the draft's own embedding and
+    LM head, which ``init_lm_head`` replaces by the target's only after the draft pool exists
+    (speculative/eagle_worker_v2.py:181-196, 307-345 @0.5.16); for a separate EAGLE/EAGLE3 head, its
+    parameters (estimated from its config). A real 0.5.16 log shows the MTP draft's whole load,
+    0.79 GiB layer + 4.74 GiB embedding/LM head = 5.53 GiB, held when the pools are sized.
+    """
+    from planner.plan import mtp_weight_bytes  # noqa: PLC0415
+
+    if draft is not None:
+        n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
+        return n, f"draft head {draft.name}: ~{estimate_params(draft) / 1e6:.0f}M params x {DTYPE_BYTES.get(draft.dtype, 2)} B / tp {tp}"
+    if not model.mtp_layers:
+        return 0, ""
+    layer = mtp_weight_bytes(model) // tp
+    eh = draft_embed_head_bytes(model, tp)
+    return layer + eh, (f"{model.mtp_layers} MTP layer(s) {layer / (1 << 30):.2f} GiB + the draft's own embedding/LM head "
+                        f"{eh / (1 << 30):.2f} GiB (vocab {model.vocab_size:,} x hidden {model.hidden_size}, / tp {tp}), "
+                        "all loaded before the pools are sized")
 
 
 def activation_need(args: ResolvedArgs, model: ModelSpec) -> "NeedLine":
