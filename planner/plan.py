@@ -74,6 +74,7 @@ class Plan:
     oom_allocation: str | None = None
     binding: str = ""
     advice: list[str] = field(default_factory=list)
+    confidence: dict | None = None  # measured vs modelled inputs, margin vs calibration error (issue 10)
 
     @property
     def fits(self) -> bool:
@@ -173,6 +174,9 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     engine.run(plan, draft)
+    from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
+
+    plan.confidence = confidence(plan)
     return plan
 
 
