@@ -251,6 +251,7 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if version is None:
         version, why = rules_version_for_log(log)
         res.notes.append(why)
+    post = _post_with_draft(launch, version, post, res.notes)
     try:
         resolved = _model_for(launch, model)
     except BadInput as exc:
@@ -269,6 +270,20 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if plan.verdict != "fits":
         res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post, version)
     return res
+
+
+def _post_with_draft(launch: Launch, version: str, post: float, notes: list[str]) -> float:
+    """0.5.14+ sizes the pools after the draft worker has loaded (managers/scheduler.py:846-853 @0.5.16), so
+    the free memory SGLang measures is the one after the draft's own ``Load weight end`` (minimum over ranks)."""
+    from planner.engines.sglang.rules import rules_for  # noqa: PLC0415
+
+    drafted = [r.draft_load_end.avail_gib for r in launch.ranks.values()
+               if r.draft_load_end is not None and r.draft_load_end.avail_gib is not None]
+    if not drafted or not rules_for(version).draft_weights_before_sizing:
+        return post
+    notes.append(f"the draft worker's 'Load weight end' (avail {min(drafted):.2f} GB) is the free memory SGLang "
+                 f"{version} sizes the pools from: it loads the draft before the pools")
+    return min(drafted)
 
 
 _NUMERIC = ("--mem-fraction-static", "--mamba-full-memory-ratio", "--max-mamba-cache-size", "--max-running-requests")

@@ -71,6 +71,7 @@ class Plan:
     oom_allocation: str | None = None
     binding: str = ""
     advice: list[str] = field(default_factory=list)
+    confidence: dict | None = None  # measured vs modelled inputs, margin vs calibration error (issue 10)
 
     @property
     def fits(self) -> bool:
@@ -150,12 +151,15 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
-        if rules.draft_weights_before_sizing and _spec_in(flags) and mtp_weight_bytes(model.spec):
-            dw = mtp_weight_bytes(model.spec) // tp_guess
-            fa -= dw
-            w += dw
-            assumptions.append(Assumption("draft (MTP) weights per GPU", f"{dw / GIB:.2f} GiB",
-                                          f"SGLang {rules.version} loads the draft before sizing the pools"))
+        if rules.draft_weights_before_sizing and _spec_in(flags):
+            from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
+
+            dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
+            if dw:
+                fa -= dw
+                w += dw
+                assumptions.append(Assumption("draft worker's load per GPU", f"{dw / GIB:.2f} GiB",
+                                              f"SGLang {rules.version} loads the draft before sizing the pools: {how}"))
     else:
         fa, fa_src = int(free_after_gib * GIB), f"given: --free-after-load-gib {free_after_gib}"
     plan = Plan(gpu=gpu, model=model, flags=list(flags), env=env, sglang_version=rules.version,
@@ -165,6 +169,9 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
                       free_after_bytes=fa, weights_per_gpu_bytes=w)
     _take(plan, engine.run(job, draft))
+    from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
+
+    plan.confidence = confidence(plan)
     return plan
 
 

@@ -41,6 +41,15 @@ def verdict_line(plan: Plan) -> str:
     return f"WILL NOT BOOT ({plan.stage}): {plan.error_type}: {plan.error_message}"
 
 
+def confidence_line(plan: Plan) -> str:
+    """How sure the verdict is (issue 10): the margin next to the post-pool estimates' error on the calibration
+    logs, and what was measured vs modelled (planner/engines/sglang/calibration.py)."""
+    c = plan.confidence
+    if not c:
+        return ""
+    return f"Confidence: {c['line']} (measured: {', '.join(c['measured']) or 'nothing'})"
+
+
 def to_dict(plan: Plan) -> dict[str, Any]:
     binding, advice = explain(plan)
     a = plan.args
@@ -73,6 +82,7 @@ def to_dict(plan: Plan) -> dict[str, Any]:
             "left_bytes": plan.headroom_bytes,
             "needs": [{"label": x.label, "bytes": x.bytes, "how": x.how} for x in plan.needs]},
         "capacity": capacity(plan),
+        "confidence": plan.confidence,
         "rule": plan.rule,
         "notes": plan.notes,
         "summary": build_summary(plan),
@@ -180,6 +190,8 @@ def render_text(plan: Plan) -> str:
         w(f"  requests at full context:    {cap['concurrency_at_context_len']}")
     w("")
     w("Verdict: " + d["verdict_text"])
+    if confidence_line(plan):
+        w(confidence_line(plan))
     if d["binding_constraint"]:
         w("Why: " + d["binding_constraint"])
     for s in d["suggestions"]:

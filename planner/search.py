@@ -256,7 +256,6 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     except Rejected:
         ok = np.zeros_like(ok)
     # pools: the same pool_bytes() that itemizes a single plan
-    d = args.speculative_num_draft_tokens or 0
     geo, dgeo = geometries(args, spec, state, draft)
     total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"]).values())  # 0.5.9: R_pool
     headroom = plan0.free_after_bytes - total
@@ -270,12 +269,10 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     fake = Profile(pre, post, 0.0, None, None, None, 0, cell, 1, 1)
     static_needs = sum(x.bytes for x in estimate_needs(probe, args, spec, fake, draft))
     graph_need = np.zeros(n_pts, dtype=np.int64)
-    if graphs:
-        cap = np.minimum(max(args.cuda_graph_bs), np.maximum(r, 0))
-        per_bs = d if args.spec_on else 1
-        graph_need = cap * 2 * MIB
-        if args.attention_backend == "flashinfer":
-            graph_need = graph_need + cap * per_bs * args.context_len * 5
+    if graphs:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
+        from planner.engines.sglang.pipeline.headroom import cuda_graph_need_array  # noqa: PLC0415
+
+        graph_need = cuda_graph_need_array(args, spec, draft, r)
     need_total = static_needs + graph_need
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import struct
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from planner.catalog.quant import UnmodelledQuantization, quantized_weights
+from planner.catalog.safetensors_header import safetensors_payload_bytes
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import estimate_weight_bytes
 from planner.errors import BadInput
@@ -237,30 +237,3 @@ def with_online_quantization(model: ResolvedModel, method: str | None) -> Resolv
                          f"the load peaks at that size)", model.catalog_id, model.path)
 
 
-def safetensors_payload_bytes(path: Path) -> int:
-    """Tensor bytes of one safetensors file, from its JSON header (no tensor data is read).
-
-    Format: 8-byte little-endian header length N, N bytes of JSON mapping each tensor to
-    ``{"dtype", "shape", "data_offsets": [begin, end]}`` (plus optional ``__metadata__``).
-    """
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(8)
-            if len(raw) != 8:
-                raise ValueError("file shorter than 8 bytes")
-            (n,) = struct.unpack("<Q", raw)
-            if n > 100_000_000:
-                raise ValueError(f"header length {n} is implausible")
-            header = json.loads(fh.read(n))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"--model: {path.name} is not a readable safetensors file ({exc})") from None
-    total = 0
-    for key, meta in header.items():
-        if key == "__metadata__":
-            continue
-        try:
-            begin, end = meta["data_offsets"]
-        except (KeyError, TypeError, ValueError):
-            raise BadInput(f"--model: {path.name}: tensor '{key}' has no data_offsets") from None
-        total += int(end) - int(begin)
-    return total

@@ -204,7 +204,7 @@ def _safetensors_files(repo_id: str, commit: str) -> list[str]:
 def _headers(repo_id: str, commit: str, snapshot: Path, files: list[str],
              offline: bool) -> tuple[HubWeights | None, str]:
     """Sum of tensor bytes over ``files``' safetensors headers: from disk when cached, else range requests."""
-    from planner.catalog.catalog import safetensors_payload_bytes  # noqa: PLC0415
+    from planner.catalog.safetensors_header import safetensors_payload_bytes  # noqa: PLC0415
 
     if not files:
         return None, f"{repo_id} @ {commit[:12]} has no safetensors weights"

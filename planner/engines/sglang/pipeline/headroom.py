@@ -4,15 +4,22 @@ SGLang sizes the pools from ``P * f`` and leaves everything else to the ``P * (1
 (srt/server_args.py:1294-1316 @0.5.11, docstring). We list those later allocations in the order
 they happen at startup, each with how it is estimated:
 
-1. draft weights (speculative decoding): the MTP layer(s) at steady state plus, transiently, the
-   draft's own embedding and LM head, which are allocated at construction and freed only in
-   ``init_lm_head`` after the draft KV pool exists (models/qwen3_5_mtp.py:86-118 @0.5.11);
-   for an EAGLE3 head, its parameter count from its config;
-2. the FlashInfer workspace: 384 MiB, 512 MiB for the Qwen2/Qwen3/MiMo/Qwen3-VL families
-   (layers/attention/flashinfer_backend.py:163-214 @0.5.11);
-3. CUDA graphs: FlashInfer's graph buffers, ``max_bs x tokens_per_bs x context_len x 5`` bytes
-   (int32 KV indices + uint8 mask, flashinfer_backend.py:527-560 @0.5.11), plus SGLang's own
-   heuristic of 2 MiB per batch size up to the captured maximum (server_args.py:1441 @0.5.11);
+1. draft weights (speculative decoding), only where the release loads the draft *after* the target's
+   pools are sized (<= 0.5.13): the MTP layer(s) at steady state plus, transiently, the draft's own
+   embedding and LM head, which are allocated at construction and freed only in ``init_lm_head``
+   after the draft KV pool exists (models/qwen3_5_mtp.py:86-118 @0.5.11); for an EAGLE3 head, its
+   parameter count from its config. From 0.5.14 the draft worker is built before the pools
+   (managers/scheduler.py:846-853 @0.5.16) and its whole load is inside the free memory SGLang
+   measures when it sizes them (mem_cache/kv_cache_configurator.py:1527-1548 @0.5.16): see
+   :func:`draft_load_before_sizing`; nothing of it is listed again here;
+2. the attention workspace: FlashInfer's 384 MiB, 512 MiB for five named architectures
+   (layers/attention/flashinfer_backend.py:163-173 @0.5.11), plus the backend initialisation the logs show
+   before graph capture (fitted, :mod:`planner.engines.sglang.calibration`);
+3. CUDA graphs: a fitted cost per captured graph per layer (target graphs, plus the draft's decode and
+   draft-extend graphs under speculative decoding), the shared float32 logits buffer, and FlashInfer's graph
+   buffers ``max_bs x tokens_per_bs x context_len x 5`` bytes (int32 KV indices + uint8 mask,
+   flashinfer_backend.py:527-560 @0.5.11). SGLang's own 2 MiB-per-batch-size heuristic
+   (server_args.py:1441 @0.5.11) was 25-40x below what public logs show;
 4. activations of one prefill chunk: a physical estimate, ``chunk x (6 x hidden + 3 x intermediate/tp)
    x 2 B`` (residual, normed input, attention/mixer in and out; gate, up and activated MLP
    intermediates; MoE uses top-k x expert width) plus SGLang's 512 MiB of constant metadata
@@ -28,11 +35,11 @@ from typing import Protocol
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.catalog.weights import estimate_params, mtp_weight_bytes
 from planner.engines.interface import NeedLine
+from planner.engines.sglang.calibration import graph_estimate, workspace_estimate
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
 
 MIB = 1 << 20
-_QWEN_512_ARCHS = ("Qwen2", "Qwen3ForCausalLM", "Qwen3Moe", "MiMo", "Qwen3VL")
 
 
 class _Captured(Protocol):
@@ -44,7 +51,7 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
-    if args.spec_on:
+    if args.spec_on and not args.rules.draft_weights_before_sizing:
         if draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
@@ -59,21 +66,71 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
                                   "freed after init_lm_head"))
         else:
             needs.append(NeedLine("draft model weights", 0, "unknown draft model: not estimated"))
-    if args.attention_backend == "flashinfer":
-        ws = 512 if model.architecture.startswith(_QWEN_512_ARCHS) else 384
-        needs.append(NeedLine("FlashInfer workspace", ws * MIB, f"{ws} MiB global workspace"))
+    ws, ws_how = workspace_estimate(args.attention_backend or "", model.architecture)
+    needs.append(NeedLine("attention workspace", ws, ws_how))
     if not args.disable_cuda_graph and plan.capture_bs:
-        max_bs = max(plan.capture_bs)
-        per_bs = args.speculative_num_draft_tokens if args.spec_on else 1
-        graph = max_bs * 2 * MIB
-        how = f"2 MiB x max captured bs {max_bs} (SGLang's heuristic)"
-        if args.attention_backend == "flashinfer":
-            fi = max_bs * per_bs * args.context_len * 5
-            graph += fi
-            how += f" + FlashInfer buffers {max_bs} x {per_bs} x ctx {args.context_len} x 5 B"
-        needs.append(NeedLine("CUDA graphs", graph, how))
+        needs.append(cuda_graph_need(plan.capture_bs, args, model, draft))
     needs.append(activation_need(args, model))
     return needs
+
+
+def draft_embed_head_bytes(model: ModelSpec, tp: int) -> int:
+    """The MTP draft's own ``embed_tokens`` + ``lm_head`` (one tensor when tied), vocab-parallel: the
+    vocabulary padded to 64 (layers/vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE) and split
+    over TP (models/qwen3_5_mtp.py:86-118 @0.5.16)."""
+    wbytes = DTYPE_BYTES[model_dtype(model)]
+    vocab = -(-model.vocab_size // 64) * 64
+    tensors = 1 if model.tie_word_embeddings else 2
+    return tensors * (vocab // tp) * model.hidden_size * wbytes
+
+
+def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int) -> tuple[int, str]:
+    """Bytes per GPU the draft worker holds when SGLang 0.5.14+ sizes the target's pools, with how.
+
+    0.5.14+ builds the draft worker (its ModelRunner loads every weight of the draft) before
+    ``init_memory_pools`` (managers/scheduler.py:846-853 @0.5.16), and ``_profile_available_bytes``
+    reads the free memory then (mem_cache/kv_cache_configurator.py:1527-1548 @0.5.16). So the draft's
+    whole load is already held: for an MTP draft the MTP layer(s) **and** the draft's own embedding and
+    LM head, which ``init_lm_head`` replaces by the target's only after the draft pool exists
+    (speculative/eagle_worker_v2.py:181-196, 307-345 @0.5.16); for a separate EAGLE/EAGLE3 head, its
+    parameters (estimated from its config). A real 0.5.16 log shows the MTP draft's whole load,
+    0.79 GiB layer + 4.74 GiB embedding/LM head = 5.53 GiB, held when the pools are sized.
+    """
+    if draft is not None:
+        n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
+        return n, f"draft head {draft.name}: ~{estimate_params(draft) / 1e6:.0f}M params x {DTYPE_BYTES.get(draft.dtype, 2)} B / tp {tp}"
+    if not model.mtp_layers:
+        return 0, ""
+    layer = mtp_weight_bytes(model) // tp
+    eh = draft_embed_head_bytes(model, tp)
+    return layer + eh, (f"{model.mtp_layers} MTP layer(s) {layer / (1 << 30):.2f} GiB + the draft's own embedding/LM head "
+                        f"{eh / (1 << 30):.2f} GiB (vocab {model.vocab_size:,} x hidden {model.hidden_size}, / tp {tp}), "
+                        "all loaded before the pools are sized")
+
+
+def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> dict:
+    draft_layers = 0
+    if args.spec_on:
+        draft_layers = draft.num_hidden_layers if draft is not None else (model.mtp_layers or 0)
+    return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
+                tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
+                context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
+                draft_steps=(args.speculative_num_steps or 1) if args.spec_on else 0)
+
+
+def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":
+    """:func:`cuda_graph_need` for the search's grid of resolved max_running_requests (same bytes, numpy)."""
+    from planner.engines.sglang.calibration import graph_bytes_array  # noqa: PLC0415
+
+    return graph_bytes_array(cuda_graph_bs=list(args.cuda_graph_bs), running=running, **_graph_args(args, model, draft))
+
+
+def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> NeedLine:
+    """CUDA graphs captured after the pools: the target's decode (verify under speculative decoding) graphs and the
+    draft's decode and draft-extend graphs, one per captured batch size, with the fitted per-graph-layer cost
+    (:mod:`planner.engines.sglang.calibration`)."""
+    n, how = graph_estimate(capture_bs=capture_bs, **_graph_args(args, model, draft))
+    return NeedLine("CUDA graphs", n, how)
 
 
 def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:

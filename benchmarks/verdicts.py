@@ -1,0 +1,74 @@
+"""Issue 10's "done when" figures over the calibration logs (tests/data/calibration/, README "Calibration").
+
+    python benchmarks/verdicts.py           # print the figures
+    python benchmarks/verdicts.py --write   # refit planner/engines/sglang/calibration.json first
+
+Prints: the fitted post-pool coefficients with their residuals; the before-boot verdict against every
+launch with a known outcome that the planner can plan (model in the catalog, GPU profile); the
+before-boot free memory after the weights against the logged ``Load weight end`` value; and every logged
+pool from ``plan check`` (which re-plans with the log's measured free memory). Each figure says on how
+many logs it stands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from planner.engines.sglang import calibration as cal  # noqa: E402
+from planner import calibration_logs as cl  # noqa: E402
+
+KEYS = ("graph_per_graph_layer", "workspace_extra", "graph_logs", "graph_residual_max_gib", "workspace_logs",
+        "workspace_residual_max_gib", "post_pool_logs", "post_pool_residual_max_gib")
+
+
+def write_calibration(fresh: dict) -> None:
+    about = ("Fitted by planner.calibration_logs.refit() on tests/data/calibration/ (public SGLang boot "
+             "logs, listed in the README). Regenerate: python benchmarks/verdicts.py --write. Bytes.")
+    data = {"about": about, **{k: fresh[k] for k in KEYS}}
+    cal.CALIBRATION_FILE.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    cal.coefficients.cache_clear()
+
+
+def main(argv: list[str]) -> int:
+    entries = cl.load_index()
+    fresh = cl.refit()
+    if "--write" in argv:
+        write_calibration(fresh)
+    c = cal.coefficients()
+    print(f"calibration logs: {len(entries)} public excerpts (tests/data/calibration/index.json)")
+    print(f"CUDA graphs: {c.graph_per_graph_layer / (1 << 20):.3f} MiB per captured graph per layer, fitted on "
+          f"{c.graph_logs} logs; residuals {fresh['graph_residuals_gib']} GiB")
+    print(f"workspace: +{c.workspace_extra / (1 << 20):.0f} MiB beyond FlashInfer's workspace, fitted on "
+          f"{c.workspace_logs} logs; residuals {fresh['workspace_residuals_gib']} GiB")
+    print(f"post-pool estimates within {c.post_pool_residual_max_gib:.2f} GiB on {c.post_pool_logs} logs")
+    stale = [k for k in KEYS if fresh[k] != getattr(c, k)]
+    if stale:
+        print(f"calibration.json differs from a fresh fit in {stale}: run with --write")
+
+    v = cl.verdict_rows(entries)
+    right = sum(r["right"] for r in v)
+    print(f"before-boot verdict right: {right}/{len(v)} launches with a known outcome"
+          + (f" ({100 * right / len(v):.0f}%)" if v else ""))
+    for r in v:
+        print(f"  {r['id']}: planner {r['verdict']}, log {'booted' if r['booted'] else 'failed'}; free after weights "
+              f"{r['free_after_pred_gib']:.2f} vs logged {r['free_after_log_gib']:.2f} GiB ({100 * r['free_after_err']:+.1f}%)")
+    errs = [abs(r["free_after_err"]) for r in v if r["free_after_err"] is not None]
+    if errs:
+        print(f"before-boot free memory after the weights: max error {100 * max(errs):.1f}% on {len(errs)} logs")
+
+    pools = cl.pool_rows(entries)
+    if pools:
+        worst = max(pools, key=lambda r: r["err"])
+        print(f"pools given the measured free memory: {len(pools)} logged pools on {len({r['id'] for r in pools})} logs, "
+              f"max error beyond the log's own rounding {100 * worst['err']:.2f}% ({worst['what']} of {worst['id']})")
+        for r in pools:
+            print(f"  {r['id']}: {r['what']}: predicted {r['predicted']:.4g}, logged {r['actual']:.4g} ({100 * r['raw_err']:.2f}% raw, {100 * r['err']:.2f}% beyond rounding)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,121 @@
+"""Reading the calibration logs (I/O edge of :mod:`planner.engines.sglang.calibration`).
+
+``tests/data/calibration/index.json`` lists each public boot-log excerpt with its source, GPU, model,
+flags, release and outcome, and which figures it feeds (``uses``). This module parses the excerpts with
+:mod:`planner.logs` and turns them into the rows :func:`calibration.fit` takes, plus the before-boot and
+given-free-memory comparisons ``benchmarks/verdicts.py`` prints.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planner.engines.sglang import calibration as cal
+from planner.logs import CudaGraphBatchSizes, CudaGraphBegin, CudaGraphEnd, parse_file
+
+GIB = 1 << 30
+MIB = 1 << 20
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration"
+
+
+def load_index(folder: Path = DEFAULT_DIR) -> list[dict]:
+    return json.loads((folder / "index.json").read_text(encoding="utf-8"))["logs"]
+
+
+def _launch(folder: Path, entry: dict):
+    return parse_file(folder / entry["file"]).latest
+
+
+def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    rows = []
+    for e in entries:
+        if "graph" not in e["uses"]:
+            continue
+        la = _launch(folder, e)
+        for r in la.ranks.values():
+            ends = [x for x in r.of(CudaGraphEnd) if x.graph == "decode" and x.mem_usage_gib is not None]
+            bss = [x.batch_sizes for x in r.of(CudaGraphBatchSizes) if x.batch_sizes]
+            if not ends or not bss:
+                continue
+            bs, g = bss[0], e["geometry"]
+            tp = int(e["tp"])
+            known = max(bs) * (g["vocab"] // tp) * 4  # the shared float32 logits buffer
+            rows.append({"id": e["id"], "graphs": len(bs), "layers": g["layers"], "max_bs": max(bs),
+                         "graph_layers": cal.graph_layers(len(bs), g["layers"]), "known_bytes": known,
+                         "measured_bytes": int(round(ends[0].mem_usage_gib * GIB))})
+            break
+    return rows
+
+
+def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    rows = []
+    for e in entries:
+        if "workspace" not in e["uses"]:
+            continue
+        la = _launch(folder, e)
+        for r in la.ranks.values():
+            begins = [x.avail_gib for x in r.of(CudaGraphBegin) if x.graph == "decode" and x.avail_gib is not None]
+            if r.memory_pool_end is None or not begins:
+                continue
+            rows.append({"id": e["id"], "known_bytes": e["workspace_known_mib"] * MIB,
+                         "measured_bytes": int(round((r.memory_pool_end.avail_gib - begins[0]) * GIB))})
+            break
+    return rows
+
+
+def refit(folder: Path = DEFAULT_DIR) -> dict:
+    """A fresh fit of ``calibration.json``'s coefficients on the logs (what the test compares)."""
+    entries = load_index(folder)
+    g, w = graph_rows(entries, folder), workspace_rows(entries, folder)
+    out = cal.fit(g, w)
+    out["post_pool_logs"] = len({r["id"] for r in g} | {r["id"] for r in w})
+    out["post_pool_residual_max_gib"] = round(out["graph_residual_max_gib"] + out["workspace_residual_max_gib"], 3)
+    return out
+
+
+def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Before-boot plans (modelled free memory) against the known outcome and the logged free memory."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if "verdict" not in e["uses"]:
+            continue
+        p = e["plan"]
+        plan = make_plan(find_profile(p["gpu"]), resolve_model(p["model"]), p["flags"], version=p["version"])
+        la = _launch(folder, e)
+        ends = [r.load_end.avail_gib for r in la.ranks.values() if r.load_end is not None and r.load_end.avail_gib]
+        logged = min(ends) if ends else None
+        booted = e["outcome"].startswith("booted")
+        rows.append({"id": e["id"], "verdict": plan.verdict, "booted": booted,
+                     "right": (plan.verdict == "fits") == booted,
+                     "free_after_pred_gib": plan.free_after_bytes / GIB, "free_after_log_gib": logged,
+                     "free_after_err": None if logged is None else (plan.free_after_bytes / GIB - logged) / logged})
+    return rows
+
+
+def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """``plan check`` given the measured free memory: every logged pool, predicted vs logged."""
+    from planner.check import check  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if "pools" not in e["uses"]:
+            continue
+        c = e["check"]
+        res = check(parse_file(folder / e["file"]), find_profile(c["gpu"]), c["model"], c["flags"], version=c["version"])
+        for r in res.rows:
+            if r.predicted is None or r.actual is None or r.what in ("max_running_requests", "context_len",
+                                                                      "Memory pool end avail"):
+                continue
+            # the log prints GiB to two decimals: only the part of a difference beyond that rounding is an error
+            slack = 0.005 if r.unit == "GiB" else 0.0
+            err = max(0.0, abs(r.actual - r.predicted) - slack - r.tol) / max(abs(r.actual), 1e-9)
+            raw = abs(r.actual - r.predicted) / max(abs(r.actual), 1e-9)
+            rows.append({"id": e["id"], "what": r.what, "predicted": r.predicted, "actual": r.actual, "err": err,
+                         "raw_err": raw})
+    return rows
