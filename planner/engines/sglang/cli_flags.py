@@ -10,6 +10,7 @@ engine, without importing it.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 from decimal import Decimal
@@ -140,6 +141,11 @@ _PROG = {"v0_5_9": "launch_server.py"}
 def build_parser(version_dir: str) -> _Parser:
     table = load_flag_table(version_dir)
     parser = _Parser(prog=_PROG.get(version_dir, table.get("prog", "sglang serve")), add_help=False)
+    # add_argument builds a fresh help formatter per action only to check the metavar (half the build
+    # time); one shared formatter does that check the same way. Removed after the build (help output
+    # keeps argparse's own fresh formatters).
+    formatter = parser._get_formatter()
+    parser._get_formatter = lambda: formatter  # type: ignore[method-assign]
     for a in table["actions"]:
         kind = a["action"]
         kw: dict[str, Any] = {"dest": a["dest"]}
@@ -175,6 +181,7 @@ def build_parser(version_dir: str) -> _Parser:
             kw["nargs"] = a["nargs"]
             kw["default"] = a["default"]
         parser.add_argument(*a["option_strings"], **kw)
+    del parser._get_formatter
     return parser
 
 
@@ -182,6 +189,18 @@ def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
     """Parse launch_server flags as that SGLang version would; raises SGLangArgError."""
     ns = build_parser(version_dir).parse_args(list(argv))
     out = vars(ns)
+    out.pop("_warnings", None)
+    return out
+
+
+def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """Parse ``argv`` on top of an earlier :func:`parse_flags` result: the same dict that parsing the earlier
+    flags followed by ``argv`` gives, when ``argv`` sets only fields the earlier flags left alone (argparse
+    leaves a field that is already in the namespace untouched; store actions are last-wins). ``argv``
+    must repeat the required flags (``--model-path``). Lists and dicts are copied, so ``base`` is
+    never changed."""
+    ns = argparse.Namespace(**{k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()})
+    out = vars(build_parser(version_dir).parse_args(list(argv), namespace=ns))
     out.pop("_warnings", None)
     return out
 
@@ -226,4 +245,4 @@ def renamed_hint(flags: list[str], version_dir: str) -> str | None:
     return "; ".join(f"{a} is spelled {b} in this release" for a, b in pairs)
 
 
-__all__ = ["SGLangArgError", "parse_flags", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]
+__all__ = ["SGLangArgError", "parse_flags", "parse_flags_onto", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]
