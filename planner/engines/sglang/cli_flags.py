@@ -194,14 +194,52 @@ def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
 
 
 def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str]) -> dict[str, Any]:
-    """Parse ``argv`` on top of an earlier :func:`parse_flags` result: the same dict that parsing the earlier
-    flags followed by ``argv`` gives, when ``argv`` sets only fields the earlier flags left alone (argparse
-    leaves a field that is already in the namespace untouched; store actions are last-wins). ``argv``
-    must repeat the required flags (``--model-path``). Lists and dicts are copied, so ``base`` is
-    never changed."""
+    """Parse ``argv`` on top of an earlier :func:`parse_flags` result: the dict that parsing the earlier
+    flags followed by ``argv`` gives, when ``argv`` sets only fields the earlier flags left alone (store
+    actions are last-wins; argparse fills defaults only for fields not yet set). ``argv`` in the plain
+    ``--flag VALUE`` / ``--flag`` form is applied action by action (type and choices as argparse checks
+    them); anything else, or a value argparse would refuse, takes argparse itself on a copy, so errors keep
+    SGLang's wording. ``base`` is never changed."""
+    out = _apply_plain(version_dir, base, argv)
+    if out is not None:
+        return out
     ns = argparse.Namespace(**{k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()})
     out = vars(build_parser(version_dir).parse_args(list(argv), namespace=ns))
     out.pop("_warnings", None)
+    return out
+
+
+@lru_cache(maxsize=32)
+def _plain_actions(version_dir: str) -> dict[str, argparse.Action]:
+    """Option string -> action, for the actions _apply_plain can apply exactly."""
+    simple = (argparse._StoreAction, argparse._StoreTrueAction, argparse._StoreFalseAction,
+              argparse._StoreConstAction)
+    return {o: a for a in build_parser(version_dir)._actions if type(a) in simple and a.nargs in (None, 0)
+            for o in a.option_strings}
+
+
+def _apply_plain(version_dir: str, base: dict[str, Any], argv: list[str]) -> dict[str, Any] | None:
+    actions = _plain_actions(version_dir)
+    out = {k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()}
+    i = 0
+    while i < len(argv):
+        act = actions.get(argv[i])
+        if act is None:
+            return None
+        if act.nargs == 0:  # store_true / store_false / store_const
+            out[act.dest] = act.const
+            i += 1
+            continue
+        if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+            return None
+        try:
+            value = act.type(argv[i + 1]) if act.type is not None else argv[i + 1]
+        except (TypeError, ValueError, argparse.ArgumentTypeError):
+            return None
+        if act.choices is not None and value not in act.choices:
+            return None
+        out[act.dest] = value
+        i += 2
     return out
 
 
