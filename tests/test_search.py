@@ -160,3 +160,20 @@ def test_nothing_feasible_says_what_would_fit():
     assert res.recommended is None
     assert any("--tp-size" in r for r in res.relaxations)
     assert all(":" in r for r in res.relaxations)
+
+
+def test_batch_jobs_keep_input_order_and_results(tmp_path):
+    """--batch --jobs 2 gives the same lines, in the same order, as one process."""
+    import io
+    import json
+
+    from planner.cli import run_batch
+
+    reqs = [{"id": i, "gpu": g, "model": "qwen3.5-9b", "flags": ["--max-running-requests", str(4 + i)], "search": False}
+            for i, g in enumerate(["h100", "h200", "rtxpro6000", "l40s", "b200"])]
+    f = tmp_path / "b.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in reqs) + "\nnot json\n", encoding="utf-8")
+    one, two = io.StringIO(), io.StringIO()
+    assert run_batch(str(f), "0.5.11", one) == 0 and run_batch(str(f), "0.5.11", two, jobs=2) == 0
+    assert one.getvalue() == two.getvalue()
+    assert [json.loads(x)["id"] for x in one.getvalue().splitlines()] == [0, 1, 2, 3, 4, 6]
