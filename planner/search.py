@@ -27,7 +27,7 @@ import numpy as np
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import v0_5_11 as engine
-from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags, parse_flags_onto
+from planner.engines.sglang.cli_flags import SGLangArgError, container_keys, load_flag_table, parse_flags, parse_flags_onto
 from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.v0_5_11.headroom import estimate_needs
 from planner.engines.sglang.v0_5_11.mamba import mamba_state
@@ -209,12 +209,13 @@ class FlagBase:
             self.base: dict[str, Any] | None = parse_flags(version_dir, [*self.head, *self.fixed])
         except SGLangArgError:
             self.base = None
+        self.containers = container_keys(self.base) if self.base is not None else ()
 
     def parse(self, combo: list[str]) -> dict[str, Any]:
         n = len(self.fixed)
         if self.base is None or combo[:n] != self.fixed:
             return parse_flags(self.version_dir, [*self.head, *combo])
-        return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]])
+        return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
 
 
 def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],

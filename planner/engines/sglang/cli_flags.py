@@ -193,14 +193,18 @@ def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
     return out
 
 
-def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str],
+                     containers: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Parse ``argv`` on top of an earlier :func:`parse_flags` result: the dict that parsing the earlier
     flags followed by ``argv`` gives, when ``argv`` sets only fields the earlier flags left alone (store
     actions are last-wins; argparse fills defaults only for fields not yet set). ``argv`` in the plain
     ``--flag VALUE`` / ``--flag`` form is applied action by action (type and choices as argparse checks
     them); anything else, or a value argparse would refuse, takes argparse itself on a copy, so errors keep
-    SGLang's wording. ``base`` is never changed."""
-    out = _apply_plain(version_dir, base, argv)
+    SGLang's wording. ``base`` is never changed (``containers``: its keys holding lists or dicts, which are
+    copied; computed when not given)."""
+    if containers is None:
+        containers = container_keys(base)
+    out = _apply_plain(version_dir, base, argv, containers)
     if out is not None:
         return out
     ns = argparse.Namespace(**{k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()})
@@ -218,9 +222,16 @@ def _plain_actions(version_dir: str) -> dict[str, argparse.Action]:
             for o in a.option_strings}
 
 
-def _apply_plain(version_dir: str, base: dict[str, Any], argv: list[str]) -> dict[str, Any] | None:
+def container_keys(base: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(k for k, v in base.items() if isinstance(v, (list, dict)))
+
+
+def _apply_plain(version_dir: str, base: dict[str, Any], argv: list[str],
+                 containers: tuple[str, ...]) -> dict[str, Any] | None:
     actions = _plain_actions(version_dir)
-    out = {k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()}
+    out = dict(base)
+    for k in containers:
+        out[k] = copy.deepcopy(base[k])
     i = 0
     while i < len(argv):
         act = actions.get(argv[i])
