@@ -44,6 +44,8 @@ def _parser() -> _ArgParser:
     p.add_argument("--model", help="catalog name, Hugging Face id, config.json path or checkpoint dir")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (with the oracle-schema summary)")
     p.add_argument("--batch", metavar="FILE.jsonl", help="one request per line; '-' reads stdin")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="--batch: N processes over the lines "
+                   "(results stay in input order)")
     p.add_argument("--free-before-load-gib", type=float, help="measured free GiB per GPU before weight load (P)")
     p.add_argument("--free-after-load-gib", type=float, help="measured free GiB per GPU after weight load")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
@@ -210,45 +212,60 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
             "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
 
 
-def run_batch(path: str, version: str, out) -> int:
+def run_batch(path: str, version: str, out, jobs: int = 1) -> int:
     try:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
     except OSError as exc:
         raise BadInput(f"--batch: cannot read {path}: {exc.strerror or exc}") from None
+    if jobs < 1:
+        raise BadInput(f"--jobs: expected a positive integer, got {jobs}")
     with stream:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            rid: Any = None
-            try:
-                req = json.loads(line)
-                if not isinstance(req, dict):
-                    raise BadInput("each line must be a JSON object")
-                rid = req.get("id", lineno)
-                flags = req.get("flags") or []
-                if not isinstance(flags, list) or not all(isinstance(f, (str, int, float)) for f in flags):
-                    raise BadInput("'flags' must be a list of strings")
-                plan = build_plan(req.get("gpu"), req.get("model"), [str(f) for f in flags], _parse_env(req.get("env")),
-                                  req.get("free_before_gib"), req.get("free_after_gib"),
-                                  req.get("sglang_version", version))
-                result = {"id": rid, **to_dict(plan)}
-                if req.get("search", True) and plan.error_type != "SystemExit":
-                    needs = build_needs(req.get("need_context"), req.get("need_concurrency"), req.get("speculative"),
-                                        req.get("allow_fp8_kv", False), req.get("allow_bf16_ssm", False),
-                                        req.get("objective", "concurrency"))
-                    res = do_search(plan, needs, int(req.get("top", 1)), req.get("free_before_gib"),
-                                    req.get("free_after_gib"))
-                    result["recommendation"] = recommendation_dict(res, plan.model)
-                    result["search"] = search_dict(res)
-                bad = flag_error(plan)
-                if bad is not None:
-                    result["error"] = str(bad)
-            except json.JSONDecodeError as exc:
-                result = {"id": rid if rid is not None else lineno, "error": f"line {lineno}: not JSON ({exc.msg})"}
-            except PlannerError as exc:
-                result = {"id": rid if rid is not None else lineno, "error": str(exc)}
-            out.write(json.dumps(result) + "\n")
+        items = ((lineno, line, version) for lineno, line in enumerate(stream, 1) if line.strip())
+        if jobs == 1:
+            results = map(_batch_line, items)
+            for r in results:
+                out.write(r + "\n")
+        else:  # in parallel over lines; map keeps the input order
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
+            with ProcessPoolExecutor(jobs) as pool:
+                for r in pool.map(_batch_line, items, chunksize=8):
+                    out.write(r + "\n")
     return EXIT_FITS
+
+
+def _batch_line(item: tuple[int, str, str]) -> str:
+    """One --batch request line -> its JSON result line (errors are results, with the line's id)."""
+    lineno, line, version = item
+    rid: Any = None
+    try:
+        req = json.loads(line)
+        if not isinstance(req, dict):
+            raise BadInput("each line must be a JSON object")
+        rid = req.get("id", lineno)
+        flags = req.get("flags") or []
+        if not isinstance(flags, list) or not all(isinstance(f, (str, int, float)) for f in flags):
+            raise BadInput("'flags' must be a list of strings")
+        plan = build_plan(req.get("gpu"), req.get("model"), [str(f) for f in flags], _parse_env(req.get("env")),
+                          req.get("free_before_gib"), req.get("free_after_gib"),
+                          req.get("sglang_version", version))
+        result = {"id": rid, **to_dict(plan)}
+        if req.get("search", True) and plan.error_type != "SystemExit":
+            needs = build_needs(req.get("need_context"), req.get("need_concurrency"), req.get("speculative"),
+                                req.get("allow_fp8_kv", False), req.get("allow_bf16_ssm", False),
+                                req.get("objective", "concurrency"))
+            res = do_search(plan, needs, int(req.get("top", 1)), req.get("free_before_gib"),
+                            req.get("free_after_gib"))
+            result["recommendation"] = recommendation_dict(res, plan.model)
+            result["search"] = search_dict(res)
+        bad = flag_error(plan)
+        if bad is not None:
+            result["error"] = str(bad)
+    except json.JSONDecodeError as exc:
+        result = {"id": rid if rid is not None else lineno, "error": f"line {lineno}: not JSON ({exc.msg})"}
+    except PlannerError as exc:
+        result = {"id": rid if rid is not None else lineno, "error": str(exc)}
+    return json.dumps(result)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -383,7 +400,7 @@ def _main(argv: list[str]) -> int:
             model = pasted_model
         sglang_flags += pasted_flags
     if ns.batch:
-        return run_batch(ns.batch, ns.sglang_version, sys.stdout)
+        return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     plan = build_plan(ns.gpu, model, sglang_flags, _parse_env(ns.env), ns.free_before_load_gib,
                       ns.free_after_load_gib, ns.sglang_version)
     bad = flag_error(plan)

@@ -27,7 +27,7 @@ import numpy as np
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import pipeline as engine
-from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
+from planner.engines.sglang.cli_flags import SGLangArgError, container_keys, load_flag_table, parse_flags, parse_flags_onto
 from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import mamba_state
@@ -197,13 +197,35 @@ class Evaluation:
     out: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+class FlagBase:
+    """The fixed flags parsed once per search; a categorical combination (fixed + chosen) is then parsed
+    onto that namespace (:func:`parse_flags_onto`) instead of re-running the release's argparse over the
+    whole command line. The chosen flags set only fields the fixed flags leave alone (given_dests), so the
+    result is the dict a full parse gives; when the fixed flags do not parse, every combination takes the
+    full parse (and gets its error)."""
+
+    def __init__(self, version_dir: str, model_path: str, fixed: list[str]):
+        self.version_dir, self.head, self.fixed = version_dir, ["--model-path", model_path], list(fixed)
+        try:
+            self.base: dict[str, Any] | None = parse_flags(version_dir, [*self.head, *self.fixed])
+        except SGLangArgError:
+            self.base = None
+        self.containers = container_keys(self.base) if self.base is not None else ()
+
+    def parse(self, combo: list[str]) -> dict[str, Any]:
+        n = len(self.fixed)
+        if self.base is None or combo[:n] != self.fixed:
+            return parse_flags(self.version_dir, [*self.head, *combo])
+        return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
+
+
 def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
-                   draft: ModelSpec | None, needs: Needs, need_ctx: int) -> Evaluation:
+                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None) -> Evaluation:
     """Resolve one categorical combination, then evaluate every numeric point with arrays."""
     spec = model.spec
     ev = Evaluation(combo, None, grid)
     try:
-        raw = parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
+        raw = base.parse(combo) if base is not None else parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
     except SGLangArgError as exc:
         ev.rejected = Rejected("SystemExit", str(exc), "argparse")
         return ev
@@ -225,8 +247,9 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
         # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
         for u in np.unique(grid["run"][grid["run"] >= 0]):
             try:
-                raw_u = parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo,
-                                                        "--max-running-requests", str(int(u))])
+                more = [*combo, "--max-running-requests", str(int(u))]
+                raw_u = base.parse(more) if base is not None else parse_flags(plan0.rules.flags,
+                                                                              ["--model-path", spec.name, *more])
                 mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules).mem_fraction_static
             except (SGLangArgError, Rejected):
                 continue
@@ -315,13 +338,14 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
+    base = FlagBase(plan0.rules.flags, spec.name, fixed_flags)
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []
     closest: tuple[tuple, Candidate] | None = None
     for choice in itertools.product(*[opts for _, opts in axes]):
         chosen = [t for part in choice for t in part]
         combo = fixed_flags + chosen
-        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx)
+        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx, base)
         evaluated += grid["mfs"].size
         if ev.args is None:
             continue

@@ -14,6 +14,7 @@ from planner.search import (
     MFS_VALUES,
     RATIO_VALUES,
     RUNNING,
+    FlagBase,
     Needs,
     evaluate_combo,
     point_flags,
@@ -66,6 +67,10 @@ def test_vectorized_equals_scalar_plan(point):
                           plan0.free_after_bytes * fb / 2**30)
     free = (plan0.free_before_bytes / 2**30, plan0.free_after_bytes / 2**30)
     ev = evaluate_combo(plan0, model, combo, grid, None, Needs(), 32768)
+    # the search's path: the combination parsed onto the once-parsed fixed flags gives the same arrays
+    fast = evaluate_combo(plan0, model, combo, grid, None, Needs(), 32768, FlagBase(plan0.rules.flags, model.spec.name, []))
+    assert (fast.args is None) == (ev.args is None)
+    assert fast.out.keys() == ev.out.keys() and all(np.array_equal(fast.out[k], ev.out[k]) for k in ev.out)
     for i in range(grid["mfs"].size):
         flags = point_flags(combo, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
         p = make_plan(gpu, model, flags, None, *free)
@@ -93,6 +98,34 @@ def test_vectorized_equals_scalar_plan(point):
             assert int(o["m"][i]) == s["max_mamba_cache_size"], flags
         if s["spec_reserved_bytes"]:
             assert int(o["spec_reserved"][i]) == s["spec_reserved_bytes"], flags
+
+
+FIXED = [[], ["--tp-size", "2"], ["--speculative-algorithm", "EAGLE", "--max-running-requests", "8"],
+         ["--mem-fraction-static=0.8", "--mamba-ssm-dtype", "bfloat16"], ["--page-size", "sixty"]]
+CHOSEN = [[], ["--disable-radix-cache", "--page-size", "64"], ["--chunked-prefill-size", "4096", "--context-length", "32768"],
+          ["--kv-cache-dtype", "fp8_e4m3", "--disable-overlap-schedule"], ["--kv-cache-dtype", "fp9"],
+          ["--max-mamba-cache-size", "-1"], ["--speculative-num-steps", "2", "--speculative-eagle-topk", "1",
+                                             "--speculative-num-draft-tokens", "3"], ["--no-such-flag"]]
+
+
+def test_parse_onto_fixed_flags_equals_a_full_parse():
+    """FlagBase (the search's parse-once path) gives the very dict, or the very error, of argparse over the
+    whole command line, in every release."""
+    from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
+    from planner.engines.sglang.rules import RULES
+
+    def outcome(fn, argv):
+        try:
+            return fn(argv)
+        except SGLangArgError as exc:
+            return str(exc)
+
+    for rules in RULES.values():
+        for fixed in FIXED:
+            base = FlagBase(rules.flags, "m", fixed)
+            for chosen in CHOSEN:
+                full = outcome(lambda a: parse_flags(rules.flags, ["--model-path", "m", *a]), fixed + chosen)
+                assert outcome(base.parse, fixed + chosen) == full, (rules.flags, fixed, chosen)
 
 
 def test_seed_case_recommendation_boots_and_keeps_fixed_flags():
@@ -127,3 +160,20 @@ def test_nothing_feasible_says_what_would_fit():
     assert res.recommended is None
     assert any("--tp-size" in r for r in res.relaxations)
     assert all(":" in r for r in res.relaxations)
+
+
+def test_batch_jobs_keep_input_order_and_results(tmp_path):
+    """--batch --jobs 2 gives the same lines, in the same order, as one process."""
+    import io
+    import json
+
+    from planner.cli import run_batch
+
+    reqs = [{"id": i, "gpu": g, "model": "qwen3.5-9b", "flags": ["--max-running-requests", str(4 + i)], "search": False}
+            for i, g in enumerate(["h100", "h200", "rtxpro6000", "l40s", "b200"])]
+    f = tmp_path / "b.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in reqs) + "\nnot json\n", encoding="utf-8")
+    one, two = io.StringIO(), io.StringIO()
+    assert run_batch(str(f), "0.5.11", one) == 0 and run_batch(str(f), "0.5.11", two, jobs=2) == 0
+    assert one.getvalue() == two.getvalue()
+    assert [json.loads(x)["id"] for x in one.getvalue().splitlines()] == [0, 1, 2, 3, 4, 6]

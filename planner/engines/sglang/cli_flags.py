@@ -10,6 +10,7 @@ engine, without importing it.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 from decimal import Decimal
@@ -140,6 +141,11 @@ _PROG = {"v0_5_9": "launch_server.py"}
 def build_parser(version_dir: str) -> _Parser:
     table = load_flag_table(version_dir)
     parser = _Parser(prog=_PROG.get(version_dir, table.get("prog", "sglang serve")), add_help=False)
+    # add_argument builds a fresh help formatter per action only to check the metavar (half the build
+    # time); one shared formatter does that check the same way. Removed after the build (help output
+    # keeps argparse's own fresh formatters).
+    formatter = parser._get_formatter()
+    parser._get_formatter = lambda: formatter  # type: ignore[method-assign]
     for a in table["actions"]:
         kind = a["action"]
         kw: dict[str, Any] = {"dest": a["dest"]}
@@ -175,6 +181,7 @@ def build_parser(version_dir: str) -> _Parser:
             kw["nargs"] = a["nargs"]
             kw["default"] = a["default"]
         parser.add_argument(*a["option_strings"], **kw)
+    del parser._get_formatter
     return parser
 
 
@@ -183,6 +190,67 @@ def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
     ns = build_parser(version_dir).parse_args(list(argv))
     out = vars(ns)
     out.pop("_warnings", None)
+    return out
+
+
+def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str],
+                     containers: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Parse ``argv`` on top of an earlier :func:`parse_flags` result: the dict that parsing the earlier
+    flags followed by ``argv`` gives, when ``argv`` sets only fields the earlier flags left alone (store
+    actions are last-wins; argparse fills defaults only for fields not yet set). ``argv`` in the plain
+    ``--flag VALUE`` / ``--flag`` form is applied action by action (type and choices as argparse checks
+    them); anything else, or a value argparse would refuse, takes argparse itself on a copy, so errors keep
+    SGLang's wording. ``base`` is never changed (``containers``: its keys holding lists or dicts, which are
+    copied; computed when not given)."""
+    if containers is None:
+        containers = container_keys(base)
+    out = _apply_plain(version_dir, base, argv, containers)
+    if out is not None:
+        return out
+    ns = argparse.Namespace(**{k: copy.deepcopy(v) if isinstance(v, (list, dict)) else v for k, v in base.items()})
+    out = vars(build_parser(version_dir).parse_args(list(argv), namespace=ns))
+    out.pop("_warnings", None)
+    return out
+
+
+@lru_cache(maxsize=32)
+def _plain_actions(version_dir: str) -> dict[str, argparse.Action]:
+    """Option string -> action, for the actions _apply_plain can apply exactly."""
+    simple = (argparse._StoreAction, argparse._StoreTrueAction, argparse._StoreFalseAction,
+              argparse._StoreConstAction)
+    return {o: a for a in build_parser(version_dir)._actions if type(a) in simple and a.nargs in (None, 0)
+            for o in a.option_strings}
+
+
+def container_keys(base: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(k for k, v in base.items() if isinstance(v, (list, dict)))
+
+
+def _apply_plain(version_dir: str, base: dict[str, Any], argv: list[str],
+                 containers: tuple[str, ...]) -> dict[str, Any] | None:
+    actions = _plain_actions(version_dir)
+    out = dict(base)
+    for k in containers:
+        out[k] = copy.deepcopy(base[k])
+    i = 0
+    while i < len(argv):
+        act = actions.get(argv[i])
+        if act is None:
+            return None
+        if act.nargs == 0:  # store_true / store_false / store_const
+            out[act.dest] = act.const
+            i += 1
+            continue
+        if i + 1 >= len(argv) or argv[i + 1].startswith("-"):
+            return None
+        try:
+            value = act.type(argv[i + 1]) if act.type is not None else argv[i + 1]
+        except (TypeError, ValueError, argparse.ArgumentTypeError):
+            return None
+        if act.choices is not None and value not in act.choices:
+            return None
+        out[act.dest] = value
+        i += 2
     return out
 
 
@@ -226,4 +294,4 @@ def renamed_hint(flags: list[str], version_dir: str) -> str | None:
     return "; ".join(f"{a} is spelled {b} in this release" for a, b in pairs)
 
 
-__all__ = ["SGLangArgError", "parse_flags", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]
+__all__ = ["SGLangArgError", "parse_flags", "parse_flags_onto", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]
