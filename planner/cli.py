@@ -145,6 +145,23 @@ def _check_free_fits_card(profile, free_before: float | None, free_after: float 
                            f"{profile.capacity_mib:,} MiB NVML total); give the free memory of one GPU")
 
 
+def resolve_model_safely(name: Any) -> ResolvedModel:
+    """resolve_model, with what the file system or a broken file raises turned into one line naming it."""
+    if not isinstance(name, str):
+        raise BadInput(f"--model: expected a name or a path, got {type(name).__name__}")
+    shown = name if len(name) <= 120 else name[:117] + "..."
+    try:
+        return resolve_model(name)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise BadInput(f"--model: cannot use '{shown}': {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--model: '{shown}': a file there is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                       "config.json and index files must be JSON text") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+        raise BadInput(f"--model: '{shown}': malformed config or checkpoint ({type(exc).__name__}: "
+                       f"{str(exc)[:120]})") from None
+
+
 def _selector_for(gpu: str):
     """--gpu: NVML indices ("0", "0,1") or "auto", else None (a name). A number that names a card
     ("4090", "5090") is the card."""
@@ -170,7 +187,7 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     selector = _selector_for(gpu)
     profile = find_profile(gpu) if selector is None else None
-    resolved: ResolvedModel = resolve_model(model)
+    resolved: ResolvedModel = resolve_model_safely(model)
     if profile is not None:
         _check_free_fits_card(profile, free_before, free_after)
         return make_plan(profile, resolved, flags, env, free_before, free_after, version=version)
@@ -378,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say_error("interrupted")
         return EXIT_INTERRUPTED
+    except OverflowError:
+        _say_error("a number in the input is too large for SGLang to hold (it sizes with 64-bit integers); "
+                   "check the flag values")
+        return EXIT_BAD_INPUT
     except RecursionError:
         _say_error("input nested too deeply to read")
         return EXIT_BAD_INPUT
