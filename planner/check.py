@@ -23,7 +23,7 @@ from typing import Any
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons
+from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons, parse_file
 from planner.plan import GIB, Plan, make_plan
 
 ROUNDING_GIB = 0.01  # SGLang prints two decimals
@@ -88,6 +88,62 @@ class CheckResult:
     explanation: list[str] = field(default_factory=list)
 
 
+# Lines only an SGLang server writes (any release): a file with none of them is not an SGLang log.
+_SGLANG_MARKERS = ("server_args=ServerArgs(", "Load weight begin", "Load weight end", "KV Cache is allocated",
+                   "Memory pool end", "sglang", "SGLang", "max_total_num_tokens", "Mamba Cache is allocated",
+                   "Capture cuda graph", "[TP0]", "TpModelWorker", "Scheduler hit an exception",
+                   "Not enough memory. Please try to increase --mem-fraction-static")
+# What other files look like, to say so: (substring, what it is)
+_OTHER_LOGS = (("vllm", "a vLLM log"), ("vLLM", "a vLLM log"), ("llama_model_loader", "a llama.cpp log"),
+               ("TensorRT-LLM", "a TensorRT-LLM log"), ("[TRT-LLM]", "a TensorRT-LLM log"),
+               ("text-generation-launcher", "a TGI log"), ("text_generation_launcher", "a TGI log"),
+               ("ollama", "an Ollama log"), ("lmdeploy", "an LMDeploy log"))
+_SNIFF_BYTES = 4 << 20
+
+
+def sniff_log(head: bytes, name: str) -> str | None:
+    """None when ``head`` (the file's first bytes) can be an SGLang log, else what it looks like instead."""
+    if not head.strip():
+        return f"{name} is empty"
+    if b"\x00" in head[:65536]:
+        return f"{name} is binary data (NUL bytes), not a text log"
+    text = head.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if bad > max(16, len(text) // 20):
+        return f"{name} is not text ({bad} undecodable bytes in the first {len(head):,}), not a log"
+    if any(m in text for m in _SGLANG_MARKERS):
+        return None
+    for needle, what in _OTHER_LOGS:
+        if needle in text:
+            return f"{name} looks like {what}, not an SGLang server log"
+    if text.lstrip().startswith(("{", "[")):
+        return f"{name} looks like JSON, not an SGLang server log"
+    return f"{name} has no line an SGLang server writes (no ServerArgs dump, no 'Load weight' or pool lines)"
+
+
+def read_log(path: str) -> ParsedLog:
+    """Read a boot log for ``plan check``: BadInput (one line) when it cannot be read or is not an SGLang log."""
+    import gzip  # noqa: PLC0415
+
+    try:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            head = fh.read(_SNIFF_BYTES)
+    except (OSError, EOFError, ValueError) as exc:
+        raise BadInput(f"check: cannot read {str(path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
+    what = sniff_log(head, str(path)[:200])
+    if what is not None:
+        raise BadInput(f"check: {what}; give the log an SGLang server printed (python -m sglang.launch_server ...)")
+    try:
+        log = parse_file(path)
+    except (OSError, EOFError, ValueError) as exc:
+        raise BadInput(f"check: cannot read {str(path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not log.launches:
+        raise BadInput(f"check: {str(path)[:200]} mentions SGLang but holds no launch (no ServerArgs, weight-load, "
+                       "pool or failure line)")
+    return log
+
+
 def flags_from_server_args(args: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for key, flag in _MEMORY_FIELDS:
@@ -144,16 +200,10 @@ def stale_checks(log: ParsedLog, launched_at: _dt.datetime | None, user_flags: l
     if reasons:
         msgs.append("two launches are interleaved in this file: " + "; ".join(reasons[:2]))
     if user_flags and launch is not None and launch.server_args:
-        logged = _norm_flags(flags_from_server_args(launch.server_args))
-        mine = _norm_flags(user_flags)
-        differ = []
-        for k, v in mine.items():
-            if k in logged and not _same(logged[k], v):
-                differ.append(f"{k} {v} (yours) vs {logged[k]} (log)")
-            elif k not in logged and k in dict(_MEMORY_FIELDS + _SWITCHES).values() and v != "true":
-                differ.append(f"{k} {v} (yours) vs unset (log)")
+        differ = differing_flags(flags_from_server_args(launch.server_args), user_flags)
         if differ:
-            msgs.append("the log's ServerArgs differ from the flags you launched with: " + "; ".join(differ[:4]))
+            msgs.append("the log's ServerArgs differ from the flags you launched with (" + str(len(differ))
+                        + " flag(s)): " + group_differences(differ))
     if len(log.launches) > 1 and launch is not None:
         prev = [x for x in log.launches[:-1] if x.failure is not None]
         if prev and (launch.failure is None or prev[-1].failure.message != launch.failure.message):
@@ -163,10 +213,64 @@ def stale_checks(log: ParsedLog, launched_at: _dt.datetime | None, user_flags: l
     return msgs
 
 
+# Most memory-relevant first: the flags people chase when a launch does not fit.
+_RELEVANCE = ("--mamba-scheduler-strategy", "--max-mamba-cache-size", "--mamba-full-memory-ratio",
+              "--max-running-requests", "--mem-fraction-static", "--max-total-tokens", "--context-length",
+              "--kv-cache-dtype", "--mamba-ssm-dtype", "--page-size", "--chunked-prefill-size", "--cuda-graph-max-bs",
+              "--disable-radix-cache", "--tp-size")
+
+
+def _canonical(name: str) -> str:
+    """One spelling per flag across releases (0.5.14 renamed the strategy and graph flags)."""
+    from planner.engines.sglang.cli_flags import RENAMED  # noqa: PLC0415
+
+    for old, new in RENAMED:
+        if name == new:
+            return old
+    return {"--tp": "--tp-size", "--tensor-parallel-size": "--tp-size", "--model": "--model-path"}.get(name, name)
+
+
+def differing_flags(logged_flags: list[str], user_flags: list[str]) -> list[tuple[str, str, str]]:
+    """(flag, yours, the log's) for every flag that differs, most memory-relevant first."""
+    logged = {_canonical(k): v for k, v in _norm_flags(logged_flags).items()}
+    mine = {_canonical(k): v for k, v in _norm_flags(user_flags).items()}
+    known = {_canonical(f) for f in dict(_MEMORY_FIELDS + _SWITCHES).values()}
+    switches = {f for _, f in _SWITCHES}
+    differ = []
+    for k, v in mine.items():
+        if k in logged:
+            if not _same(logged[k], v):
+                differ.append((k, v, logged[k]))
+        elif k in switches and v == "true":
+            differ.append((k, "on", "off"))
+        elif k in known and v != "true":
+            differ.append((k, v, "unset"))
+    for k in switches:  # a switch the log has on that you did not give
+        if logged.get(k) == "true" and k not in mine:
+            differ.append((k, "off", "on"))
+    rank = {f: i for i, f in enumerate(_RELEVANCE)}
+    return sorted(differ, key=lambda d: rank.get(d[0], len(rank)))
+
+
+def group_differences(differ: list[tuple[str, str, str]]) -> str:
+    """Every difference, never truncated: the memory-sizing ones, then the rest."""
+    def text(d):
+        return f"{d[0]} {d[1]} (yours) vs {d[2]} (log)"
+
+    sizing = [text(d) for d in differ if d[0] in _RELEVANCE[:6]]
+    other = [text(d) for d in differ if d[0] not in _RELEVANCE[:6]]
+    parts = []
+    if sizing:
+        parts.append("memory sizing: " + "; ".join(sizing))
+    if other:
+        parts.append(("other: " if sizing else "") + "; ".join(other))
+    return " | ".join(parts)
+
+
 def _same(a: str, b: str) -> bool:
     try:
         return float(a) == float(b)
-    except ValueError:
+    except (ValueError, OverflowError):
         return a == b
 
 
@@ -231,10 +335,52 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
         kept.append(flags[i])
         i += 1
     res.flags = kept
+    if launch.failure is not None:
+        res.failure = describe_failure(launch.failure)
+    rank, pre, post = _measured_free(launch, res)
+    if version is None:
+        version, why = rules_version_for_log(log)
+        res.notes.append(why)
+    if post is not None:
+        post = _post_with_draft(launch, version, post, res.notes)
+    try:
+        resolved = _model_for(launch, model)
+    except BadInput as exc:
+        if not stale and res.failure is None:
+            raise
+        res.notes.append(f"not re-planned: {exc}")
+        return res
+    src = None if pre is None else f"log: Load weight begin avail {pre:.2f} GB (GiB)"
+    plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src, version=version)
+    res.plan = plan
+    if plan.error_type == "SystemExit":
+        raise BadInput(plan.error_message or "flag error")
+    if rank is not None:
+        res.rows = _rows(plan, launch, rank)
+    if plan.verdict != "fits" and pre is not None:
+        res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post, version)
+    return res
+
+
+def describe_failure(f) -> str:
+    """The failure in one line, with what it tried to allocate when the log says."""
+    text = f"{f.exc_type}: {f.message}" if f.exc_type else (f.message or type(f).__name__)
+    tried = getattr(f, "tried_gib", None)
+    if tried is not None and "Tried to allocate" not in text:
+        text += f" (Tried to allocate {tried:.2f} GiB)"
+    if getattr(f, "during_capture", False) and "capture" not in text.lower():
+        text += " (while capturing CUDA graphs)"
+    return text
+
+
+def _measured_free(launch: Launch, res: CheckResult):
+    """(the rank SGLang sizes from, P GiB, free after load GiB) from the log, or (None, None, None) with a
+    note when the log has no 'Load weight end' line (the plan is then made with modelled free memory)."""
     loaded = [r for r in launch.ranks.values() if r.load_end is not None and r.load_end.avail_gib is not None]
     if not loaded:
-        res.notes.append("the log has no 'Load weight end' line: nothing measured to re-plan with")
-        return res
+        res.notes.append("the log has no 'Load weight end' line: re-planned with modelled free memory"
+                         + (f"; the launch failed with {res.failure}" if res.failure else ""))
+        return None, None, None
     # SGLang takes P and the post-load free memory as the minimum over ranks (model_runner.py:1214-1219,
     # kv_cache_mixin.py:56-68 @0.5.11); the log prints each rank's own.
     rank = min(loaded, key=lambda r: r.load_end.avail_gib)
@@ -243,33 +389,16 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if pres:
         pre = min(pres)
     else:
-        pre = post + rank.load_end.mem_usage_gib
+        pre = post + (rank.load_end.mem_usage_gib or 0.0)
         res.notes.append("no 'Load weight begin' line: P = avail after load + weight mem usage (both rounded)")
     if len(launch.ranks) > 1 and len(loaded) < len(launch.ranks):
         res.notes.append("only some ranks logged their weight load; P and the free memory after load are the "
                          "minimum over the ranks that did (SGLang uses the minimum over all)")
-    if version is None:
-        version, why = rules_version_for_log(log)
-        res.notes.append(why)
-    post = _post_with_draft(launch, version, post, res.notes)
-    try:
-        resolved = _model_for(launch, model)
-    except BadInput as exc:
-        if not stale:
-            raise
-        res.notes.append(f"not re-planned: {exc}")
-        return res
-    plan = make_plan(gpu, resolved, kept, env, pre, post,
-                     free_before_source=f"log: Load weight begin avail {pre:.2f} GB (GiB)", version=version)
-    res.plan = plan
-    if plan.error_type == "SystemExit":
-        raise BadInput(plan.error_message or "flag error")
-    res.rows = _rows(plan, launch, rank)
-    if launch.failure is not None:
-        res.failure = f"{launch.failure.exc_type}: {launch.failure.message}"
-    if plan.verdict != "fits":
-        res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post, version)
-    return res
+    if post <= 0 or pre <= 0 or post > pre:
+        res.notes.append(f"the logged free memory (before {pre:.2f}, after {post:.2f} GiB) is not usable: "
+                         "re-planned with modelled free memory")
+        return None, None, None
+    return rank, pre, post
 
 
 def _post_with_draft(launch: Launch, version: str, post: float, notes: list[str]) -> float:

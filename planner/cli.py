@@ -11,6 +11,7 @@ Exit codes: 0 fits, 1 does not fit (SGLang rejects, fails at startup, or out-of-
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import sys
@@ -18,77 +19,98 @@ from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.rules import LATEST, RULES, rules_for
-from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
 from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
-_LAUNCHERS = {"python", "python3", "-m", "sglang.launch_server", "sglang", "serve", "launch_server"}
+EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
+
+HELP_EPILOG = """\
+subcommands:
+  plan check LOGFILE --gpu G    compare an SGLang boot log with the plan (stale logs reported first)
+                                e.g. plan check tests/data/logs/synthetic-0.5.11-tp1-spec.log --gpu rtxpro6000
+  plan tui [--gpu G --model M]  interactive what-if explorer (Textual)
+  plan probe                    what NVML sees on this machine, next to hwprofiles/
+
+paste form (everything after '--' is your launch command; the model comes from --model-path):
+  plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
+  (also: env assignments first, any python path, uv run, docker run ... IMAGE ..., sglang serve)
+
+exit codes: 0 fits, 1 does not fit / SGLang rejects the flags, 2 bad input, 130 interrupted.
+Any option not listed above is an SGLang flag, parsed by the chosen release's own argparse."""
+
+
+class _HelpShown(Exception):
+    pass
 
 
 class _ArgParser(argparse.ArgumentParser):
     def error(self, message: str):
-        raise BadInput(f"{message} (see plan --help)")
+        raise BadInput(f"{message} (see {self.prog} --help)")
+
+    def print_help(self, file=None) -> None:  # noqa: ARG002 - through write_out (closed / ASCII stdout)
+        write_out(self.format_help())
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if status:
+            raise BadInput(one_line(message or "bad arguments"))
+        raise _HelpShown
 
 
 def _parser() -> _ArgParser:
     p = _ArgParser(
         prog="plan",
-        description="Predict SGLang's GPU memory plan before boot. Any option not listed here is passed "
-                    "to the SGLang flag parser, exactly as launch_server takes it.",
-        allow_abbrev=False,
+        description="Predict SGLang's GPU memory plan before boot, and recommend launch flags.",
+        epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )
-    p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (see hwprofiles/)")
+    p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (see hwprofiles/), 'auto' or NVML indices 0,1")
     p.add_argument("--model", help="catalog name, Hugging Face id, config.json path or checkpoint dir")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON (with the oracle-schema summary)")
-    p.add_argument("--batch", metavar="FILE.jsonl", help="one request per line; '-' reads stdin")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="--batch: N processes over the lines "
-                   "(results stay in input order)")
-    p.add_argument("--free-before-load-gib", type=float, help="measured free GiB per GPU before weight load (P)")
-    p.add_argument("--free-after-load-gib", type=float, help="measured free GiB per GPU after weight load")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON (exact values, oracle-schema summary)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="the full breakdown: inputs, resolved flags, profiling arithmetic, every pool, other releases")
+    p.add_argument("--compare-releases", action="store_true",
+                   help="also show how every modelled SGLang release decides the same launch")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one JSON request per line ('-' reads stdin); one result per line")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="--batch: plan the lines in N processes (results stay in input order)")
+    p.add_argument("--free-before-load-gib", type=float, metavar="GIB",
+                   help="measured free GiB per GPU before weight load (P; the log's 'Load weight begin' avail)")
+    p.add_argument("--free-after-load-gib", type=float, metavar="GIB",
+                   help="measured free GiB per GPU after weight load (the log's 'Load weight end' avail)")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                   help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16")
-    p.add_argument("--sglang-version", default=None,
+                   help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16 (repeatable)")
+    p.add_argument("--sglang-version", default=None, metavar="X",
                    help=f"whose rules to use ({', '.join(RULES)}; default: the sglang installed here, else {LATEST})")
     s = p.add_argument_group("search (recommend launch flags; flags you give stay fixed)")
-    s.add_argument("--need-context", type=int, help="longest request to serve, tokens (default: 32768, "
-                   "capped at the model's context)")
-    s.add_argument("--need-concurrency", type=int, default=1, help="requests of that length at once (default 1)")
+    s.add_argument("--need-context", type=int, metavar="TOKENS", help="longest request to serve, tokens "
+                   "(default: 32768, capped at the model's context)")
+    s.add_argument("--need-concurrency", type=int, default=1, metavar="N",
+                   help="requests of that length at once (default 1)")
     s.add_argument("--speculative", choices=["off", "EAGLE", "EAGLE3", "NEXTN"],
                    help="want speculative decoding (default: as your flags say)")
     s.add_argument("--allow-fp8-kv", action="store_true", help="allow --kv-cache-dtype fp8_e4m3 (quality)")
     s.add_argument("--allow-bf16-ssm", action="store_true", help="allow --mamba-ssm-dtype bfloat16 (quality)")
+    s.add_argument("--allow-no-radix", action="store_true",
+                   help="allow --disable-radix-cache (no prefix reuse; off by default, the gain is reported)")
     s.add_argument("--objective", choices=list(OBJECTIVES), default="concurrency",
                    help="rank by concurrency at the needed context (default), KV tokens, or headroom")
-    s.add_argument("--top", type=int, default=1, help="list the K best configurations")
+    s.add_argument("--top", type=int, default=1, metavar="K", help="list the K best configurations")
     s.add_argument("--no-search", action="store_true", help="only evaluate the flags given")
     return p
 
 
+def planner_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]  # noqa: SLF001
+
+
 def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str]]:
-    """``python -m sglang.launch_server --model-path X ...`` -> (X, the other flags)."""
-    i = 0
-    while i < len(tokens) and not tokens[i].startswith("-") or (i < len(tokens) and tokens[i] == "-m"):
-        if tokens[i] not in _LAUNCHERS and not tokens[i].endswith(("python", "python3")):
-            raise BadInput(f"after '--': expected 'python -m sglang.launch_server ...' or SGLang flags, got '{tokens[i]}'")
-        i += 1
-    rest = tokens[i:]
-    model, flags, skip = None, [], False
-    for j, t in enumerate(rest):
-        if skip:
-            skip = False
-            continue
-        if t in ("--model-path", "--model"):
-            if j + 1 >= len(rest):
-                raise BadInput(f"{t}: expected a value")
-            model, skip = rest[j + 1], True
-            continue
-        if t.startswith(("--model-path=", "--model=")):
-            model = t.split("=", 1)[1]
-            continue
-        flags.append(t)
+    """``python -m sglang.launch_server --model-path X ...`` -> (X, the other flags); see planner.paste."""
+    from planner.paste import split_paste_form as split  # noqa: PLC0415
+
+    model, flags, _ = split(tokens)
     return model, flags
 
 
@@ -99,8 +121,8 @@ def _parse_env(items: Sequence[str] | dict[str, Any] | None) -> dict[str, str]:
         return {str(k): str(v) for k, v in items.items()}
     env = {}
     for kv in items:
-        if "=" not in kv or not kv.split("=", 1)[0]:
-            raise BadInput(f"--env: expected KEY=VALUE, got '{kv}'")
+        if not isinstance(kv, str) or "=" not in kv or not kv.split("=", 1)[0]:
+            raise BadInput(f"--env: expected KEY=VALUE, got {str(kv)[:60]!r}")
         k, v = kv.split("=", 1)
         env[k] = v
     return env
@@ -110,10 +132,47 @@ def _check_gib(name: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise BadInput(f"{name}: expected a number of GiB, got {value!r}")
+        raise BadInput(f"{name}: expected a number of GiB, got {value!r}"[:200])
     if value <= 0 or value > 1 << 20:
         raise BadInput(f"{name}: {value} GiB is out of range (0, 1048576]")
     return float(value)
+
+
+def _check_free_fits_card(profile, free_before: float | None, free_after: float | None) -> None:
+    """Free memory cannot exceed what the card has (its NVML total)."""
+    total = profile.capacity_mib / 1024
+    for name, v in (("--free-before-load-gib", free_before), ("--free-after-load-gib", free_after)):
+        if v is not None and v > total:
+            raise BadInput(f"{name}: {v:g} GiB is more than the {profile.id} has ({total:.2f} GiB, "
+                           f"{profile.capacity_mib:,} MiB NVML total); give the free memory of one GPU")
+
+
+def resolve_model_safely(name: Any) -> ResolvedModel:
+    """resolve_model, with what the file system or a broken file raises turned into one line naming it."""
+    if not isinstance(name, str):
+        raise BadInput(f"--model: expected a name or a path, got {type(name).__name__}")
+    shown = name if len(name) <= 120 else name[:117] + "..."
+    try:
+        return resolve_model(name)
+    except OSError as exc:  # e.g. a name longer than the file system allows
+        raise BadInput(f"--model: cannot use '{shown}': {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--model: '{shown}': a file there is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                       "config.json and index files must be JSON text") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+        raise BadInput(f"--model: '{shown}': malformed config or checkpoint ({type(exc).__name__}: "
+                       f"{str(exc)[:120]})") from None
+
+
+def _selector_for(gpu: str):
+    """--gpu: NVML indices ("0", "0,1") or "auto", else None (a name). A number that names a card
+    ("4090", "5090") is the card."""
+    from planner.hardware.profiles import is_profile_name  # noqa: PLC0415
+
+    selector = parse_gpu_selector(gpu)
+    if isinstance(selector, list) and is_profile_name(gpu):
+        return None
+    return selector
 
 
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
@@ -124,14 +183,16 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
         raise BadInput("--model: required (e.g. --model qwen3.6-27b), or paste the launch command after '--'")
-    resolved: ResolvedModel = resolve_model(model)
     free_before = _check_gib("--free-before-load-gib", free_before)
     free_after = _check_gib("--free-after-load-gib", free_after)
     if free_before is not None and free_after is not None and free_after > free_before:
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
-    selector = parse_gpu_selector(gpu)
-    if selector is None:
-        return make_plan(find_profile(gpu), resolved, flags, env, free_before, free_after, version=version)
+    selector = _selector_for(gpu)
+    profile = find_profile(gpu) if selector is None else None
+    resolved: ResolvedModel = resolve_model_safely(model)
+    if profile is not None:
+        _check_free_fits_card(profile, free_before, free_after)
+        return make_plan(profile, resolved, flags, env, free_before, free_after, version=version)
     return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
 
 
@@ -168,14 +229,15 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
 
 
 def build_needs(need_context: Any, need_concurrency: Any, speculative: str | None, allow_fp8_kv: bool,
-                allow_bf16_ssm: bool, objective: str) -> Needs:
+                allow_bf16_ssm: bool, objective: str, allow_no_radix: bool = False) -> Needs:
     for name, v in (("--need-context", need_context), ("--need-concurrency", need_concurrency)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise BadInput(f"{name}: expected a positive integer, got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 1 << 40):
+            raise BadInput(f"{name}: expected a positive integer (at most 2^40), got {v!r}")
     if objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got {objective!r}")
     return Needs(context=need_context, concurrency=need_concurrency or 1, speculative=speculative,
-                 allow_fp8_kv=bool(allow_fp8_kv), allow_bf16_ssm=bool(allow_bf16_ssm), objective=objective)
+                 allow_fp8_kv=bool(allow_fp8_kv), allow_bf16_ssm=bool(allow_bf16_ssm), objective=objective,
+                 allow_no_radix=bool(allow_no_radix))
 
 
 def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, free_after: float | None) -> SearchResult:
@@ -212,71 +274,161 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
             "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
 
 
-def run_batch(path: str, version: str, out, jobs: int = 1) -> int:
+def _batch_result(req, version: str | None) -> dict[str, Any]:
+    """One validated batch request -> its result object (raises PlannerError for a bad one)."""
+    plan = build_plan(req.gpu, req.model, [str(f) for f in req.flags], _parse_env(req.env), req.free_before_gib,
+                      req.free_after_gib, req.sglang_version or version)
+    result: dict[str, Any] = to_dict(plan)
+    bad = flag_error(plan)
+    if bad is not None:
+        result["error"] = str(bad)
+    elif req.search:
+        needs = build_needs(req.need_context, req.need_concurrency, req.speculative, req.allow_fp8_kv,
+                            req.allow_bf16_ssm, req.objective, req.allow_no_radix)
+        res = do_search(plan, needs, req.top, req.free_before_gib, req.free_after_gib)
+        result["recommendation"] = recommendation_dict(res, plan.model)
+        result["search"] = search_dict(res)
+    return result
+
+
+def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
+    """Each line is validated on its own; a bad line gives {"id", "error"} and the batch goes on.
+    ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
+    if not isinstance(jobs, int) or jobs < 1 or jobs > 256:
+        raise BadInput(f"--jobs: expected a positive integer up to 256, got {jobs}")
     try:
-        stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"--batch: cannot read {path}: {exc.strerror or exc}") from None
-    if jobs < 1:
-        raise BadInput(f"--jobs: expected a positive integer, got {jobs}")
+        stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="strict")  # noqa: SIM115
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"--batch: cannot read {str(path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
     with stream:
-        items = ((lineno, line, version) for lineno, line in enumerate(stream, 1) if line.strip())
+        items = ((lineno, line, version) for lineno, line in _batch_lines(stream, path))
         if jobs == 1:
-            results = map(_batch_line, items)
-            for r in results:
-                out.write(r + "\n")
-        else:  # in parallel over lines; map keeps the input order
+            for r in map(_batch_line, items):
+                write_out(r, out)
+        else:
             from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
 
             with ProcessPoolExecutor(jobs) as pool:
                 for r in pool.map(_batch_line, items, chunksize=8):
-                    out.write(r + "\n")
+                    write_out(r, out)
     return EXIT_FITS
 
 
-def _batch_line(item: tuple[int, str, str]) -> str:
+def _batch_lines(stream, path: str):
+    """(line number, line) of every non-empty line; a line that is not UTF-8 is bad input."""
+    lineno = 0
+    while True:
+        try:
+            line = stream.readline()
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"--batch: {str(path)[:200]}: line {lineno + 1} is not UTF-8 text ({exc.reason})") from None
+        if not line:
+            return
+        lineno += 1
+        if line.strip():
+            yield lineno, line
+
+
+def _batch_line(item: tuple[int, str, str | None]) -> str:
     """One --batch request line -> its JSON result line (errors are results, with the line's id)."""
+    from planner.batch import parse_line  # noqa: PLC0415
+
     lineno, line, version = item
-    rid: Any = None
+    rid: Any = lineno
     try:
-        req = json.loads(line)
-        if not isinstance(req, dict):
-            raise BadInput("each line must be a JSON object")
-        rid = req.get("id", lineno)
-        flags = req.get("flags") or []
-        if not isinstance(flags, list) or not all(isinstance(f, (str, int, float)) for f in flags):
-            raise BadInput("'flags' must be a list of strings")
-        plan = build_plan(req.get("gpu"), req.get("model"), [str(f) for f in flags], _parse_env(req.get("env")),
-                          req.get("free_before_gib"), req.get("free_after_gib"),
-                          req.get("sglang_version", version))
-        result = {"id": rid, **to_dict(plan)}
-        if req.get("search", True) and plan.error_type != "SystemExit":
-            needs = build_needs(req.get("need_context"), req.get("need_concurrency"), req.get("speculative"),
-                                req.get("allow_fp8_kv", False), req.get("allow_bf16_ssm", False),
-                                req.get("objective", "concurrency"))
-            res = do_search(plan, needs, int(req.get("top", 1)), req.get("free_before_gib"),
-                            req.get("free_after_gib"))
-            result["recommendation"] = recommendation_dict(res, plan.model)
-            result["search"] = search_dict(res)
-        bad = flag_error(plan)
-        if bad is not None:
-            result["error"] = str(bad)
-    except json.JSONDecodeError as exc:
-        result = {"id": rid if rid is not None else lineno, "error": f"line {lineno}: not JSON ({exc.msg})"}
+        rid, req = parse_line(line, lineno)
+        result = {"id": req.id if req.id is not None else rid, **_batch_result(req, version)}
     except PlannerError as exc:
-        result = {"id": rid if rid is not None else lineno, "error": str(exc)}
-    return json.dumps(result)
+        result = {"id": getattr(exc, "rid", rid), "error": one_line(str(exc))}
+    return json.dumps(result, default=str) + "\n"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split("\n")).replace("\r", " ")
+
+
+_ASCII = {"—": "-", "–": "-", "×": "x", "·": "-", "≥": ">=", "≤": "<=", "→": "->", "←": "<-", "…": "...",
+          "’": "'", "‘": "'", "“": '"', "”": '"', "≈": "~", "²": "^2", "µ": "u", "±": "+-"}
+
+
+def _to_ascii(text: str) -> str:
+    for k, v in _ASCII.items():
+        text = text.replace(k, v)
+    return text.encode("ascii", "replace").decode("ascii")
+
+
+class _ClosedStdout(Exception):
+    pass
+
+
+def write_out(text: str, stream=None) -> None:
+    """Write to stdout (or ``stream``): a stream that cannot encode the text gets it in ASCII; a closed
+    pipe (``plan ... | head``) stops the output but not the exit code."""
+    stream = stream if stream is not None else sys.stdout
+    try:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            stream.write(_to_ascii(text))
+        stream.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise _ClosedStdout from None
+    except (OSError, ValueError) as exc:  # a closed file object raises ValueError
+        if stream is sys.stdout or isinstance(exc, ValueError):
+            _silence_stdout()
+            raise _ClosedStdout from None
+        raise
+
+
+def _silence_stdout() -> None:
+    import os  # noqa: PLC0415
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def _say_error(message: str) -> None:
+    text = f"plan: error: {one_line(message)}\n"
+    try:
+        try:
+            sys.stderr.write(text)
+        except UnicodeEncodeError:
+            sys.stderr.write(_to_ascii(text))
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``plan`` command. Exit codes: 0 fits, 1 does not fit, 2 bad input, 130 interrupted."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    state: dict[str, int] = {}
     try:
-        return _main(argv)
+        return _main(argv, state)
     except PlannerError as exc:
-        print(f"plan: error: {exc}", file=sys.stderr)
+        _say_error(str(exc))
         return exc.exit_code
-    except BrokenPipeError:  # pragma: no cover - e.g. `plan ... | head`
+    except _ClosedStdout:  # e.g. `plan ... | head`: the verdict's code, not a crash
+        return state.get("code", EXIT_FITS)
+    except _HelpShown:
         return EXIT_FITS
+    except KeyboardInterrupt:
+        _say_error("interrupted")
+        return EXIT_INTERRUPTED
+    except OverflowError:
+        _say_error("a number in the input is too large for SGLang to hold (it sizes with 64-bit integers); "
+                   "check the flag values")
+        return EXIT_BAD_INPUT
+    except RecursionError:
+        _say_error("input nested too deeply to read")
+        return EXIT_BAD_INPUT
+    except MemoryError:
+        _say_error("out of host memory while reading the input")
+        return EXIT_BAD_INPUT
 
 
 def probe_main(argv: list[str], nvml=None, out=None) -> int:
@@ -297,139 +449,210 @@ def probe_main(argv: list[str], nvml=None, out=None) -> int:
         raise BadInput(f"--gpu: expected 'auto' or indices like 0,1 for probe, got '{ns.gpu}'")
     host = read_gpus(None, nvml=nvml)
     gpus = host if sel == "auto" else read_gpus(sel, nvml=nvml)
-    out.write(describe(gpus, host_gpus=host) + "\n")
+    write_out(describe(gpus, host_gpus=host) + "\n", out)
     if ns.write_profile:
         folder = Path(ns.write_profile)
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"--write-profile: cannot create {str(folder)[:200]}: {exc.strerror or exc}") from None
         for g in gpus:
             if g.profile_id:
-                out.write(f"GPU {g.index}: already profiled as {g.profile_id}\n")
+                write_out(f"GPU {g.index}: already profiled as {g.profile_id}\n", out)
                 continue
             text = profile_toml_for(g)
             stem = text.split('id = "', 1)[1].split('"', 1)[0]
             path = folder / f"{stem}.toml"
             if path.exists():
                 raise BadInput(f"--write-profile: {path} exists; remove it or pick another folder")
-            path.write_text(text, encoding="utf-8")
-            out.write(f"GPU {g.index}: wrote {path}\n")
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise BadInput(f"--write-profile: cannot write {path}: {exc.strerror or exc}") from None
+            write_out(f"GPU {g.index}: wrote {path}\n", out)
     return EXIT_FITS
+
+
+def _check_parser() -> _ArgParser:
+    p = _ArgParser(prog="plan check", description="Compare an SGLang boot log with the plan; stale logs are "
+                   "reported first. Options not listed here are the SGLang flags you launched with.",
+                   allow_abbrev=False)
+    p.add_argument("logfile", help="the server's log (plain text or .gz)")
+    p.add_argument("--gpu", required=True, help="GPU profile (or auto) the log came from")
+    p.add_argument("--model", help="catalog name or path (default: the log's model_path)")
+    p.add_argument("--launched-at", metavar="TIME",
+                   help="when you launched, e.g. '2026-05-01 12:00' (local time of the log)")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="an SGLang environment variable the server ran with (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--sglang-version", metavar="X", help="whose rules to use (default: the release the log shows)")
+    return p
+
+
+def _launched_at(text: str | None):
+    import datetime as dt  # noqa: PLC0415
+
+    if not text:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"--launched-at: expected a time like '2026-05-01 12:00:00', got {text[:60]!r}") from None
+
+
+def _profile_for(gpu: str):
+    selector = _selector_for(gpu)
+    if selector is not None:
+        from planner.hardware.live import select  # noqa: PLC0415
+        return select(selector).profile
+    return find_profile(gpu)
 
 
 def check_main(argv: list[str], out=None) -> int:
     """plan check LOGFILE --gpu NAME [--model M] [--launched-at TIME] [SGLang flags as launched]."""
-    import datetime as dt  # noqa: PLC0415
-
-    from planner.check import check  # noqa: PLC0415
-    from planner.logs import parse_file  # noqa: PLC0415
+    from planner.check import check, read_log  # noqa: PLC0415
     from planner.report import render_check  # noqa: PLC0415
 
-    out = out or sys.stdout
-    p = _ArgParser(prog="plan check", description="Compare an SGLang boot log with the plan; stale logs are "
-                   "reported first. Options not listed here are the SGLang flags you launched with.",
-                   allow_abbrev=False)
-    p.add_argument("logfile")
-    p.add_argument("--gpu", required=True, help="GPU profile (or auto) the log came from")
-    p.add_argument("--model", help="catalog name or path (default: the log's model_path)")
-    p.add_argument("--launched-at", help="when you launched, e.g. '2026-05-01 12:00' (local time of the log)")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--sglang-version", help="whose rules to use (default: the release the log shows)")
-    ns, flags = p.parse_known_args(argv)
-    launched = None
-    if ns.launched_at:
-        try:
-            launched = dt.datetime.fromisoformat(ns.launched_at)
-        except ValueError:
-            raise BadInput(f"--launched-at: expected a time like '2026-05-01 12:00:00', got '{ns.launched_at}'") from None
-    try:
-        log = parse_file(ns.logfile)
-    except OSError as exc:
-        raise BadInput(f"check: cannot read {ns.logfile}: {exc.strerror or exc}") from None
-    selector = parse_gpu_selector(ns.gpu)
-    if selector is not None:
-        from planner.hardware.live import select  # noqa: PLC0415
-        profile = select(selector).profile
-    else:
-        profile = find_profile(ns.gpu)
+    ns, flags = _check_parser().parse_known_args(argv)
+    launched = _launched_at(ns.launched_at)
+    profile = _profile_for(ns.gpu)
     if ns.sglang_version:
         rules_for(ns.sglang_version)
+    log = read_log(ns.logfile)  # BadInput: unreadable, or not an SGLang log (says what it looks like)
     res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env), ns.sglang_version)
     if ns.json:
         from planner.report import check_dict  # noqa: PLC0415
-        out.write(json.dumps(check_dict(res), indent=2, default=str) + "\n")
+        text = json.dumps(check_dict(res), indent=2, default=str)
     else:
-        out.write(render_check(res) + "\n")
-    if res.stale:
-        return EXIT_DOES_NOT_FIT
-    return EXIT_FITS if all(r.agrees is not False for r in res.rows) else EXIT_DOES_NOT_FIT
+        text = render_check(res)
+    code = EXIT_DOES_NOT_FIT if res.stale or any(r.agrees is False for r in res.rows) else EXIT_FITS
+    try:
+        write_out(text + "\n", out)
+    except _ClosedStdout:
+        pass
+    return code
 
 
 def tui_main(argv: list[str]) -> int:
     """plan tui [--gpu G] [--model M] [--sglang-version V] [SGLang flags]: the what-if explorer."""
-    p = _ArgParser(prog="plan tui", description="Textual what-if explorer; options not listed here are SGLang "
-                   "flags that start filled in.", allow_abbrev=False)
-    p.add_argument("--gpu", default="rtxpro6000")
-    p.add_argument("--model", default="qwen3.6-27b")
-    p.add_argument("--sglang-version")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    p = _ArgParser(prog="plan tui", description="Textual what-if explorer: edit SGLang flags and see the memory "
+                   "plan change as you type. Options not listed here are SGLang flags that start filled in.",
+                   allow_abbrev=False)
+    p.add_argument("--gpu", default="rtxpro6000", help="GPU profile to start with, or auto (default rtxpro6000)")
+    p.add_argument("--model", default="qwen3.6-27b", help="model to start with: catalog name, HF id or path "
+                   "(default qwen3.6-27b)")
+    p.add_argument("--sglang-version", metavar="X", help=f"whose rules to use (default: the installed sglang, else {LATEST})")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="an SGLang environment variable (repeatable)")
     ns, flags = p.parse_known_args(argv)
     from planner.tui import run_tui  # noqa: PLC0415 - Textual loads only for the TUI
 
     return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version)
 
 
-def _main(argv: list[str]) -> int:
-    if argv and argv[0] == "probe":
-        return probe_main(argv[1:])
-    if argv and argv[0] == "check":
-        return check_main(argv[1:])
-    if argv and argv[0] == "tui":
-        return tui_main(argv[1:])
-    paste: list[str] | None = None
-    if "--" in argv:
-        k = argv.index("--")
-        argv, paste = argv[:k], argv[k + 1:]
-    if argv and argv[0] in ("-h", "--help"):
-        _parser().print_help()
-        return EXIT_FITS
-    ns, sglang_flags = _parser().parse_known_args(argv)
-    model = ns.model
-    if paste is not None:
-        pasted_model, pasted_flags = split_paste_form(paste)
-        if model is None:
-            model = pasted_model
-        sglang_flags += pasted_flags
-    if ns.batch:
-        return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
-    plan = build_plan(ns.gpu, model, sglang_flags, _parse_env(ns.env), ns.free_before_load_gib,
-                      ns.free_after_load_gib, ns.sglang_version)
+def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
+    """An option neither plan nor SGLang knows, close to one of plan's own: the planner's mistake to name."""
+    import difflib  # noqa: PLC0415
+
+    from planner.engines.sglang.cli_flags import known_flag_names  # noqa: PLC0415
+    from planner.engines.sglang.rules import default_version  # noqa: PLC0415
+
+    ours = planner_options(_parser())
+    try:
+        theirs = known_flag_names(rules_for(version or default_version()[0]).flags)
+    except PlannerError:
+        return None
+    for f in flags:
+        name = f.split("=", 1)[0]
+        if not name.startswith("--") or name in theirs or len(name) > 80:
+            continue
+        near_ours = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
+        near_theirs = difflib.get_close_matches(name, sorted(theirs), n=1, cutoff=0.75)
+        if near_ours and (not near_theirs or difflib.SequenceMatcher(None, name, near_ours[0]).ratio()
+                          >= difflib.SequenceMatcher(None, name, near_theirs[0]).ratio()):
+            return BadInput(f"unknown option {name}: did you mean {near_ours[0]} (an option of plan; "
+                            "see plan --help)?")
+    return None
+
+
+def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[str | None, dict[str, str], list[str]]:
+    """(model, env, notes) after folding the pasted launch command into the flags."""
+    from planner.paste import split_paste_form as split  # noqa: PLC0415
+
+    env = _parse_env(ns.env)
+    if paste is None:
+        return ns.model, env, []
+    pasted_model, pasted_flags, pasted_env = split(paste)
+    sglang_flags += pasted_flags
+    notes, ignored = [], []
+    for k, v in pasted_env.items():
+        if k.startswith(("SGLANG_", "SGL_")):
+            env.setdefault(k, v)
+        else:
+            ignored.append(k)
+    if ignored:
+        notes.append(f"environment of the pasted command not used (no effect on the plan): {', '.join(ignored)}")
+    return ns.model or pasted_model, env, notes
+
+
+def _plan_and_search(ns, model, sglang_flags, env):
+    plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
+                      ns.sglang_version)
     bad = flag_error(plan)
     if bad is not None:
-        raise bad
-    if ns.top < 1:
-        raise BadInput(f"--top: expected a positive integer, got {ns.top}")
+        raise misspelled_option(sglang_flags, ns.sglang_version) or bad
+    if ns.top < 1 or ns.top > 1000:
+        raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
     res = None
     if not ns.no_search:
         needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv,
-                            ns.allow_bf16_ssm, ns.objective)
+                            ns.allow_bf16_ssm, ns.objective, ns.allow_no_radix)
         res = do_search(plan, needs, ns.top, ns.free_before_load_gib, ns.free_after_load_gib)
-    user_flags = bool(sglang_flags)
+    return plan, res
+
+
+def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
     if ns.json:
         d = to_dict(plan)
         if res is not None:
             d["recommendation"] = recommendation_dict(res, plan.model)
             d["search"] = search_dict(res)
-        print(json.dumps(d, indent=2))
-    else:
-        if user_flags or res is None:
-            print(render_text(plan))
-            if res is not None:
-                print()
-        if res is not None:
-            print(render_search(res, plan.model, show_plan=not user_flags))
+        return json.dumps(d, indent=2, default=str)
+    from planner.report import render_report  # noqa: PLC0415
+
+    return render_report(plan, res, user_flags=user_flags, verbose=ns.verbose,
+                         compare=ns.compare_releases or ns.verbose)
+
+
+def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
+    state = {} if state is None else state
+    sub = {"probe": probe_main, "check": check_main, "tui": tui_main}
+    if argv and argv[0] in sub:
+        return sub[argv[0]](argv[1:])
+    paste: list[str] | None = None
+    if "--" in argv:
+        k = argv.index("--")
+        argv, paste = argv[:k], argv[k + 1:]
+    if argv and argv[0] in ("-h", "--help"):
+        write_out(_parser().format_help())
+        return EXIT_FITS
+    ns, sglang_flags = _parser().parse_known_args(argv)
+    if ns.batch:
+        return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
+    model, env, notes = _apply_paste(ns, sglang_flags, paste)
+    plan, res = _plan_and_search(ns, model, sglang_flags, env)
+    plan.notes.extend(notes)
+    user_flags = bool(sglang_flags)
     if user_flags or res is None:
-        return exit_code(plan)
-    return EXIT_FITS if res.recommended is not None else EXIT_DOES_NOT_FIT
+        code = exit_code(plan)
+    else:
+        code = EXIT_FITS if res.recommended is not None else EXIT_DOES_NOT_FIT
+    state["code"] = code
+    try:
+        write_out(_render(ns, plan, res, user_flags) + "\n")
+    except _ClosedStdout:
+        pass
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,14 @@ from planner.plan import GIB, Plan
 from planner.summary import build_summary
 
 UNIT_NOTE = "GiB = 2^30 bytes (SGLang logs print GiB and call it 'GB')"
+NO_COMPARE = "Other releases: not compared (--compare-releases shows how every modelled release decides this launch)."
+
+
+def _fmt(v: Any) -> str:
+    """A value for reading: floats to 4 significant decimals (the exact value is in --json)."""
+    if isinstance(v, float):
+        return f"{v:.4f}".rstrip("0").rstrip(".") if v == v else "nan"
+    return str(v)
 
 
 def _g(n: int | float | None) -> str:
@@ -89,7 +97,8 @@ def to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def render_text(plan: Plan) -> str:
+def render_text(plan: Plan, compare: bool = True) -> str:
+    """The full breakdown (``plan --verbose``): inputs, resolved flags, profiling, every pool, needs, verdict."""
     d = to_dict(plan)
     a, prof = plan.args, plan.profile
     out: list[str] = []
@@ -125,7 +134,7 @@ def render_text(plan: Plan) -> str:
         for k, v in rows:
             key = k.split(" ")[0].split("/")[0]
             why = a.defaulted.get(key)
-            w(f"  {k:<40} {v!s:<22}" + (f" default: {why}" if why else ""))
+            w(f"  {k:<40} {_fmt(v):<22}" + (f" default: {why}" if why else ""))
         if plan.state is not None:
             w(f"  {'mamba ssm/conv dtype':<40} {plan.state.ssm_dtype}/{plan.state.conv_dtype:<13} ({plan.state.ssm_dtype_from})")
         for msg in a.warnings:
@@ -198,7 +207,7 @@ def render_text(plan: Plan) -> str:
         w("Fix: " + s)
     if plan.rule:
         w(f"Rule: {plan.rule}")
-    other = _other_version_note(plan)
+    other = _other_version_note(plan) if compare else NO_COMPARE
     if other:
         w(other)
     return "\n".join(out)
@@ -397,3 +406,212 @@ def render_check(res) -> str:
         for a in advice + res.explanation:
             w("Fix: " + a)
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- the default report
+
+
+def terminal_width() -> int:
+    """COLUMNS, else the real terminal's width, else 100; kept within [40, 400]."""
+    import shutil  # noqa: PLC0415
+
+    return max(40, min(400, shutil.get_terminal_size((100, 24)).columns))
+
+
+def wrap_lines(text: str, width: int) -> str:
+    """Wrap every line to ``width``; continuation lines keep the line's indent plus two spaces.
+    Words (flags, numbers) are never broken."""
+    import textwrap  # noqa: PLC0415
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
+                                 break_on_hyphens=False) or [line])
+    return "\n".join(out)
+
+
+def shell_wrap(command: str, width: int, indent: str = "  ") -> str:
+    """A launch command wrapped with backslash continuations: still pastes into a shell as is."""
+    words = shlex.split(command)
+    lines, cur = [], indent
+    i = 0
+    while i < len(words):
+        w = shlex.quote(words[i])
+        if words[i].startswith("--") and i + 1 < len(words) and not words[i + 1].startswith("--"):
+            w += " " + shlex.quote(words[i + 1])  # a flag and its value stay together
+            i += 1
+        i += 1
+        if cur.strip() and len(cur) + 1 + len(w) + 2 > width:
+            lines.append(cur + " \\")
+            cur = indent + "    " + w
+        else:
+            cur = cur + (" " if cur.strip() else "") + w
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+def _r(n: int | float) -> str:
+    """GiB for reading: one decimal from 10 GiB, two below."""
+    x = n / GIB
+    return f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
+
+
+def _source_word(src: str) -> str:
+    return src.split(":", 1)[0] if src else "?"
+
+
+def plan_summary(plan: Plan) -> list[str]:
+    """What the plan decided, in a few lines: GPU, model, flags, memory, capacity."""
+    out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB NVML total",
+           f"Model:    {plan.model.spec.name} ({plan.model.spec.architecture}), weights "
+           f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})",
+           f"Flags:    {shlex.join(plan.flags) or '(SGLang defaults)'}" + (f"; env {plan.env}" if plan.env else "")]
+    mem = (f"Memory:   per GPU, GiB: {_r(plan.free_before_bytes)} free before load "
+           f"({_source_word(plan.free_before_source)}), {_r(plan.free_after_bytes)} after the weights "
+           f"({_source_word(plan.free_after_source)})")
+    if plan.pools is not None:
+        kv = sum(x.bytes for x in plan.pools.lines if x.key.startswith(("kv_", "draft_kv")))
+        mamba = sum(x.bytes for x in plan.pools.lines if x.key.startswith("mamba_"))
+        rest = plan.pools.total - kv - mamba
+        parts = [f"KV {_r(kv)}"] + ([f"mamba {_r(mamba)}"] if mamba else []) + [f"other {_r(rest)}"]
+        mem += f"; pools {_r(plan.pools.total)} ({', '.join(parts)})"
+    out.append(mem)
+    if plan.headroom_bytes is not None:
+        need = sum(x.bytes for x in plan.needs)
+        items = ", ".join(f"{x.label} {_r(x.bytes)}" for x in plan.needs if x.bytes >= GIB // 100)
+        out.append(f"After:    {_r(plan.headroom_bytes)} GiB left after the pools; still to come (estimates) "
+                   f"{_r(need)}" + (f": {items}" if items else "")
+                   + f"; margin {_r(plan.headroom_bytes - need)} GiB")
+    cap = capacity(plan)
+    if cap:
+        out.append(f"Capacity: {cap['max_running_requests']} running requests, {cap['kv_tokens']:,} KV tokens, "
+                   f"longest request {cap['longest_request_tokens']:,} tokens, "
+                   f"{cap['concurrency_at_context_len']} at the full context of {cap['context_len']:,}")
+    for note in plan.notes:
+        out.append(f"Note:     {note}")
+    return out
+
+
+def _verdict_block(plan: Plan) -> list[str]:
+    d = to_dict(plan)
+    out = [f"Verdict: {d['verdict_text']}  [SGLang {plan.sglang_version} rules]"]
+    if d["binding_constraint"]:
+        out.append("Why: " + d["binding_constraint"])
+    out += ["Fix: " + s for s in d["suggestions"]]
+    if plan.rule:
+        out.append(f"Rule: {plan.rule}")
+    return out
+
+
+FOOTER = (f"Units: {UNIT_NOTE}. --verbose: inputs, resolved flags, profiling arithmetic, every pool; "
+          "--json: exact values.")
+
+
+def render_plan(plan: Plan, compare: bool = False) -> str:
+    """The default report of one plan: verdict first, then a short summary."""
+    out = _verdict_block(plan) + [""] + plan_summary(plan) + [FOOTER]
+    out.append(_other_version_note(plan) if compare else NO_COMPARE)
+    return "\n".join(x for x in out if x is not None)
+
+
+def margin_text(needs) -> str:
+    return (f"the headroom after the pools must cover the estimated later allocations x {1 + needs.margin:.2f} "
+            f"+ {needs.margin_bytes / GIB:.0f} GiB (a fixed margin until the estimates' measured error replaces it)")
+
+
+def _no_radix_line(res, need_ctx: int) -> str | None:
+    nr = getattr(res, "no_radix_best", None)
+    if nr is None or res.needs.allow_no_radix:
+        return None
+    best = res.ranked[0] if res.ranked else None
+    gain = "" if best is None else (f" (vs {best.concurrency} and {best.kv_tokens:,} with it on)")
+    return (f"Radix cache: kept on (prefix reuse). Turning it off (--allow-no-radix) would give "
+            f"{nr.concurrency} requests of {need_ctx:,} tokens at once and {nr.kv_tokens:,} KV tokens{gain}.")
+
+
+def render_recommendation(res, model, width: int) -> list[str]:
+    from planner.search import launch_command  # noqa: PLC0415
+
+    n = res.needs
+    need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
+    best = res.ranked[0]
+    out = [f"Verdict: FITS with the recommended flags  [SGLang {res.recommended.sglang_version} rules]",
+           "Launch:", shell_wrap(launch_command(model, best.flags), width),
+           f"Gives: {best.concurrency} requests of {need_ctx:,} tokens at once; {best.running} running requests; "
+           f"{best.kv_tokens:,} KV tokens; longest request {best.longest:,}; {_r(best.headroom_left)} GiB left "
+           "after the estimated needs",
+           "Why: " + res.why]
+    nr = _no_radix_line(res, need_ctx)
+    if nr:
+        out.append(nr)
+    if res.runner_up:
+        out.append(res.runner_up)
+    if len(res.ranked) > 1:
+        out.append(f"Top {len(res.ranked)}:")
+        for i, c in enumerate(res.ranked, 1):
+            out.append(f"  {i}. conc {c.concurrency:>3}  running {c.running:>4}  KV {c.kv_tokens:>10,}  spare "
+                       f"{_r(c.headroom_left):>6} GiB  {' '.join(c.chosen) or '(defaults)'}")
+    out.append(f"Search: {res.evaluated:,} configurations evaluated, {res.feasible:,} feasible (need: requests of "
+               f"{need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}); margin: {margin_text(n)}")
+    return out
+
+
+def render_nothing_feasible(res, model) -> list[str]:
+    n = res.needs
+    need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
+    out = [f"Verdict: NOTHING FEASIBLE: no setting of the searched flags serves requests of {need_ctx:,} tokens "
+           f"x {n.concurrency} with the flags you gave ({res.evaluated:,} configurations evaluated)"]
+    if res.closest is not None:
+        c = res.closest
+        out.append(f"Closest: {' '.join(c.chosen) or '(defaults)'}: {c.concurrency} concurrent at {need_ctx:,} "
+                   f"tokens, {c.kv_tokens:,} KV tokens, longest request {c.longest:,}, {_r(c.headroom_left)} GiB spare")
+    fits = [r for r in res.relaxations if "still does not fit" not in r]
+    nr = getattr(res, "no_radix_best", None)
+    if nr is not None:
+        fits.insert(0, f"the radix cache off (--allow-no-radix): {nr.concurrency} concurrent at {need_ctx:,} tokens, "
+                       f"{nr.kv_tokens:,} KV tokens with {' '.join(nr.chosen)}")
+    if fits:
+        out.append("Would fit with:")
+        out += [f"  - {r}" for r in fits]
+    tried = [r.split(":", 1)[0] for r in res.relaxations if "still does not fit" in r]
+    if tried:
+        out.append(f"Tried and still not fitting: {'; '.join(tried)}"
+                   + (" (none of the larger GPUs tried fits either)" if any("larger GPU" in t for t in tried) else ""))
+    if not fits and not tried:
+        out.append("No relaxation was tried (flags you gave stay fixed; --no-search evaluates them alone).")
+    out.append(f"Margin: {margin_text(n)}")
+    return out
+
+
+def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, compare: bool = False,
+                  width: int | None = None) -> str:
+    """What ``plan`` prints: the verdict and the launch line first, details after, wrapped to the terminal."""
+    width = width or terminal_width()
+    model = plan.model
+    if verbose:
+        parts = []
+        if user_flags or res is None:
+            parts.append(render_text(plan, compare=compare))
+        if res is not None:
+            parts.append(render_search(res, model, show_plan=not user_flags))
+        return wrap_lines("\n\n".join(parts), width)
+    out: list[str] = []
+    if res is not None and not user_flags:
+        if res.recommended is None:
+            out += render_nothing_feasible(res, model) + [""] + _verdict_block(plan) + [""] + plan_summary(plan)
+        else:
+            out += render_recommendation(res, model, width) + [""] + plan_summary(res.recommended)
+            plan = res.recommended
+        out.append(FOOTER)
+        out.append(_other_version_note(plan) if compare else NO_COMPARE)
+    else:
+        out.append(render_plan(plan, compare))
+        if res is not None:
+            out.append("")
+            out += (render_recommendation(res, model, width) if res.recommended is not None
+                    else render_nothing_feasible(res, model))
+    return "\n".join(wrap_lines(x, width) if not x.startswith("  python") else x for x in out)

@@ -59,6 +59,7 @@ class Needs:
     speculative: str | None = None  # None: as the flags say; "off"; or an algorithm (EAGLE, NEXTN)
     allow_fp8_kv: bool = False
     allow_bf16_ssm: bool = False
+    allow_no_radix: bool = False  # prefix caching stays on unless the user allows turning it off
     objective: str = "concurrency"
     margin: float = 0.20  # headroom must cover the estimated needs x (1 + margin) + margin_bytes
     margin_bytes: int = 1 << 30
@@ -89,6 +90,7 @@ class SearchResult:
     why: str = ""
     runner_up: str = ""
     relaxations: list[str] = field(default_factory=list)
+    no_radix_best: Candidate | None = None  # the best feasible point with the radix cache off, when not allowed
 
 
 def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
@@ -130,6 +132,7 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
         if model.hybrid == "gdn":
             strategies.append([strategy_flag, "extra_buffer"])
         add("mamba_scheduler_strategy", strategies)
+        # tried without permission only to report what turning it off would gain (run_search)
         add("disable_radix_cache", [[], ["--disable-radix-cache"]])
     add("disable_overlap_schedule", [[], ["--disable-overlap-schedule"]])
     add("page_size", [[], ["--page-size", "64"]])
@@ -342,6 +345,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []
     closest: tuple[tuple, Candidate] | None = None
+    no_radix: tuple[tuple, Candidate] | None = None
     for choice in itertools.product(*[opts for _, opts in axes]):
         chosen = [t for part in choice for t in part]
         combo = fixed_flags + chosen
@@ -355,13 +359,17 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         idx = np.flatnonzero(feas) if feas.any() else np.flatnonzero(o["ok"])
         if idx.size == 0:
             continue
-        score = _score(o, needs.objective)
+        score = _score(o, needs.objective, need_ctx)
         for i in idx[np.argsort(-score[idx], kind="stable")][: max(top, 3)]:
             pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
             c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
                           running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
                           feasible=bool(feas[i]))
-            key = _rank_key(c, needs.objective, pf)
+            key = _rank_key(c, needs.objective, pf, need_ctx)
+            if c.feasible and not needs.allow_no_radix and "--disable-radix-cache" in pf:
+                if no_radix is None or key > no_radix[0]:
+                    no_radix = (key, c)
+                continue
             if c.feasible:
                 cands.append((key, c))
             elif closest is None or (c.concurrency, c.longest, c.headroom_left) > (
@@ -372,7 +380,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     ranked = _dedupe(ranked)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=evaluated, feasible=feasible_count,
                           ranked=ranked[:top], pareto=_pareto(ranked), closest=None if closest is None else closest[1],
-                          recommended=None)
+                          recommended=None, no_radix_best=None if no_radix is None else no_radix[1])
     if ranked:
         best = ranked[0]
         result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft,
@@ -384,9 +392,12 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     return result
 
 
-def _score(o: dict[str, np.ndarray], objective: str) -> np.ndarray:
+def _score(o: dict[str, np.ndarray], objective: str, need_ctx: int = 1) -> np.ndarray:
     conc = o["conc"].astype(np.float64)
-    kv = o["n"].astype(np.float64)
+    # kv-tokens ranks the KV tokens the running requests can fill (r x the needed context at most), so one
+    # running request with a huge idle pool does not win
+    kv = np.minimum(o["n"], np.maximum(o["r"], 0) * max(need_ctx, 1)).astype(np.float64) if objective == "kv-tokens" \
+        else o["n"].astype(np.float64)
     left = o["left"].astype(np.float64)
     if objective == "kv-tokens":
         return kv * 1e6 + conc * 1e3 + left / GIB
@@ -395,10 +406,12 @@ def _score(o: dict[str, np.ndarray], objective: str) -> np.ndarray:
     return conc * 1e12 + kv * 1e3 + left / GIB
 
 
-def _rank_key(c: Candidate, objective: str, chosen: list[str]) -> tuple:
+def _rank_key(c: Candidate, objective: str, chosen: list[str], need_ctx: int = 1) -> tuple:
     """Objective first; near-equal KV (4096-token buckets) then prefers fewer and milder flag changes."""
     mild = -_flag_count(chosen) - 2 * sum(f in ("--disable-radix-cache", "--disable-overlap-schedule") for f in chosen)
     kv = c.kv_tokens // 4096
+    if objective == "kv-tokens":  # the tokens the running requests can fill (see _score)
+        kv = min(c.kv_tokens, c.running * max(need_ctx, 1)) // 4096
     left = c.headroom_left // (256 * MIB)
     if objective == "kv-tokens":
         return (kv, c.concurrency, mild, left)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,14 +20,15 @@ SEED = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-e
         "--max-mamba-cache-size 24 --mamba-full-memory-ratio 0.4").split()
 
 
-def run(argv, capsys):
+def run(argv, capsys, columns="400"):
+    os.environ["COLUMNS"] = columns  # wide: the assertions below match whole sentences
     code = main(argv)
     out = capsys.readouterr()
     return code, out.out, out.err
 
 
 def test_seed_case_does_not_boot_and_names_the_flag(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *V11, *SEED], capsys)
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *V11, *SEED, "--verbose"], capsys)
     assert code == 1
     assert "Not enough memory. Please try to increase --mem-fraction-static." in out
     assert "27.53 GiB" in out and "x 48" in out
@@ -45,7 +47,7 @@ def test_suggested_fix_boots(capsys):
 
 
 def test_default_plan_fits_and_prints_units(capsys):
-    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b"], capsys)
+    code, out, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--verbose"], capsys)
     assert code == 0
     assert "SGLang logs print GiB and call it 'GB'" in out
     assert "max_total_num_tokens N" in out and "Serving capacity" in out
@@ -118,9 +120,10 @@ def test_python_dash_m_planner_is_the_same_command():
 
 def test_versions_decide_differently_on_the_seed_and_say_why(capsys):
     # the issue's done-when: the seed under 0.5.11 and under 0.5.23 (where the strategy flag has its new name)
-    code11, out11, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", *V11, *SEED], capsys)
+    code11, out11, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", "--compare-releases",
+                            "--verbose", *V11, *SEED], capsys)
     seed23 = [f.replace("--mamba-scheduler-strategy", "--mamba-radix-cache-strategy") for f in SEED]
-    code23, out23, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search",
+    code23, out23, _ = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", "--verbose",
                             "--sglang-version", "0.5.23", *seed23], capsys)
     assert code11 == 1 and code23 == 0
     assert "SGLang 0.5.11 rules" in out11 and "SGLang 0.5.23 rules" in out23

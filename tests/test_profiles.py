@@ -137,7 +137,7 @@ def test_h200_total() -> None:
         ("NVIDIA H100 80GB HBM3", "h100-sxm"),
         ("5090", "rtx5090"),
         ("4090", "rtx4090"),
-        ("a100", "a100-80gb"),
+        ("a100 80gb", "a100-80gb"),
         ("spark", "dgx-spark"),
         ("GB10", "dgx-spark"),
         ("NVIDIA GB10", "dgx-spark"),

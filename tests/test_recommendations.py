@@ -62,6 +62,8 @@ _SEARCH_CASES = [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="re
 @pytest.mark.parametrize("case", _SEARCH_CASES, ids=[c["id"] for c in CASES])
 def test_search_still_recommends_the_validated_flags(case):
     gpu, model = find_profile(case["gpu"]), resolve_model(case["planner_model"])
-    res = run_search(gpu, model, case["fixed"], needs=Needs(**case["needs"]), relax=False,
+    # the validated flags were chosen when the search could turn the radix cache off by itself; since
+    # issue 11 that needs the user's permission (--allow-no-radix), which these cases are given
+    res = run_search(gpu, model, case["fixed"], needs=Needs(**{"allow_no_radix": True, **case["needs"]}), relax=False,
                      version=case["sglang_version"])
     assert res.ranked and res.ranked[0].flags == case["flags"]

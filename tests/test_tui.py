@@ -296,3 +296,19 @@ def test_snapshot_feasible(snap_compare):
 
 def test_snapshot_80x24(snap_compare):
     assert snap_compare(seed_app(), terminal_size=(80, 24))
+
+
+def test_inputs_use_the_releases_spelling_and_translate_renamed_flags():
+    from planner.tui import view as tv
+
+    assert tv.labels_for("0.5.23")["--mamba-scheduler-strategy"] == "--mamba-radix-cache-strategy"
+    assert tv.labels_for("0.5.23")["--cuda-graph-max-bs"] == "--cuda-graph-max-bs-decode"
+    assert tv.labels_for("0.5.11")["--mamba-scheduler-strategy"] == "--mamba-scheduler-strategy"
+    inputs = tv.initial_inputs("rtxpro6000", "qwen3.6-27b", ["--speculative-algorithm", "EAGLE"], {}, "0.5.23")
+    picked = tv.replan({**inputs, "--mamba-scheduler-strategy": "extra_buffer", "--cuda-graph-max-bs": "64"})
+    assert "REJECTS" not in picked.verdict.title and picked.verdict.kind != "bad", picked.verdict.message
+    assert "--mamba-radix-cache-strategy" in picked.flags and "--cuda-graph-max-bs-decode" in picked.flags
+    assert picked.labels["--mamba-scheduler-strategy"] == "--mamba-radix-cache-strategy"
+    old = tv.replan({**inputs, "other": "--mamba-scheduler-strategy extra_buffer"})  # typed the old spelling
+    assert "REJECTS" not in old.verdict.title and old.verdict.kind != "bad", old.verdict.message
+    assert any("is spelled --mamba-radix-cache-strategy in SGLang 0.5.23" in n for n in old.notes)

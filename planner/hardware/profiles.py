@@ -156,23 +156,59 @@ def _norm(s: str) -> str:
     return " ".join(s.lower().split())
 
 
+def _squash(s: str) -> str:
+    return _norm(s).replace(" ", "").replace("-", "").replace("_", "")
+
+
+# A bare family name that names cards of different memory sizes is a question, not an answer.
+AMBIGUOUS = {"a100": ("a100-40gb", "a100-80gb")}
+
+
 def find_profile(name: str) -> GpuProfile:
-    """Resolve ``--gpu NAME``: id, alias or NVML name string, case-insensitive."""
+    """Resolve ``--gpu NAME`` as a user types it: id, alias or NVML name string, case-insensitive, with or
+    without spaces / dashes ("rtx-pro-6000" ~ "rtxpro6000", "4090" ~ "rtx4090"). A name that fits several
+    cards of different memory sizes (``a100``: 40 or 80 GB) is bad input that asks which one."""
+    if not isinstance(name, str) or not name.strip():
+        raise BadInput("--gpu: empty; give a GPU profile id (e.g. rtxpro6000), an alias or an NVML name")
     key = _norm(name)
+    if key in AMBIGUOUS:
+        raise BadInput(ambiguous_gpu_message(name, [p for p in load_profiles() if p.id in AMBIGUOUS[key]]))
     for prof in load_profiles():
         if key in {_norm(n) for n in prof.names}:
             return prof
-    # Also accept the name with spaces/dashes/underscores removed ("rtx-pro-6000" ~ "rtxpro6000").
-    squash = key.replace(" ", "").replace("-", "").replace("_", "")
+    squash = _squash(name)
     for prof in load_profiles():
-        if squash in {_norm(n).replace(" ", "").replace("-", "").replace("_", "") for n in prof.names}:
+        if squash in {_squash(n) for n in prof.names}:
             return prof
+    # a part of a name as typed ("4090", "6000 ada", "h200 nvl"): one card, or ask which
+    if len(squash) >= 3:
+        hits = [p for p in load_profiles() if any(squash in _squash(n) for n in p.names)]
+        if len(hits) == 1:
+            return hits[0]
+        if 1 < len(hits) <= 6:
+            raise BadInput(ambiguous_gpu_message(name, hits))
     raise BadInput(unknown_gpu_message(name))
+
+
+def ambiguous_gpu_message(name: str, hits: list[GpuProfile]) -> str:
+    opts = ", ".join(f"{p.id} ({p.capacity_mib:,} MiB)" for p in hits)
+    return f"--gpu: '{name}' is ambiguous: it matches {opts}; say which (e.g. --gpu {hits[0].id})"
+
+
+def is_profile_name(name: str) -> bool:
+    """Whether ``name`` names a profile (or several): ``--gpu 4090`` is the card, not NVML index 4090."""
+    try:
+        find_profile(name)
+    except BadInput as exc:
+        return "ambiguous" in str(exc)
+    return True
 
 
 def unknown_gpu_message(name: str) -> str:
     candidates = {n.lower(): p.id for p in load_profiles() for n in [p.id, *p.aliases]}
-    near = difflib.get_close_matches(name.lower(), list(candidates), n=5, cutoff=0.4)
+    near = difflib.get_close_matches(name.lower(), list(candidates), n=5, cutoff=0.4) if len(name) <= 64 else []
+    if len(name) > 64:
+        name = name[:60] + "..."
     near_ids = list(dict.fromkeys(candidates[n] for n in near))
     hint = f"did you mean: {', '.join(near_ids)}?" if near_ids else (
         "known: " + ", ".join(p.id for p in load_profiles())

@@ -172,7 +172,7 @@ class PlannerApp(App[int]):
     def _stale(self) -> bool:
         if self.view is None or self.result is None:
             return True
-        return v.is_stale(self.result, list(self._searched_for or ()), self.view.flags)
+        return v.is_stale(self.result, list(self._searched_for or ()), self.view.flags, self.view.version)
 
     @on(Field.Changed)
     def _field_changed(self, event: Field.Changed) -> None:

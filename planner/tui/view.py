@@ -73,6 +73,23 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("--disable-overlap-schedule", "switch", "no CPU/GPU overlap"),
 )
 FIELD_BY_FLAG = {f.flag: f for f in FIELDS}
+# a release's new spelling of a field's flag (0.5.14 renamed these) selects the same field
+for _old, _new in __import__("planner.engines.sglang.cli_flags", fromlist=["RENAMED"]).RENAMED:
+    if _old in FIELD_BY_FLAG:
+        FIELD_BY_FLAG[_new] = FIELD_BY_FLAG[_old]
+
+
+def spelling(flag: str, version: str | None) -> str:
+    """How ``version`` spells a form field's flag (the label and the launch line follow the release)."""
+    from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
+
+    if version not in RULES:
+        return flag
+    return translate_flags([flag], RULES[version].flags)[0]
+
+
+def labels_for(version: str | None) -> dict[str, str]:
+    return {f.flag: spelling(f.flag, version) for f in FIELDS if f.kind != "switch"}
 
 FormValues = dict[str, Any]  # flag -> str (text / choice) or bool (switch)
 
@@ -160,7 +177,8 @@ def form_from_flags(flags: list[str]) -> tuple[FormValues, list[str]]:
     return values, extras
 
 
-def flags_from_form(values: FormValues, extras: list[str]) -> list[str]:
+def flags_from_form(values: FormValues, extras: list[str], version: str | None = None) -> list[str]:
+    """The form as SGLang flags, in ``version``'s spelling when given."""
     out: list[str] = []
     for spec in FIELDS:
         v = values.get(spec.flag)
@@ -168,8 +186,20 @@ def flags_from_form(values: FormValues, extras: list[str]) -> list[str]:
             if v:
                 out.append(spec.flag)
         elif isinstance(v, str) and v.strip():
-            out += [spec.flag, v.strip()]
+            out += [spelling(spec.flag, version) if version else spec.flag, v.strip()]
     return out + list(extras)
+
+
+def translated_extras(extras: list[str], version: str) -> tuple[list[str], list[str]]:
+    """'Other flags' in the release's spelling, and a note for each renamed flag that was translated."""
+    from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
+
+    if version not in RULES:
+        return extras, []
+    fixed = translate_flags(extras, RULES[version].flags)
+    notes = [f"{a.partition('=')[0]} is spelled {b.partition('=')[0]} in SGLang {version}: translated"
+             for a, b in zip(extras, fixed) if a != b]
+    return fixed, notes
 
 
 # --------------------------------------------------------------------------- inputs
@@ -279,6 +309,8 @@ class PlanView:
     command: str = ""
     hints: dict[str, str] = field(default_factory=dict)  # flag -> what SGLang would use when left empty
     field_errors: dict[str, str] = field(default_factory=dict)  # input key -> message
+    labels: dict[str, str] = field(default_factory=dict)  # field flag -> the release's spelling
+    notes: list[str] = field(default_factory=list)  # e.g. a renamed flag translated to the release's spelling
     plan: Plan | None = None
     gpu: GpuProfile | None = None
     model: ResolvedModel | None = None
@@ -398,7 +430,7 @@ def hints(plan: Plan) -> dict[str, str]:
 def _error_field(message: str) -> str | None:
     """A BadInput that names one of the form's flags ('--page-size: 0 is not ...') belongs under it."""
     name = message.split(":", 1)[0].strip()
-    return name if name in FIELD_BY_FLAG else None
+    return FIELD_BY_FLAG[name].flag if name in FIELD_BY_FLAG else None
 
 
 def bad_input_view(message: str, field_errors: dict[str, str] | None = None) -> PlanView:
@@ -468,12 +500,17 @@ def replan(inputs: dict[str, Any]) -> PlanView:
     assert gpu is not None and model is not None
     values = {spec.flag: inputs.get(spec.flag, False if spec.kind == "switch" else UNSET) for spec in FIELDS}
     live = live_free_before_gib() if inputs.get("gpu") == LIVE else None
-    return evaluate(gpu, model, flags_from_form(values, extras), env, str(inputs["engine"]), live)
+    version = str(inputs["engine"])
+    extras, notes = translated_extras(extras, version)
+    view = evaluate(gpu, model, flags_from_form(values, extras, version), env, version, live)
+    view.labels = labels_for(version)
+    view.notes = notes
+    return view
 
 
-def is_stale(res: SearchResult, searched: list[str], flags: list[str]) -> bool:
+def is_stale(res: SearchResult, searched: list[str], flags: list[str], version: str | None = None) -> bool:
     """Whether the inputs moved away from both the searched flags and every row of the result."""
-    normal = {tuple(flags_from_form(*form_from_flags(c.flags))) for c in res.ranked}
+    normal = {tuple(flags_from_form(*form_from_flags(c.flags), version)) for c in res.ranked}
     return tuple(flags) != tuple(searched) and tuple(flags) not in normal
 
 

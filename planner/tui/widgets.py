@@ -78,6 +78,11 @@ class Field(Vertical):
     def watch_view(self, view: PlanView | None) -> None:
         if view is not None:
             self.error = view.field_errors.get(self.key, "")
+            label = view.labels.get(self.key)
+            if label and label != self.label:  # the selected release spells this flag differently
+                self.label = label
+                for name in self.query(".name"):
+                    name.update(label)
 
     def watch_error(self, error: str) -> None:
         self.set_class(bool(error), "-invalid")
@@ -286,6 +291,9 @@ class ExplainPanel(Panel):
         for s in v.suggestions:
             text.append("\n\nFix: " if text else "Fix: ", style="bold")
             text.append(s)
+        for n in view.notes:
+            text.append("\n\nNote: " if text else "Note: ", style="bold")
+            text.append(n)
         if self.display != bool(text):
             self.display = bool(text)
         self.show(text)

@@ -1,0 +1,143 @@
+"""The paste form: a launch command as people paste it -> (model path, SGLang flags, env).
+
+Accepted shapes (everything after ``plan ... --``, or one quoted string):
+
+* ``python -m sglang.launch_server ...``, ``python3 -m ...``, any interpreter path
+  (``/opt/venv/bin/python3.12 -m ...``), ``sglang serve ...``, ``launch_server ...``;
+* environment assignments first (``CUDA_VISIBLE_DEVICES=0 SGLANG_... =1 python -m ...``, also
+  ``env A=1 ...``): they become ``--env`` entries (SGLang reads its own from the environment);
+* ``uv run [uv options] python -m ...``;
+* ``docker run [docker options] IMAGE python3 -m ...``: docker's own options (and ``-e K=V``
+  assignments, which become ``--env``) are stripped;
+* backslash continuations (``\\`` + newline, or a lone ``\\`` token) anywhere.
+
+This module is pure string handling; it raises :class:`planner.errors.BadInput` with one line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from planner.errors import BadInput
+
+_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PY_RE = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)*)?(?:\.exe)?$")
+_MODULES = ("sglang.launch_server", "sglang.srt.server", "sglang")
+# docker run options that take a value (the rest are switches); `-e`/`--env` are read as env
+_DOCKER_VALUED = {
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--shm-size",
+    "--ipc", "--network", "--net", "-w", "--workdir", "-u", "--user", "--entrypoint", "--runtime",
+    "--mount", "--device", "--ulimit", "--memory", "-m", "--cpus", "--label", "-l", "--platform",
+    "--pull", "--restart", "--hostname", "-h", "--add-host", "--cap-add", "--cap-drop", "--security-opt",
+    "--log-driver", "--log-opt", "--cidfile", "--pid", "--uts", "--cgroupns", "--stop-signal",
+    "--stop-timeout", "--health-cmd", "--tmpfs", "--group-add", "--dns", "--expose", "--link",
+}
+_UV_VALUED = {"--with", "--python", "-p", "--project", "--directory", "--env-file", "--extra", "--group",
+              "--index", "--index-url", "--extra-index-url", "--from"}
+HELP = ("expected a launch command such as 'python -m sglang.launch_server --model-path X ...' "
+        "(also: env assignments first, any python path, uv run, docker run ... IMAGE ..., sglang serve)")
+
+
+def tokens_of(tokens: list[str]) -> list[str]:
+    """Join what a shell would: one quoted string is split; backslash continuations are dropped."""
+    if len(tokens) == 1 and (" " in tokens[0] or "\n" in tokens[0]):
+        try:
+            tokens = shlex.split(tokens[0].replace("\\\n", " "))
+        except ValueError as exc:
+            raise BadInput(f"after '--': cannot split the pasted command ({exc})") from None
+    out = []
+    for t in tokens:
+        t = t.replace("\\\n", "").strip("\n") if "\n" in t else t
+        if t in ("\\", ""):
+            continue
+        out.append(t)
+    return out
+
+
+def _take_env(tokens: list[str], i: int, env: dict[str, str]) -> int:
+    if i < len(tokens) and tokens[i] == "env":
+        i += 1
+    while i < len(tokens) and _ENV_RE.match(tokens[i]):
+        k, v = tokens[i].split("=", 1)
+        env[k] = v
+        i += 1
+    return i
+
+
+def _skip_docker(tokens: list[str], i: int, env: dict[str, str]) -> int:
+    """``docker run [options] IMAGE`` -> the index after IMAGE; -e K=V go to env."""
+    i += 2  # docker run
+    while i < len(tokens) and tokens[i].startswith("-"):
+        opt, eq, val = tokens[i].partition("=")
+        if opt in ("-e", "--env"):
+            kv = val if eq else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            if "=" in kv:
+                k, v = kv.split("=", 1)
+                env[k] = v
+        i += 1 if eq or opt not in _DOCKER_VALUED else 2
+    if i >= len(tokens):
+        raise BadInput("after '--': 'docker run' without an image and a command; " + HELP)
+    return i + 1  # the image
+
+
+def _skip_uv(tokens: list[str], i: int) -> int:
+    i += 2  # uv run
+    while i < len(tokens) and tokens[i].startswith("-"):
+        opt, eq, _ = tokens[i].partition("=")
+        i += 1 if eq or opt not in _UV_VALUED else 2
+    return i
+
+
+def _skip_launcher(tokens: list[str], i: int) -> int:
+    """The interpreter and module, or ``sglang serve``; returns where the flags start."""
+    if i < len(tokens) and _PY_RE.match(tokens[i]):
+        i += 1
+        while i < len(tokens) and tokens[i] in ("-u", "-O", "-B", "-X") or (i < len(tokens) and tokens[i].startswith("-X")):
+            i += 2 if tokens[i] == "-X" else 1
+        if i + 1 < len(tokens) and tokens[i] == "-m" and tokens[i + 1] in _MODULES:
+            i += 2
+            if tokens[i - 1] == "sglang" and i < len(tokens) and tokens[i] in ("serve", "launch_server"):
+                i += 1
+            return i
+        got = " ".join(tokens[i:i + 2]) or "nothing"
+        raise BadInput(f"after '--': the interpreter runs '{got[:60]}', not sglang.launch_server; " + HELP)
+    if i + 1 < len(tokens) and tokens[i] == "sglang" and tokens[i + 1] in ("serve", "launch_server"):
+        return i + 2
+    if i < len(tokens) and tokens[i] in ("launch_server", "sglang.launch_server"):
+        return i + 1
+    return i
+
+
+def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]]:
+    """A pasted launch command -> (model path, the other SGLang flags, env assignments)."""
+    tokens = tokens_of(list(tokens))
+    env: dict[str, str] = {}
+    i = _take_env(tokens, 0, env)
+    if i + 1 < len(tokens) and tokens[i] == "docker" and tokens[i + 1] == "run":
+        i = _take_env(tokens, _skip_docker(tokens, i, env), env)
+    if i + 1 < len(tokens) and tokens[i] == "uv" and tokens[i + 1] == "run":
+        i = _skip_uv(tokens, i)
+    i = _skip_launcher(tokens, i)
+    rest = tokens[i:]
+    if rest and not rest[0].startswith("-"):
+        raise BadInput(f"after '--': unexpected '{rest[0][:60]}'; " + HELP)
+    return _pull_model(rest) + (env,)
+
+
+def _pull_model(rest: list[str]) -> tuple[str | None, list[str]]:
+    model, flags, skip = None, [], False
+    for j, t in enumerate(rest):
+        if skip:
+            skip = False
+            continue
+        if t in ("--model-path", "--model"):
+            if j + 1 >= len(rest):
+                raise BadInput(f"{t}: expected a value")
+            model, skip = rest[j + 1], True
+            continue
+        if t.startswith(("--model-path=", "--model=")):
+            model = t.split("=", 1)[1]
+            continue
+        flags.append(t)
+    return model, flags

@@ -1,0 +1,83 @@
+"""Every command the README shows runs as written, under the default release (the README cannot rot).
+
+The commands are extracted from the README's ```bash code blocks (and the ``$ plan ...`` lines of
+```text blocks): backslash continuations joined, ``VAR="..."`` assignments expanded, comments and
+``[optional]`` placeholders dropped. Each ``plan`` command runs in process; it must end with exit 0
+or 1 (2 is allowed only for the commands that need an NVIDIA driver, and then as one line that says
+so). ``pip`` / ``python -m pytest`` lines are the install and test steps themselves and are not rerun.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+
+ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def readme_commands() -> list[str]:
+    cmds = []
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", README, re.S):
+        if lang not in ("bash", "text"):
+            continue
+        text = body.replace("\\\n", " ")
+        env: dict[str, str] = {}
+        for line in text.splitlines():
+            line = line.strip()
+            if lang == "text":
+                if not line.startswith("$ plan "):
+                    continue
+                line = line[2:]
+            m = re.fullmatch(r'([A-Z_]+)="([^"]*)"', line)
+            if m:
+                env[m.group(1)] = m.group(2)
+                continue
+            for part in line.split("&&"):
+                part = part.strip()
+                if part.startswith("plan "):
+                    for k, v in env.items():
+                        part = part.replace(f"${k}", v)
+                    cmds.append(part)
+    return cmds
+
+
+COMMANDS = readme_commands()
+NEEDS_DRIVER = ("--gpu auto", "--gpu 0", "plan probe")
+
+
+def test_the_readme_has_commands():
+    assert len(COMMANDS) >= 15
+    assert any("-- python -m sglang.launch_server" in c for c in COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_readme_command_runs(command, capsys, monkeypatch):
+    import planner.tui
+
+    monkeypatch.chdir(ROOT)
+    os.environ["COLUMNS"] = "100"
+    argv = shlex.split(command, comments=True)[1:]
+    if argv and argv[0] == "tui":  # the interactive app: check its start state instead of running it
+        from planner.tui import view as v
+
+        seen = {}
+        monkeypatch.setattr(planner.tui, "run_tui", lambda gpu, model, flags, env, version=None: seen.update(
+            view=v.replan(v.initial_inputs(gpu, model, flags, env, version))) or 0)
+        assert main(argv) == 0
+        assert seen["view"].verdict.kind not in ("bad",) and "REJECTS" not in seen["view"].verdict.title
+        return
+    code = main(argv)
+    out = capsys.readouterr()
+    if any(k in command for k in NEEDS_DRIVER) and code == 2:
+        assert out.err.count("\n") == 1 and ("NVML" in out.err or "driver" in out.err), out.err
+        return
+    assert code in (0, 1), (command, out.err)
+    assert "Traceback" not in out.err and not out.err.strip(), out.err
+    assert out.out.strip()
