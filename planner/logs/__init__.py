@@ -1,8 +1,8 @@
-"""Reading SGLang boot logs (0.5.9 and later): see :mod:`planner.logs.parse`."""
+"""Reading SGLang boot logs (0.5.9 and later): see :mod:`planner.logs.launches`."""
 
 from __future__ import annotations
 
-from planner.logs.parse import (
+from planner.logs.launches import (
     GIB,
     GIB_RESOLUTION,
     CudaGraphBatchSizes,
