@@ -1,4 +1,5 @@
-"""Per-version code for SGLang 0.5.19 (experimental; derived from v0_5_16.py).
+"""Per-version code for SGLang 0.5.19 (experimental; derived from v0_5_16.py). Shared base of 0.5.18-0.5.23:
+0.5.18 and 0.5.20 re-export it, v0_5_21.py (0.5.21-0.5.23) defines only its deltas on top.
 
 What changed since 0.5.16 and how the adapter follows it (stand-ins only, no arithmetic):
 - ServerArgs.__post_init__ no longer resolves anything: prepare_server_args() returns the
@@ -51,16 +52,20 @@ def load():
             return getattr(server_args, field, default)
     from sglang.srt.configs.model_config import AttentionArch, ModelConfig
     from sglang.srt.distributed import parallel_state
-    from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    try:  # gone in 0.5.21 (v0_5_21: KVCacheConfigurator takes attn_dp_size / pp_size instead of ps)
+        from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    except ImportError:
+        ParallelState = None
     from sglang.srt.environ import envs
     from sglang.srt.mem_cache import kv_cache_configurator as kvc
     from sglang.srt.mem_cache import kv_cache_dtype as kvd
     from sglang.srt.model_executor import pool_configurator
     from sglang.srt.model_executor.model_runner_components.kv_pool_runtime import is_post_capture_kv_active
-    from sglang.srt.model_executor.model_runner_components.layer_setup import (
-        adjust_hybrid_swa_layer_ids,
-        resolve_layer_indices,
-    )
+    from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
+    try:  # gone in 0.5.21+: resolve_layer_indices returns the local hybrid-SWA layer ids itself
+        from sglang.srt.model_executor.model_runner_components.layer_setup import adjust_hybrid_swa_layer_ids
+    except ImportError:
+        adjust_hybrid_swa_layer_ids = None
     from sglang.srt.model_executor.model_runner_components.load_model_utils import resolve_sliding_window_size
     from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
         resolve_spec_aux_hidden_state_config,
@@ -250,8 +255,10 @@ def _parallel_overrides(S, tp):
                                   local_rank=0, rank=0, device_group=None)
     grp = lambda n: types.SimpleNamespace(world_size=n, rank_in_group=0, cpu_group=None, device_group=None,
                                           ranks=list(range(n)), local_rank=0, rank=0)
+    # 0.5.21+ (v0_5_21 sets S.launch_world_size): _profile_available_bytes reads launch_world_size (= tp)
+    launch = dict(launch_world_size=tp) if getattr(S, "launch_world_size", False) else {}
     return world, dict(
-        world_size=tp, world_rank=0, tp_size=tp, tp_rank=0, pp_size=1, pp_rank=0,
+        world_size=tp, world_rank=0, **launch, tp_size=tp, tp_rank=0, pp_size=1, pp_rank=0,
         moe_ep_size=1, moe_ep_rank=0, moe_dp_size=1, moe_dp_rank=0, moe_tp_size=tp, moe_tp_rank=0,
         attn_tp_size=tp, attn_tp_rank=0, attn_cp_size=1, attn_cp_rank=0,
         dcp_enabled=False, dcp_size=1, dcp_rank=0, attn_dcp_size=1, attn_dcp_rank=0,
@@ -283,6 +290,8 @@ def install_distributed_standins(S, tp_size):
 
 
 def _ps(S, sa):
+    if S.ParallelState is None:  # 0.5.21+
+        return None
     tp = sa.tp_size
     return S.ParallelState(tp_rank=0, tp_size=tp, pp_rank=0, pp_size=1, dp_rank=0, dp_size=1, attn_tp_rank=0,
                            attn_tp_size=tp, attn_cp_rank=0, attn_cp_size=1, attn_dcp_rank=0, attn_dcp_size=1,
