@@ -35,8 +35,10 @@ import types
 
 VERSION = "0.5.19"
 
-import contextlib
 import copy
+
+from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
+from versions.standins import no_kernel_warmups as _no_kernel_warmups
 
 
 def load():
@@ -390,29 +392,6 @@ def resolve_memory_pool_config(S, runner, pre):
     return runner.cfg._resolve_memory_pool_config(pre)
 
 
-@contextlib.contextmanager
-def _no_kernel_warmups(S):
-    """Kernel stand-in: MHATokenToKVPool._init_kv_copy_and_warmup (on with speculative decoding)
-    reads data_strides[0].item() and launches a Triton copy kernel on a 128-slot dummy; it
-    allocates nothing that lasts. Replaced by a no-op that leaves _kv_copy_config = None."""
-    from sglang.srt.mem_cache import memory_pool as mp
-
-    patched = []
-    for obj in list(vars(mp).values()):
-        if isinstance(obj, type) and "_init_kv_copy_and_warmup" in vars(obj):
-            patched.append((obj, vars(obj)["_init_kv_copy_and_warmup"]))
-
-            def _noop(self):
-                self._kv_copy_config = None
-
-            obj._init_kv_copy_and_warmup = _noop
-    try:
-        yield
-    finally:
-        for obj, orig in patched:
-            obj._init_kv_copy_and_warmup = orig
-
-
 def apply_memory_pool_config(S, runner, mem_cfg):
     """KVCacheConfigurator.configure() after the config is known (kv_cache_configurator.py:296-332)."""
     cfg = runner.cfg
@@ -458,15 +437,6 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
         return per_req * (sched.max_mamba_cache_size + 1) * D
     ratio = cfg._calculate_mamba_ratio()
     return per_req * (min(sched.max_running_requests // dp, sched.max_mamba_cache_size // ratio) + 1) * D
-
-
-# summary/server-arg names of 0.5.11 -> attribute names in this version
-SERVER_ARG_ALIASES = {
-    # resolved decode-graph max bs lives in the per-phase cuda_graph_config
-    "cuda_graph_max_bs": lambda sa: sa.cuda_graph_config.decode.max_bs,
-    "cuda_graph_bs": lambda sa: sa.cuda_graph_config.decode.bs,
-    "mamba_scheduler_strategy": "mamba_radix_cache_strategy",
-}
 
 
 def capture_bs(S, runner):
