@@ -1,4 +1,4 @@
-"""planner.logs.parse: SGLang boot-log parsing (events, launches, failures, version hints).
+"""planner.logs: SGLang boot-log parsing (events, launches, failures, version hints).
 
 Fixtures in tests/data/logs/: two real excerpts from public GitHub issues (source in their '#'
 header) and synthetic logs written from the format strings of sglang-0.5.11-memory.md section 7.

@@ -1,8 +1,24 @@
-"""Reading SGLang boot logs (0.5.9 and later): see :mod:`planner.logs.parse`."""
+"""Reading SGLang boot logs (0.5.9 and later), one module per concern:
+
+- :mod:`planner.logs.lines`: physical lines, the ``[timestamp ranks]`` prefix, rank keys;
+- :mod:`planner.logs.events`: the event dataclasses (one per SGLang message that matters);
+- :mod:`planner.logs.messages`: message text -> events (the recognisers);
+- :mod:`planner.logs.server_args`: the ``server_args=ServerArgs(...)`` dump parser;
+- :mod:`planner.logs.launches`: events grouped into launches and ranks, ``parse_log``/``parse_file``,
+  interleaving checks;
+- :mod:`planner.logs.release_hints` (evidence tables) and :mod:`planner.logs.releases` (release
+  detection from that evidence).
+"""
 
 from __future__ import annotations
 
-from planner.logs.parse import (
+from planner.logs.lines import (
+    LogLine,
+    iter_lines,
+    parse_line,
+    rank_key,
+)
+from planner.logs.events import (
     GIB,
     GIB_RESOLUTION,
     CudaGraphBatchSizes,
@@ -16,35 +32,37 @@ from planner.logs.parse import (
     InitializationFailed,
     KVCacheAllocated,
     KVCacheDtype,
-    Launch,
     LoadWeightBegin,
     LoadWeightEnd,
-    LogLine,
     MambaCacheAllocated,
     MaxRunningRequestsReset,
     MaxTotalTokensClamped,
     MemoryPoolEnd,
     NotEnoughMemory,
-    ParsedLog,
-    RankEvents,
     SchedulerException,
     SchedulerSummary,
     ServerArgsDump,
     ServerReady,
     SpecVersion,
-    VersionGuess,
-    VersionHint,
     VersionMarker,
-    detect_version,
-    guess_version,
+)
+from planner.logs.server_args import (
+    parse_dataclass_repr,
+)
+from planner.logs.launches import (
+    Launch,
+    ParsedLog,
+    RankEvents,
     interleave_reasons,
     interleaved,
-    iter_lines,
-    parse_dataclass_repr,
     parse_file,
-    parse_line,
     parse_log,
-    rank_key,
+)
+from planner.logs.releases import (
+    VersionGuess,
+    VersionHint,
+    detect_version,
+    guess_version,
 )
 
 __all__ = [

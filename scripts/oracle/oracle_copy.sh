@@ -13,7 +13,7 @@ SRC=${ORACLE:-/work/shared/tools/sglang-oracle}
 DIR=${1:-/tmp/sglang-oracle-adapted}
 rm -rf "$DIR"
 cp -r "$SRC" "$DIR"
-cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$DIR/versions/"
+cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$REPO"/scripts/oracle/adapters/standins.py "$DIR/versions/"
 # 0.5.9 ships no _triton_stub.py: the shim falls back to a verbatim copy of 0.5.10's (3 lines changed)
 cp "$REPO"/scripts/oracle/adapters/shim/* "$DIR/shim/"
 echo "$DIR"

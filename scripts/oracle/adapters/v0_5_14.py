@@ -22,6 +22,9 @@
 import socket
 import types
 
+from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
+from versions.standins import no_kernel_warmups as _no_kernel_warmups
+
 VERSION = "0.5.14"
 
 
@@ -274,30 +277,6 @@ def resolve_memory_pool_config(S, runner, pre):
     return runner._resolve_memory_pool_config(pre)
 
 
-import contextlib
-
-
-@contextlib.contextmanager
-def _no_kernel_warmups(S):
-    """As in the 0.5.16 adapter: a Triton-copy warm-up on a dummy buffer, if this version has it."""
-    from sglang.srt.mem_cache import memory_pool as mp
-
-    patched = []
-    for obj in list(vars(mp).values()):
-        if isinstance(obj, type) and "_init_kv_copy_and_warmup" in vars(obj):
-            patched.append((obj, vars(obj)["_init_kv_copy_and_warmup"]))
-
-            def _noop(self):
-                self._kv_copy_config = None
-
-            obj._init_kv_copy_and_warmup = _noop
-    try:
-        yield
-    finally:
-        for obj, orig in patched:
-            obj._init_kv_copy_and_warmup = orig
-
-
 def apply_memory_pool_config(S, runner, mem_cfg):
     if runner.is_draft_worker:
         runner.memory_pool_config = mem_cfg
@@ -327,13 +306,6 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
         return per_req * sa.max_mamba_cache_size * D
     ratio = runner._calculate_mamba_ratio()
     return per_req * min(sa.max_running_requests // dp, sa.max_mamba_cache_size // ratio) * D
-
-
-SERVER_ARG_ALIASES = {
-    "cuda_graph_max_bs": lambda sa: sa.cuda_graph_config.decode.max_bs,
-    "cuda_graph_bs": lambda sa: sa.cuda_graph_config.decode.bs,
-    "mamba_scheduler_strategy": "mamba_radix_cache_strategy",
-}
 
 
 def capture_bs(S, runner):

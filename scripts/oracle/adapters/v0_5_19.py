@@ -1,4 +1,5 @@
-"""Per-version code for SGLang 0.5.19 (experimental; derived from v0_5_16.py).
+"""Per-version code for SGLang 0.5.19 (experimental; derived from v0_5_16.py). Shared base of 0.5.18-0.5.23:
+0.5.18 and 0.5.20 re-export it, v0_5_21.py (0.5.21-0.5.23) defines only its deltas on top.
 
 What changed since 0.5.16 and how the adapter follows it (stand-ins only, no arithmetic):
 - ServerArgs.__post_init__ no longer resolves anything: prepare_server_args() returns the
@@ -34,8 +35,10 @@ import types
 
 VERSION = "0.5.19"
 
-import contextlib
 import copy
+
+from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
+from versions.standins import no_kernel_warmups as _no_kernel_warmups
 
 
 def load():
@@ -51,16 +54,20 @@ def load():
             return getattr(server_args, field, default)
     from sglang.srt.configs.model_config import AttentionArch, ModelConfig
     from sglang.srt.distributed import parallel_state
-    from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    try:  # gone in 0.5.21 (v0_5_21: KVCacheConfigurator takes attn_dp_size / pp_size instead of ps)
+        from sglang.srt.distributed.parallel_state_wrapper import ParallelState
+    except ImportError:
+        ParallelState = None
     from sglang.srt.environ import envs
     from sglang.srt.mem_cache import kv_cache_configurator as kvc
     from sglang.srt.mem_cache import kv_cache_dtype as kvd
     from sglang.srt.model_executor import pool_configurator
     from sglang.srt.model_executor.model_runner_components.kv_pool_runtime import is_post_capture_kv_active
-    from sglang.srt.model_executor.model_runner_components.layer_setup import (
-        adjust_hybrid_swa_layer_ids,
-        resolve_layer_indices,
-    )
+    from sglang.srt.model_executor.model_runner_components.layer_setup import resolve_layer_indices
+    try:  # gone in 0.5.21+: resolve_layer_indices returns the local hybrid-SWA layer ids itself
+        from sglang.srt.model_executor.model_runner_components.layer_setup import adjust_hybrid_swa_layer_ids
+    except ImportError:
+        adjust_hybrid_swa_layer_ids = None
     from sglang.srt.model_executor.model_runner_components.load_model_utils import resolve_sliding_window_size
     from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
         resolve_spec_aux_hidden_state_config,
@@ -250,8 +257,10 @@ def _parallel_overrides(S, tp):
                                   local_rank=0, rank=0, device_group=None)
     grp = lambda n: types.SimpleNamespace(world_size=n, rank_in_group=0, cpu_group=None, device_group=None,
                                           ranks=list(range(n)), local_rank=0, rank=0)
+    # 0.5.21+ (v0_5_21 sets S.launch_world_size): _profile_available_bytes reads launch_world_size (= tp)
+    launch = dict(launch_world_size=tp) if getattr(S, "launch_world_size", False) else {}
     return world, dict(
-        world_size=tp, world_rank=0, tp_size=tp, tp_rank=0, pp_size=1, pp_rank=0,
+        world_size=tp, world_rank=0, **launch, tp_size=tp, tp_rank=0, pp_size=1, pp_rank=0,
         moe_ep_size=1, moe_ep_rank=0, moe_dp_size=1, moe_dp_rank=0, moe_tp_size=tp, moe_tp_rank=0,
         attn_tp_size=tp, attn_tp_rank=0, attn_cp_size=1, attn_cp_rank=0,
         dcp_enabled=False, dcp_size=1, dcp_rank=0, attn_dcp_size=1, attn_dcp_rank=0,
@@ -283,6 +292,8 @@ def install_distributed_standins(S, tp_size):
 
 
 def _ps(S, sa):
+    if S.ParallelState is None:  # 0.5.21+
+        return None
     tp = sa.tp_size
     return S.ParallelState(tp_rank=0, tp_size=tp, pp_rank=0, pp_size=1, dp_rank=0, dp_size=1, attn_tp_rank=0,
                            attn_tp_size=tp, attn_cp_rank=0, attn_cp_size=1, attn_dcp_rank=0, attn_dcp_size=1,
@@ -381,29 +392,6 @@ def resolve_memory_pool_config(S, runner, pre):
     return runner.cfg._resolve_memory_pool_config(pre)
 
 
-@contextlib.contextmanager
-def _no_kernel_warmups(S):
-    """Kernel stand-in: MHATokenToKVPool._init_kv_copy_and_warmup (on with speculative decoding)
-    reads data_strides[0].item() and launches a Triton copy kernel on a 128-slot dummy; it
-    allocates nothing that lasts. Replaced by a no-op that leaves _kv_copy_config = None."""
-    from sglang.srt.mem_cache import memory_pool as mp
-
-    patched = []
-    for obj in list(vars(mp).values()):
-        if isinstance(obj, type) and "_init_kv_copy_and_warmup" in vars(obj):
-            patched.append((obj, vars(obj)["_init_kv_copy_and_warmup"]))
-
-            def _noop(self):
-                self._kv_copy_config = None
-
-            obj._init_kv_copy_and_warmup = _noop
-    try:
-        yield
-    finally:
-        for obj, orig in patched:
-            obj._init_kv_copy_and_warmup = orig
-
-
 def apply_memory_pool_config(S, runner, mem_cfg):
     """KVCacheConfigurator.configure() after the config is known (kv_cache_configurator.py:296-332)."""
     cfg = runner.cfg
@@ -449,15 +437,6 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
         return per_req * (sched.max_mamba_cache_size + 1) * D
     ratio = cfg._calculate_mamba_ratio()
     return per_req * (min(sched.max_running_requests // dp, sched.max_mamba_cache_size // ratio) + 1) * D
-
-
-# summary/server-arg names of 0.5.11 -> attribute names in this version
-SERVER_ARG_ALIASES = {
-    # resolved decode-graph max bs lives in the per-phase cuda_graph_config
-    "cuda_graph_max_bs": lambda sa: sa.cuda_graph_config.decode.max_bs,
-    "cuda_graph_bs": lambda sa: sa.cuda_graph_config.decode.bs,
-    "mamba_scheduler_strategy": "mamba_radix_cache_strategy",
-}
 
 
 def capture_bs(S, runner):

@@ -1,0 +1,111 @@
+"""The ``server_args=ServerArgs(...)`` dump: a dataclass repr parsed without evaluating it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+__all__ = ["parse_dataclass_repr"]
+
+_FIELD_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*=")
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _skip_string(s: str, i: int) -> int:
+    """``s[i]`` is a quote; return the index after the closing quote (or len(s) if unterminated)."""
+    q = s[i]
+    n = len(s)
+    if s.startswith(q * 3, i):
+        j = s.find(q * 3, i + 3)
+        return n if j < 0 else j + 3
+    i += 1
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == q:
+            return i + 1
+        i += 1
+    return n
+
+
+def _convert_value(raw: str) -> tuple[Any, bool]:
+    s = raw.strip()
+    try:
+        return ast.literal_eval(s), True
+    except Exception:
+        pass
+    low = s.lower()
+    if low in ("inf", "+inf", "-inf", "nan"):
+        return float(low), True
+    return s, False
+
+
+def parse_dataclass_repr(text: str) -> tuple[dict[str, Any], bool, list[str]]:
+    """Parse a dataclass repr such as ``ServerArgs(model_path='m', tp_size=2, ...)``.
+
+    Returns ``(fields, complete, unparsed)``: field -> Python value (``ast.literal_eval``; nested
+    lists/dicts/tuples/strings/None/bools/floats work, ``inf``/``nan`` too); values that are not
+    literals are kept as their raw text and their names listed in ``unparsed``. ``complete`` is
+    False when the text ends before the closing parenthesis (a truncated line). Commas, ``=`` and
+    brackets inside quoted strings are handled; never raises.
+    """
+    s = text.strip()
+    m = re.match(r"[A-Za-z_][\w.]*\(", s)
+    if m:
+        s = s[m.end():]
+    fields: dict[str, Any] = {}
+    unparsed: list[str] = []
+    n = len(s)
+    i = 0
+    complete = False
+
+    def add(name: str, raw: str) -> None:
+        val, ok = _convert_value(raw)
+        fields[name] = val
+        if not ok and name not in unparsed:
+            unparsed.append(name)
+
+    while i < n:
+        fm = _FIELD_NAME.match(s, i)
+        if fm is None:
+            if s[i:].strip().startswith(")"):
+                complete = True
+            break
+        name = fm.group(1)
+        i = start = fm.end()
+        stack: list[str] = []
+        ended = False
+        while i < n:
+            c = s[i]
+            if c in "'\"":
+                i = _skip_string(s, i)
+                continue
+            if c == "<" and not stack and not s[start:i].strip():
+                j = s.find(">", i)  # <Enum.MEMBER: 1>, <function f at 0x..>
+                i = n if j < 0 else j + 1
+                continue
+            if c in _CLOSERS:
+                stack.append(_CLOSERS[c])
+            elif c in ")]}":
+                if not stack:  # the dataclass's own closing parenthesis
+                    add(name, s[start:i])
+                    complete = True
+                    ended = True
+                    i = n
+                    break
+                stack.pop()
+            elif c == "," and not stack:
+                add(name, s[start:i])
+                i += 1
+                ended = True
+                break
+            i += 1
+        if not ended:  # ran off the end: truncated value
+            add(name, s[start:n])
+            if name not in unparsed and stack:
+                unparsed.append(name)
+            break
+    return fields, complete, unparsed
