@@ -97,14 +97,19 @@ def to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
+def release_label(plan: Plan) -> str:
+    """'SGLang X rules', with where X came from unless the user named it (a .postN release says whose rules)."""
+    why = plan.version_source if plan.version_source and plan.version_source != "--sglang-version" else ""
+    return f"SGLang {plan.sglang_version} rules" + (f" ({why})" if why else "")
+
+
 def render_text(plan: Plan, compare: bool = True) -> str:
     """The full breakdown (``plan --verbose``): inputs, resolved flags, profiling, every pool, needs, verdict."""
     d = to_dict(plan)
     a, prof = plan.args, plan.profile
     out: list[str] = []
     w = out.append
-    w(f"gpu-memory-planner — SGLang {plan.sglang_version} rules"
-      + (f" ({plan.version_source})" if plan.version_source and plan.version_source != "--sglang-version" else ""))
+    w(f"gpu-memory-planner — {release_label(plan)}")
     w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
     w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
       f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
@@ -498,7 +503,7 @@ def plan_summary(plan: Plan) -> list[str]:
 
 def _verdict_block(plan: Plan) -> list[str]:
     d = to_dict(plan)
-    out = [f"Verdict: {d['verdict_text']}  [SGLang {plan.sglang_version} rules]"]
+    out = [f"Verdict: {d['verdict_text']}  [{release_label(plan)}]"]
     if d["binding_constraint"]:
         out.append("Why: " + d["binding_constraint"])
     out += ["Fix: " + s for s in d["suggestions"]]
