@@ -205,7 +205,7 @@ def test_post_release_with_the_same_mirrored_files_uses_its_base_and_says_so(cap
     code = main([*BASE, "--sglang-version", "0.5.10.post1"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "SGLang 0.5.10 rules (0.5.10.post1: rules of 0.5.10; the wheels do not differ in the mirrored files)" in out
+    assert "SGLang 0.5.10 rules (0.5.10.post1: rules of 0.5.10; the wheels do not differ in the mirrored files)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize("version", ["0.5.12.post1", "0.5.13.post1", "0.5.15.post1"])
@@ -269,4 +269,4 @@ def test_the_readme_commands_of_the_refusal_section_run_as_written(capsys):
         out = capsys.readouterr()
         assert code == expect, (ln, out.err)
         if "SGLang 0.5.10 rules" in comment:
-            assert "SGLang 0.5.10 rules (0.5.10.post1: rules of 0.5.10" in out.out
+            assert "SGLang 0.5.10 rules (0.5.10.post1: rules of 0.5.10" in " ".join(out.out.split())
