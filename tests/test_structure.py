@@ -18,12 +18,6 @@ MAX_MODULE_LINES = 800
 
 # Files measured but not yet held to the limits: none (every planner module and function is within them).
 ALLOW: tuple[str, ...] = ()
-    "planner/cli.py",
-    "planner/report.py",
-    "planner/check.py",
-    "planner/search.py",
-    "planner/tui/",
-)
 
 
 def _modules() -> dict[str, Path]:
