@@ -428,7 +428,7 @@ def test_prepared_cache_offline_is_the_readme_command(tmp_path, expected):
     assert f"\n{command}\n" in readme
     res = plan_cli(shlex.split(command)[1:], hf_env(home, HF_HUB_OFFLINE="1"))
     assert res.returncode == 0, res.stderr
-    assert f"Model:    {LLAMA} (LlamaForCausalLM), weights 131.4 GiB" in res.stdout  # the default report
+    assert f"Model: {LLAMA} (LlamaForCausalLM), weights 131.4 GiB" in " ".join(res.stdout.split())  # default report
     res = plan_cli([*shlex.split(command)[1:], "--verbose"], hf_env(home, HF_HUB_OFFLINE="1"))
     assert res.returncode == 0, res.stderr
     assert f"Model: {LLAMA} (LlamaForCausalLM); weights 131.42 GiB [safetensors-index:" in res.stdout
