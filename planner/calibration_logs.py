@@ -16,7 +16,18 @@ from planner.logs import CudaGraphBatchSizes, CudaGraphBegin, CudaGraphEnd, pars
 
 GIB = 1 << 30
 MIB = 1 << 20
-DEFAULT_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "calibration"
+def _calibration_dir() -> Path:
+    """tests/data/calibration/ of the source tree: beside the package when run from a checkout, else found
+    from the working directory (an installed package, with the tests, notebooks or benchmarks of a checkout)."""
+    rel = Path("tests") / "data" / "calibration"
+    here = Path(__file__).resolve().parents[1]
+    for root in (here, Path.cwd(), *Path.cwd().parents):
+        if (root / rel / "index.json").is_file():
+            return root / rel
+    return here / rel
+
+
+DEFAULT_DIR = _calibration_dir()
 
 
 def load_index(folder: Path = DEFAULT_DIR) -> list[dict]:
