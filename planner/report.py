@@ -330,7 +330,7 @@ def render_search(res, model, show_plan: bool) -> str:
     w = out.append
     w(f"Search: {res.evaluated:,} configurations evaluated, {res.feasible:,} feasible "
       f"(need: requests of {need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}; "
-      f"headroom must cover the estimated needs x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.0f} GiB)")
+      f"headroom must cover the estimated needs x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.2f} GiB)")
     if res.recommended is None:
         w("Nothing feasible.")
         if res.closest is not None:
@@ -525,7 +525,14 @@ def render_plan(plan: Plan, compare: bool = False) -> str:
 
 def margin_text(needs) -> str:
     return (f"the headroom after the pools must cover the estimated later allocations x {1 + needs.margin:.2f} "
-            f"+ {needs.margin_bytes / GIB:.0f} GiB (a fixed margin until the estimates' measured error replaces it)")
+            f"+ {needs.margin_bytes / GIB:.2f} GiB" + _margin_why(needs))
+
+
+def _margin_why(needs) -> str:
+    from planner.engines.sglang.calibration import search_margin  # noqa: PLC0415
+
+    default, why = search_margin()
+    return f" = {why}" if needs.margin_bytes == default else " (given)"
 
 
 def _no_radix_line(res, need_ctx: int) -> str | None:

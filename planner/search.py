@@ -27,6 +27,7 @@ import numpy as np
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import pipeline as engine
+from planner.engines.sglang.calibration import search_margin
 from planner.engines.sglang.cli_flags import SGLangArgError, container_keys, load_flag_table, parse_flags, parse_flags_onto
 from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.pipeline.headroom import estimate_needs
@@ -62,7 +63,8 @@ class Needs:
     allow_no_radix: bool = False  # prefix caching stays on unless the user allows turning it off
     objective: str = "concurrency"
     margin: float = 0.20  # headroom must cover the estimated needs x (1 + margin) + margin_bytes
-    margin_bytes: int = 1 << 30
+    # the fixed part, grounded in the post-pool estimates' measured error (calibration.search_margin)
+    margin_bytes: int = field(default_factory=lambda: search_margin()[0])
 
 
 @dataclass

@@ -100,3 +100,22 @@ def test_benchmark_prints_the_figures():
                          check=True).stdout
     assert "before-boot verdict right:" in out and "pools given the measured free memory:" in out
     assert "differs from a fresh fit" not in out
+
+
+def test_the_search_margin_follows_the_estimates_measured_error(monkeypatch):
+    """Issue 11 item 8: the fixed part of the headroom rule is twice the post-pool estimates' largest error on
+    the calibration logs (rounded up to 0.25 GiB), never under 1 GiB; a plain search uses it and says how."""
+    import dataclasses
+
+    from planner.engines.sglang import calibration
+    from planner.search import Needs
+
+    real = calibration.coefficients()
+    assert calibration.search_margin()[0] == max(1 << 30, -(-int(2 * real.post_pool_residual_max_gib * GIB)
+                                                         // (1 << 28)) * (1 << 28))
+    assert Needs().margin_bytes == calibration.search_margin()[0]
+    monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, post_pool_residual_max_gib=0.9))
+    margin, why = calibration.search_margin()
+    assert margin == 2 << 30 and "2 x 0.90 GiB" in why  # 1.8 GiB rounded up to 2.0
+    monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, post_pool_residual_max_gib=0.3))
+    assert calibration.search_margin()[0] == 1 << 30  # the floor

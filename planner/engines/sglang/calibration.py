@@ -161,6 +161,21 @@ def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, t
 # -- how sure the verdict is --------------------------------------------------------------------------
 
 
+MARGIN_FLOOR_BYTES = 1 << 30
+
+
+def search_margin() -> tuple[int, str]:
+    """The fixed part of the search's headroom rule, from the post-pool estimates' measured error: twice the
+    largest residual on the calibration logs, rounded up to 0.25 GiB, never under 1 GiB (the calibration set
+    is small, so the floor keeps the rule at least as careful as before it)."""
+    c = coefficients()
+    step = 1 << 28
+    twice = -(-int(2 * c.post_pool_residual_max_gib * GIB) // step) * step
+    margin = max(MARGIN_FLOOR_BYTES, twice)
+    return margin, (f"max(1 GiB, 2 x {c.post_pool_residual_max_gib:.2f} GiB, the post-pool estimates' largest "
+                    f"error on {c.post_pool_logs} public logs)")
+
+
 def confidence(plan) -> dict | None:
     """Which inputs were measured and which modelled, and the margin next to the estimates' error on the
     calibration logs. None when the plan has no headroom (rejected before the pools)."""
