@@ -3,6 +3,7 @@
 
     python3 scripts/oracle/agree.py --version 0.5.19 --seed 7 --count 60 \
         [--py ~/.cache/sglang-oracle/0.5.19/venv/bin/python] [--oracle /tmp/sglang-oracle-adapted]
+        [--algorithm NGRAM|STANDALONE|DFLASH|DSPARK]
 
 The golden sets in tests/golden/ are fixed; this draws new ones (any seed) to check that the agreement is
 not an artifact of those particular cases. Cases come from make_cases.py (releases up to 0.5.13, old flag
@@ -37,6 +38,8 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default="/tmp/sglang-oracle-adapted")
+    ap.add_argument("--algorithm", default=None,
+                    help="draw launches of one speculative algorithm from scripts/oracle/spec_cases/<algorithm>.py")
     args = ap.parse_args()
     py = args.py or os.path.expanduser(f"~/.cache/sglang-oracle/{args.version}/venv/bin/python")
     new_gen = tuple(int(x) for x in args.version.split(".")) >= (0, 5, 14)
@@ -46,8 +49,19 @@ def main() -> int:
     cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     gen = [sys.executable, os.path.join(HERE, "make_cases_v0516.py"), "cases"] if new_gen else \
         [sys.executable, os.path.join(HERE, "make_cases.py")]
+    if args.algorithm:
+        # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)
+        import importlib  # noqa: PLC0415
+        sys.path.insert(0, os.path.join(HERE, "spec_cases"))
+        drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
+        cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        subprocess.run([*gen, "--seed", str(args.seed), "--count", str(args.count), "--out", cases_path], check=True)
+        if args.algorithm:
+            with open(cases_path, "w") as f:
+                for c in drawn:
+                    f.write(json.dumps(c) + "\n")
+        else:
+            subprocess.run([*gen, "--seed", str(args.seed), "--count", str(args.count), "--out", cases_path], check=True)
         cases = [json.loads(x) for x in open(cases_path) if x.strip()]
         cases = [c for c in cases if not c.get("env")]
         with open(cases_path, "w") as f:
