@@ -34,6 +34,7 @@ subcommands:
                                 e.g. plan check tests/data/logs/synthetic-0.5.11-tp1-spec.log --gpu rtxpro6000
   plan tui [--gpu G --model M]  interactive what-if explorer (Textual)
   plan probe                    what NVML sees on this machine, next to hwprofiles/
+  plan models                   the catalog: models (--model) and drafts (--speculative-draft-model-path)
 
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
@@ -431,6 +432,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
+def models_main(argv: list[str], out=None) -> int:
+    """plan models: the built-in catalog, target models first, then the drafts with their kind and targets."""
+    from planner.catalog.drafts import listing  # noqa: PLC0415
+
+    p = _ArgParser(prog="plan models", description="List the built-in catalog: models for --model, then drafts "
+                   "for --speculative-draft-model-path (kind, targets, where each config comes from).")
+    p.parse_args(argv)
+    write_out(listing() + "\n", out or sys.stdout)
+    return EXIT_FITS
+
+
 def probe_main(argv: list[str], nvml=None, out=None) -> int:
     """plan probe [--gpu auto|0,1] [--write-profile [DIR]]: what NVML sees, next to the profiles."""
     from pathlib import Path  # noqa: PLC0415
@@ -626,7 +638,7 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
 
 def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     state = {} if state is None else state
-    sub = {"probe": probe_main, "check": check_main, "tui": tui_main}
+    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     paste: list[str] | None = None

@@ -182,10 +182,11 @@ def _take(plan: Plan, res: EngineResult) -> None:
 
 
 def draft_from_flags(flags: list[str]) -> ModelSpec | None:
-    """The draft named by --speculative-draft-model-path: a catalog name, a config.json, or a checkpoint
-    directory holding one. None when there is no such flag (an MTP draft comes from the target)."""
-    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
-    from planner.errors import BadInput  # noqa: PLC0415
+    """The draft named by --speculative-draft-model-path: a catalog draft or model, a config.json, a checkpoint
+    directory, or a Hugging Face id (planner.catalog.drafts.resolve_draft). The spec carries the draft's kind
+    and weight bytes (``draft_kind``, ``checkpoint_weight_*``). None when there is no such flag (an MTP draft
+    comes from the target)."""
+    from planner.catalog.drafts import draft_spec_with_weights, resolve_draft  # noqa: PLC0415
 
     for i, f in enumerate(flags):
         name = None
@@ -194,11 +195,7 @@ def draft_from_flags(flags: list[str]) -> ModelSpec | None:
         elif f.startswith(("--speculative-draft-model-path=", "--speculative-draft-model=")):
             name = f.split("=", 1)[1]
         if name:
-            try:
-                return resolve_model(name).spec
-            except BadInput:
-                raise BadInput(f"--speculative-draft-model-path: cannot read the draft '{name}'; give a catalog "
-                               "draft (e.g. qwen3.5-35b-a3b-eagle3), a config.json or a checkpoint directory") from None
+            return draft_spec_with_weights(resolve_draft(name))
     return None
 
 

@@ -49,10 +49,17 @@ class CatalogEntry:
     params: int | None
     params_source: str | None
     draft: bool
+    # drafts (planner/catalog/drafts.py): EAGLE3 | DFLASH | DSPARK ..., the catalog targets it fits, the
+    # public head(s) its config stands for (Hugging Face ids, resolved offline), where its config comes from
+    kind: str = ""
+    targets: tuple[str, ...] = ()
+    published_as: tuple[str, ...] = ()
+    note: str = ""
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (self.id, *self.aliases, self.hf_id, self.hf_id.split("/")[-1])
+        return (self.id, *self.aliases, self.hf_id, self.hf_id.split("/")[-1], *self.published_as,
+                *(p.split("/")[-1] for p in self.published_as))
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,10 @@ def load_catalog() -> tuple[CatalogEntry, ...]:
                 params=m.get("params"),
                 params_source=m.get("params_source"),
                 draft=bool(m.get("draft", False)),
+                kind=m.get("kind", ""),
+                targets=tuple(m.get("targets", ())),
+                published_as=tuple(m.get("published_as", ())),
+                note=m.get("note", ""),
             )
         )
     return tuple(out)

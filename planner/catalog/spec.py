@@ -96,6 +96,12 @@ class ModelSpec(BaseModel):
     num_experts: int | None
     shared_expert_intermediate_size: int | None
     raw: dict[str, Any]
+    # Set on a draft by planner.catalog.drafts (--speculative-draft-model-path): its kind (EAGLE3 | DFLASH |
+    # DSPARK | STANDALONE ...) and its weight bytes with where they come from (checkpoint index / headers,
+    # the head's tensors from its config, the catalog); None on a target.
+    draft_kind: str | None = None
+    checkpoint_weight_bytes: int | None = None
+    checkpoint_weight_source: str | None = None
 
     def kv_quant_algo_for(self, version: str | None) -> str | None:
         """``quant_config.kv_cache_quant_algo`` as SGLang ``version`` resolves it from this checkpoint."""

@@ -1,0 +1,261 @@
+"""``--speculative-draft-model-path``: which draft a launch names, what kind it is, what it weighs.
+
+``resolve_draft(text)`` accepts what SGLang's flag accepts, resolved the way ``--model`` is
+(:func:`planner.catalog.catalog.resolve_model`):
+
+* a catalog draft (``plan models`` lists them): its id, an alias, or the Hugging Face id of the public
+  head it stands for (``z-lab/Qwen3.6-27B-DFlash``), offline;
+* a catalog model used as a whole separate draft (STANDALONE);
+* a ``config.json``, or a checkpoint directory holding one: its weights exact from the directory's
+  ``model.safetensors.index.json`` ``metadata.total_size`` or the tensor sizes in its ``*.safetensors``
+  headers when present;
+* any other ``org/name[@revision]``: the Hugging Face cache, then the Hub (:mod:`planner.catalog.hub`).
+
+A name that is none of these is one line naming the flag with the near catalog drafts (exit 2).
+
+The draft's *kind* follows its ``architectures[0]`` the way SGLang picks the draft model class
+(``EntryClass`` lists of srt/models/*.py @0.5.23): DFLASH heads (srt/models/dflash.py:1317-1324),
+DSPARK heads (srt/models/dspark.py:995, dspark_minimax.py:326, lfm2_dspark.py:16;
+``is_dspark_draft`` srt/configs/model_config.py:255-256), EAGLE3 / EAGLE heads
+(srt/models/llama_eagle3.py:387, kimi_k25_eagle3.py:523, llama_eagle.py:153, qwen2_eagle.py:151,
+mistral_eagle.py:210), MTP / NextN layers (srt/models/*_mtp.py, *_nextn.py), anything else a full
+causal LM, usable as a STANDALONE draft.
+
+Weights: :func:`head_weight_bytes` counts the tensors a DFLASH / DSPARK head holds, as SGLang builds
+the module (srt/models/dflash.py:728-772, srt/models/dspark.py:198-199, 313, 345, 437 @0.5.23): the
+draft layers, the final norm, ``fc`` (one ``hidden_size`` block per target layer it reads) and
+``hidden_norm``, plus DSpark's Markov head and confidence head. These heads hold no embedding and no
+LM head: they use the target's. A checkpoint's own total (index / headers), when given, wins.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.catalog.catalog import CatalogEntry, ResolvedModel, find_entry, load_catalog, resolve_model
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.errors import BadInput
+
+FLAG = "--speculative-draft-model-path"
+
+DFLASH_ARCHS = frozenset({"DFlashDraftModel", "DFlashLagunaForCausalLM", "MuseGlimmerAssistantModel",
+                          "DFlash2DraftModel", "DFlash2BeamDraftModel", "MiniMaxDFlash2DraftModel"})
+DSPARK_ARCHS = frozenset({"DSparkDraftModel", "Qwen3DSparkModel", "LingDSparkModel", "DSparkMiniMaxDraftModel",
+                          "Lfm2DSparkDraftModel", "DeepseekV4ForCausalLMDSpark"})
+
+KINDS = ("EAGLE3", "EAGLE", "DFLASH", "DSPARK", "MTP", "STANDALONE")
+#: which --speculative-algorithm values take a draft of each kind (SGLang's own names)
+ALGORITHMS_FOR_KIND = {
+    "EAGLE3": ("EAGLE3",),
+    "EAGLE": ("EAGLE",),
+    "DFLASH": ("DFLASH",),
+    "DSPARK": ("DSPARK",),
+    "MTP": ("EAGLE", "NEXTN"),
+    "STANDALONE": ("STANDALONE",),
+}
+
+
+def draft_kind(spec: ModelSpec) -> str:
+    """EAGLE3 | EAGLE | DFLASH | DSPARK | MTP | STANDALONE, from ``architectures[0]`` (module docstring)."""
+    arch = spec.architecture
+    if arch in DFLASH_ARCHS:
+        return "DFLASH"
+    if arch in DSPARK_ARCHS or "DSpark" in arch:
+        return "DSPARK"
+    if "Eagle3" in arch:
+        return "EAGLE3"
+    if "Eagle" in arch:
+        return "EAGLE"
+    if arch.endswith(("MTP", "NextN")):
+        return "MTP"
+    return "STANDALONE"
+
+
+@dataclass(frozen=True)
+class ResolvedDraft:
+    spec: ModelSpec
+    kind: str
+    weight_bytes: int
+    weight_source: str  # 'safetensors-index' | 'safetensors-headers' | 'catalog' | 'head-model' | 'estimate' | ...
+    weight_detail: str
+    catalog_id: str | None
+    targets: tuple[str, ...]  # catalog ids of the targets the draft fits (catalog drafts)
+    note: str  # where the config comes from (catalog drafts), or ''
+
+
+def catalog_drafts() -> tuple[CatalogEntry, ...]:
+    return tuple(e for e in load_catalog() if e.draft)
+
+
+def _draft_names() -> dict[str, str]:
+    return {n.lower(): e.id for e in catalog_drafts() for n in e.names}
+
+
+def unknown_draft_message(name: str) -> str:
+    names = _draft_names()
+    near = difflib.get_close_matches(name.lower(), list(names), n=5, cutoff=0.5)
+    near += difflib.get_close_matches(name.split("/")[-1].lower(), list(names), n=5, cutoff=0.6)
+    ids = list(dict.fromkeys(names[n] for n in near))
+    hint = f"did you mean: {', '.join(ids)}?" if ids else "catalog drafts: " + ", ".join(e.id for e in catalog_drafts())
+    return (f"{FLAG}: unknown draft '{name}'; {hint} (or give a config.json, a checkpoint dir, "
+            "or a Hugging Face id org/name; `plan models` lists the drafts)")
+
+
+def resolve_draft(name: str) -> ResolvedDraft:
+    """Resolve ``--speculative-draft-model-path`` (module docstring)."""
+    if not isinstance(name, str) or not name.strip():
+        raise BadInput(f"{FLAG}: empty; give a catalog draft (e.g. qwen3.6-27b-dflash), a config.json, "
+                       "a checkpoint dir or a Hugging Face id")
+    entry = find_entry(name)
+    if entry is not None:
+        return _from_model(resolve_model(entry.id), entry)
+    path = Path(name).expanduser()
+    looks_like_hub = name.count("/") == 1 and not name.startswith((".", "/", "~")) and not name.endswith(".json")
+    if not path.exists() and not looks_like_hub:
+        if "/" in name or name.endswith(".json"):
+            raise BadInput(f"{FLAG}: no such file or directory: '{name}' (give a config.json, a checkpoint dir, "
+                           "a Hugging Face id org/name, or a catalog draft; `plan models` lists them)")
+        raise BadInput(unknown_draft_message(name))
+    try:
+        model = resolve_model(name)
+    except BadInput as exc:
+        text = str(exc)
+        if text.startswith("--model:"):
+            text = FLAG + ":" + text[len("--model:"):]
+        raise BadInput(text) from None
+    return _from_model(model, None)
+
+
+def _from_model(model: ResolvedModel, entry: CatalogEntry | None) -> ResolvedDraft:
+    spec = model.spec
+    kind = entry.kind if entry is not None and entry.kind else draft_kind(spec)
+    total, source, detail = model.weight_bytes, model.weight_source, model.weight_detail
+    if source in ("estimate", "catalog-params") and kind in ("DFLASH", "DSPARK"):
+        head = head_weight_bytes(spec)
+        if head is not None:
+            total, source, detail = head[0], "head-model", head[1]
+    targets = entry.targets if entry is not None else ()
+    note = entry.note if entry is not None else ""
+    return ResolvedDraft(spec, kind, total, source, detail, entry.id if entry else None, targets, note)
+
+
+def draft_spec_with_weights(d: ResolvedDraft) -> ModelSpec:
+    """The draft's ModelSpec carrying its kind and weight bytes (``draft_kind``, ``checkpoint_weight_*``),
+    for the pipeline, whose stages take a ModelSpec."""
+    return d.spec.model_copy(update={"draft_kind": d.kind, "checkpoint_weight_bytes": d.weight_bytes,
+                                     "checkpoint_weight_source": f"{d.weight_source}: {d.weight_detail}"})
+
+
+# ----------------------------------------------------------------------------- weights of a head
+
+
+def _dflash_cfg(spec: ModelSpec) -> dict:
+    raw = spec.raw
+    out = dict(raw.get("dflash_config") or {})
+    out.update(raw.get("dspark_config") or {})
+    return out
+
+
+def context_features(spec: ModelSpec) -> int:
+    """How many target-layer hidden states ``fc`` concatenates: ``len(target_layer_ids)``
+    (srt/models/dflash.py:750-760 @0.5.23; SGLang derives the ids from the layer counts when absent)."""
+    cfg = _dflash_cfg(spec)
+    ids = cfg.get("target_layer_ids") or spec.raw.get("target_layer_ids") or spec.raw.get("dspark_target_layer_ids")
+    if isinstance(ids, list) and ids:
+        return len(ids)
+    return spec.num_hidden_layers
+
+
+def _decoder_layer_params(spec: ModelSpec) -> int:
+    """One Qwen3-style draft decoder layer: q/k/v/o, q_norm/k_norm, gate/up/down, two RMSNorms."""
+    h, hd = spec.hidden_size, spec.head_dim
+    q, kv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
+    inter = spec.intermediate_size or 4 * h
+    return h * q + 2 * h * kv + q * h + 2 * hd + 3 * h * inter + 2 * h
+
+
+def head_weight_bytes(spec: ModelSpec) -> tuple[int, str] | None:
+    """(bytes, how) of a DFLASH / DSPARK head from its config; None for another kind (module docstring)."""
+    kind = draft_kind(spec)
+    if kind not in ("DFLASH", "DSPARK"):
+        return None
+    h = spec.hidden_size
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    k = context_features(spec)
+    layers = spec.num_hidden_layers * _decoder_layer_params(spec)
+    params = layers + h + k * h * h + h  # layers, norm, fc, hidden_norm
+    how = (f"{spec.num_hidden_layers} draft layers + norm + fc ({k} x {h} -> {h}) + hidden_norm")
+    extra_f32 = 0
+    if kind == "DSPARK":
+        cfg = {**_dflash_cfg(spec), **spec.raw}
+        rank = int(cfg.get("markov_rank") or cfg.get("dspark_markov_rank") or 0)
+        vocab = int(cfg.get("draft_vocab_size") or spec.vocab_size)
+        if rank:
+            params += 2 * vocab * rank  # markov_w1 (Embedding vocab x rank) + markov_w2 (rank -> vocab)
+            how += f" + Markov head 2 x {vocab} x {rank}"
+            head_type = str(cfg.get("markov_head_type") or cfg.get("dspark_markov_head_type") or "vanilla")
+            if head_type == "gated":
+                params += (h + rank) * rank + rank
+                how += " + gate_proj"
+            elif head_type == "rnn":
+                params += (2 * rank + h) * 3 * rank + 3 * rank
+                how += " + joint_proj"
+        if cfg.get("enable_confidence_head", True):
+            with_markov = bool(cfg.get("confidence_head_with_markov", rank > 0))
+            extra_f32 = (h + (rank if with_markov else 0)) + 1  # float32 Linear(input_dim, 1) with bias
+            how += " + confidence head (float32)"
+    total = params * per + extra_f32 * 4
+    return total, f"computed from the head's config: {params:,} params x {per} B ({how}); no embedding / LM head (the target's)"
+
+
+# ----------------------------------------------------------------------------- fit to a target
+
+
+def fit_problems(draft: ModelSpec, target: ModelSpec) -> list[str]:
+    """Why a draft cannot sit on a target, by the geometry the draft reads from it; [] when it fits.
+
+    DFLASH / DSPARK / EAGLE3 heads read the target's hidden states (``fc`` in = k x target hidden) and
+    share its vocabulary (its embedding and LM head); a DFLASH head's ``target_layer_ids`` index the
+    target's layers. A STANDALONE draft needs the same vocabulary (the two models exchange token ids).
+    """
+    kind = draft_kind(draft)
+    out = []
+    if kind in ("DFLASH", "DSPARK", "EAGLE3", "EAGLE") and draft.hidden_size != target.hidden_size:
+        target_hidden = draft.raw.get("target_hidden_size")
+        if target_hidden != target.hidden_size:
+            out.append(f"hidden_size {draft.hidden_size} != the target's {target.hidden_size}")
+    if draft.vocab_size and target.vocab_size and draft.vocab_size != target.vocab_size:
+        out.append(f"vocab_size {draft.vocab_size} != the target's {target.vocab_size}")
+    if kind in ("DFLASH", "DSPARK"):
+        n = draft.raw.get("num_target_layers") or _dflash_cfg(draft).get("num_target_layers")
+        if isinstance(n, int) and n != target.num_hidden_layers:
+            out.append(f"num_target_layers {n} != the target's {target.num_hidden_layers} layers")
+        ids = _dflash_cfg(draft).get("target_layer_ids")
+        if isinstance(ids, list) and ids and max(ids) >= target.num_hidden_layers:
+            out.append(f"target_layer_ids reach layer {max(ids)} of a {target.num_hidden_layers}-layer target")
+    return out
+
+
+def listing() -> str:
+    """``plan models``: the catalog's target models, then its drafts with their kind and targets."""
+    from planner.catalog.catalog import CONFIG_DIR  # noqa: PLC0415
+
+    rows = ["Models (--model):"]
+    for e in load_catalog():
+        if e.draft:
+            continue
+        aliases = f"  (also {', '.join(e.aliases)})" if e.aliases else ""
+        rows.append(f"  {e.id:<30} {e.hf_id}{aliases}")
+    rows.append("")
+    rows.append("Drafts (--speculative-draft-model-path; any model above also works as a STANDALONE draft):")
+    for e in catalog_drafts():
+        cfg = json.loads((CONFIG_DIR / e.file).read_text(encoding="utf-8"))
+        arch = (cfg.get("architectures") or ["?"])[0]
+        rows.append(f"  {e.id:<30} {e.kind:<7} for {', '.join(e.targets) or '-'}")
+        text = f"{arch}; config level {e.verbatim} (configs/SOURCES.md): {e.note}"
+        rows += textwrap.wrap(text, width=110, initial_indent=" " * 33, subsequent_indent=" " * 33)
+    return "\n".join(rows)
