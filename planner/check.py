@@ -23,7 +23,7 @@ from typing import Any
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons, parse_file
+from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons, parse_file, spec_lines
 from planner.plan import GIB, Plan, make_plan
 
 ROUNDING_GIB = 0.01  # SGLang prints two decimals
@@ -89,7 +89,7 @@ class CheckResult:
 
 
 # Lines only an SGLang server writes (any release): a file with none of them is not an SGLang log.
-_SGLANG_MARKERS = ("server_args=ServerArgs(", "Load weight begin", "Load weight end", "KV Cache is allocated",
+_SGLANG_MARKERS = ("server_args=ServerArgs(", "server_args={", "Load weight begin", "Load weight end", "KV Cache is allocated",
                    "Memory pool end", "sglang", "SGLang", "max_total_num_tokens", "Mamba Cache is allocated",
                    "Capture cuda graph", "[TP0]", "TpModelWorker", "Scheduler hit an exception",
                    "Not enough memory. Please try to increase --mem-fraction-static")
@@ -319,9 +319,13 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     if launch is None:
         res.notes.append("no SGLang launch found in this file")
         return res
+    spec_read = spec_lines(launch)  # the algorithm, draft pools and DFLASH lines, as the log gives them
+    res.notes.extend(f"read from the log: {x}" for x in spec_read)
     if launch.server_args:
         flags = flags_from_server_args(launch.server_args)
-        res.notes.append("flags taken from the log's server_args=ServerArgs(...) dump")
+        res.notes.append("flags taken from the log's server_args=ServerArgs(...) dump"
+                         if launch.server_args_event is None or launch.server_args_event.form != "dict"
+                         else "flags taken from the log's server_args={...} dump")
     else:
         flags = list(user_flags)
         res.notes.append("the log has no ServerArgs dump: using the flags you gave")
@@ -351,7 +355,12 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
         res.notes.append(f"not re-planned: {exc}")
         return res
     src = None if pre is None else f"log: Load weight begin avail {pre:.2f} GB (GiB)"
-    plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src, version=version)
+    try:
+        plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src, version=version)
+    except BadInput as exc:  # a refusal (not modelled / the draft not readable here): say what the log held
+        if not spec_read:
+            raise
+        raise BadInput(f"{exc} [read from the log: {'; '.join(spec_read)}]") from None
     res.plan = plan
     if plan.error_type == "SystemExit":
         raise BadInput(plan.error_message or "flag error")

@@ -6,6 +6,7 @@
 - :mod:`planner.logs.server_args`: the ``server_args=ServerArgs(...)`` dump parser;
 - :mod:`planner.logs.launches`: events grouped into launches and ranks, ``parse_log``/``parse_file``,
   interleaving checks;
+- :mod:`planner.logs.spec`: what a launch says about its speculative decoding (draft pools, DFLASH lines);
 - :mod:`planner.logs.release_hints` (evidence tables) and :mod:`planner.logs.releases` (release
   detection from that evidence).
 """
@@ -25,6 +26,10 @@ from planner.logs.events import (
     CudaGraphBegin,
     CudaGraphEnd,
     CudaOutOfMemory,
+    DFlashBlockSizeMismatch,
+    DFlashDraftGraphDisabled,
+    DFlashDraftRunner,
+    DFlashFusedKV,
     Event,
     ExceptionMessage,
     Failure,
@@ -35,6 +40,7 @@ from planner.logs.events import (
     LoadWeightBegin,
     LoadWeightEnd,
     MambaCacheAllocated,
+    MaxRunningRequestsCapped,
     MaxRunningRequestsReset,
     MaxTotalTokensClamped,
     MemoryPoolEnd,
@@ -48,6 +54,7 @@ from planner.logs.events import (
 )
 from planner.logs.server_args import (
     parse_dataclass_repr,
+    parse_dict_repr,
 )
 from planner.logs.launches import (
     Launch,
@@ -58,6 +65,7 @@ from planner.logs.launches import (
     parse_file,
     parse_log,
 )
+from planner.logs.spec import spec_lines
 from planner.logs.releases import (
     VersionGuess,
     VersionHint,
@@ -72,6 +80,10 @@ __all__ = [
     "CudaGraphBegin",
     "CudaGraphEnd",
     "CudaOutOfMemory",
+    "DFlashBlockSizeMismatch",
+    "DFlashDraftGraphDisabled",
+    "DFlashDraftRunner",
+    "DFlashFusedKV",
     "Event",
     "ExceptionMessage",
     "Failure",
@@ -84,6 +96,7 @@ __all__ = [
     "LoadWeightEnd",
     "LogLine",
     "MambaCacheAllocated",
+    "MaxRunningRequestsCapped",
     "MaxRunningRequestsReset",
     "MaxTotalTokensClamped",
     "MemoryPoolEnd",
@@ -104,6 +117,8 @@ __all__ = [
     "interleaved",
     "iter_lines",
     "parse_dataclass_repr",
+    "parse_dict_repr",
+    "spec_lines",
     "parse_file",
     "parse_line",
     "parse_log",

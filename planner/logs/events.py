@@ -40,6 +40,11 @@ __all__ = [
     "CudaGraphEnd",
     "MaxRunningRequestsReset",
     "SpecVersion",
+    "DFlashDraftRunner",
+    "DFlashBlockSizeMismatch",
+    "DFlashFusedKV",
+    "DFlashDraftGraphDisabled",
+    "MaxRunningRequestsCapped",
     "ServerReady",
     "VersionMarker",
     "Failure",
@@ -78,12 +83,14 @@ class ServerArgsDump(Event):
     """L1: ``server_args=ServerArgs(...)`` (main process). ``args`` maps field -> Python value;
     values that are not Python literals (enum reprs, ``torch.bfloat16``, nested objects) are kept
     as their raw repr text and listed in ``unparsed``. ``complete`` is False when the closing
-    parenthesis is missing (a truncated line)."""
+    parenthesis is missing (a truncated line). ``form``: "dataclass" for ``server_args=ServerArgs(...)``
+    (0.5.9-0.5.18), "dict" for ``server_args={...}`` (0.5.19+, ``resolved_dict()``)."""
 
     kind: ClassVar[str] = "server_args"
     args: dict[str, Any] = field(default_factory=dict)
     complete: bool = True
     unparsed: list[str] = field(default_factory=list)
+    form: str = "dataclass"
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.args.get(name, default)
@@ -285,6 +292,66 @@ class SpecVersion(Event):
     kind: ClassVar[str] = "spec_version"
     version: int | None = None
     reason: str | None = None
+
+
+@dataclass(kw_only=True)
+class DFlashDraftRunner(Event):
+    """``Initialized DFLASH draft runner. attention_backend=X, model=Y, block_size=N, draft_window_size=W,
+    compact_cache=B`` (TP0; srt/speculative/dflash_worker.py @0.5.11, dflash_worker_v2.py:547 @0.5.23; the
+    first form had only attention_backend, model, block_size). ``block_size`` is the number of draft tokens D
+    the worker runs with (``speculative_num_draft_tokens``); ``model`` the draft's class. Other ``key=value``
+    fields (forks print more) are kept in ``extra``."""
+
+    kind: ClassVar[str] = "dflash_draft_runner"
+    attention_backend: str | None = None
+    model_class: str | None = None
+    block_size: int | None = None
+    draft_window_size: int | None = None
+    compact_cache: bool | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class DFlashBlockSizeMismatch(Event):
+    """``DFLASH block size mismatch: using speculative_num_draft_tokens=N but draft config block_size=M.``
+    (srt/speculative/dflash_worker_v2.py @0.5.16-0.5.23): the launch's D differs from the draft's own."""
+
+    kind: ClassVar[str] = "dflash_block_size_mismatch"
+    num_draft_tokens: int | None = None
+    config_block_size: int | None = None
+
+
+@dataclass(kw_only=True)
+class DFlashFusedKV(Event):
+    """``DFLASH fused KV materialization enabled. n_layers=L, num_kv_heads=H, head_dim=D``: the draft's own KV
+    geometry as the worker sees it (per rank), the figures its KV pool is built from."""
+
+    kind: ClassVar[str] = "dflash_fused_kv"
+    n_layers: int | None = None
+    num_kv_heads: int | None = None
+    head_dim: int | None = None
+
+
+@dataclass(kw_only=True)
+class DFlashDraftGraphDisabled(Event):
+    """``Disable DFLASH draft cuda graph because only X GB GPU memory is available after target backend
+    initialization.`` (0.5.16+), or ``... because dp attention is enabled`` (``avail_gib`` None)."""
+
+    kind: ClassVar[str] = "dflash_draft_graph_disabled"
+    avail_gib: float | None = None
+    reason: str = ""
+
+
+@dataclass(kw_only=True)
+class MaxRunningRequestsCapped(Event):
+    """``max_running_requests is capped to N by the mamba state cache (max_mamba_cache_size=M, S state slots
+    per request). ...`` (srt/mem_cache/kv_cache_configurator.py:3141-3148 @0.5.23, from 0.5.20): the mamba pool
+    holds M slots and each request takes S (5 under extra_buffer with DFLASH), so N = M // S."""
+
+    kind: ClassVar[str] = "max_running_requests_capped"
+    value: int | None = None
+    max_mamba_cache_size: int | None = None
+    slots_per_request: int | None = None
 
 
 @dataclass(kw_only=True)

@@ -22,6 +22,11 @@ from planner.logs.events import (
     _PREAMBLE_TYPES,
     _PROGRESS_TYPES,
     CudaGraphBatchSizes,
+    DFlashBlockSizeMismatch,
+    DFlashDraftGraphDisabled,
+    DFlashDraftRunner,
+    DFlashFusedKV,
+    MaxRunningRequestsCapped,
     CudaGraphBegin,
     CudaGraphEnd,
     CudaOutOfMemory,
@@ -107,7 +112,12 @@ class RankEvents:
 
 
 _GENERIC_FAILURES = (SchedulerException, InitializationFailed)
-_DRAFT_CLASS = re.compile(r"MTP$|NextN|Eagle|EAGLE|Draft|draft")
+_SPEC_TYPES = (DFlashDraftRunner, DFlashBlockSizeMismatch, DFlashFusedKV, DFlashDraftGraphDisabled,
+               MaxRunningRequestsCapped)
+_DRAFT_CLASS = re.compile(r"MTP$|NextN|Eagle|EAGLE|Draft|draft|DFlash|DSpark")
+#: speculative algorithms that run no draft model: no second weight load, no draft pool (NGRAM drafts from a
+#: trie in host memory: srt/speculative/ngram_worker.py)
+_NO_DRAFT_MODEL = ("NGRAM", "LOOKAHEAD")
 
 
 @dataclass
@@ -203,6 +213,31 @@ class Launch:
             return None
         v = sa["speculative_algorithm"]
         return bool(v) and str(v) not in ("None", "NONE")
+
+    @property
+    def spec_algorithm(self) -> str | None:
+        """The ServerArgs ``speculative_algorithm`` (upper case; ``SpeculativeAlgorithm.X`` reprs reduced to X),
+        None when the log has no dump or the launch is not speculative."""
+        sa = self.server_args
+        v = sa.get("speculative_algorithm") if sa else None
+        if v is None or str(v) in ("None", "NONE", ""):
+            return None
+        return str(v).rsplit(".", 1)[-1].strip("<>' ").split(":")[0].upper()
+
+    @property
+    def has_draft_model(self) -> bool | None:
+        """Whether the launch loads a draft model (its own weights and KV pool): False for NGRAM and for a
+        launch without speculative decoding, None when unknown."""
+        algo = self.spec_algorithm
+        if algo is not None:
+            return algo not in _NO_DRAFT_MODEL
+        spec = self.speculative
+        return None if spec is None else (False if spec is False else None)
+
+    @property
+    def spec_events(self) -> list[Event]:
+        """The DFLASH / mamba-cap lines of the launch (planner.logs.events.DFlash*, MaxRunningRequestsCapped)."""
+        return [e for e in self.events if isinstance(e, _SPEC_TYPES)]
 
     @property
     def failure_phase(self) -> str | None:
@@ -344,7 +379,8 @@ class _Builder:
             n = self.counts.get(("lwb", key), 0)
             if self._rank_done(cur, key):
                 cur = self.new("load_after_done")
-            elif n and (n >= 2 or cur.speculative is False or self.open_lwb.get(key, False)):
+            elif n and (n >= 2 or cur.speculative is False or cur.has_draft_model is False
+                        or self.open_lwb.get(key, False)):
                 cur = self.new("reload")
         elif isinstance(ev, Failure) and ev.timestamp is None and not ev.inherited and cur.completed:
             cur = self.new("failure_after_completed")
@@ -358,6 +394,11 @@ class _Builder:
 
     def _mark_draft(self, ev: Event) -> None:
         key = ev.rank_key
+        self._count_draft(ev, key)
+        if getattr(ev, "is_draft", False) and self.cur is not None and self.cur.spec_algorithm in _NO_DRAFT_MODEL:
+            ev.is_draft = False  # NGRAM loads no draft model: a repeated line is not a draft's
+
+    def _count_draft(self, ev: Event, key: str) -> None:
         if isinstance(ev, LoadWeightBegin):
             ev.is_draft = self._bump("lwb", key) > 0
             self.open_lwb[key] = True
@@ -388,8 +429,7 @@ class _Builder:
 
 def _anomalies(la: Launch) -> list[str]:
     out: list[str] = []
-    spec = la.speculative
-    per_rank_max = 1 if spec is False else 2
+    per_rank_max = 1 if la.has_draft_model is False else 2
     for key, r in la.ranks.items():
         name = key or "(no rank prefix)"
         lwb, lwe = len(r.of(LoadWeightBegin)), len(r.of(LoadWeightEnd))

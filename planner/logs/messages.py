@@ -16,6 +16,10 @@ from planner.logs.events import (
     CudaGraphBegin,
     CudaGraphEnd,
     CudaOutOfMemory,
+    DFlashBlockSizeMismatch,
+    DFlashDraftGraphDisabled,
+    DFlashDraftRunner,
+    DFlashFusedKV,
     Event,
     ExceptionMessage,
     InitDistributedEnd,
@@ -25,6 +29,7 @@ from planner.logs.events import (
     LoadWeightBegin,
     LoadWeightEnd,
     MambaCacheAllocated,
+    MaxRunningRequestsCapped,
     MaxRunningRequestsReset,
     MaxTotalTokensClamped,
     MemoryPoolEnd,
@@ -38,7 +43,7 @@ from planner.logs.events import (
 )
 from planner.logs.lines import LogLine
 from planner.logs.release_hints import _TEXT_HINTS
-from planner.logs.server_args import parse_dataclass_repr
+from planner.logs.server_args import parse_dataclass_repr, parse_dict_repr
 
 #: graph kinds: "decode" (``Capture cuda graph``), "draft", "draft_extend", "piecewise"
 _GRAPH_KINDS = {
@@ -82,6 +87,12 @@ _EXC_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:ValueError|AssertionError|RuntimeError|Exception))(?::\s?(?P<msg>.*))?$")
 _EXC_PREFIX_RE = re.compile(r"^((?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)):\s?")
 _OOM_RE = re.compile(r"CUDA out of memory|CUDA error: out of memory")
+# torch's CUDACachingAllocator.cpp warning (printed before the OutOfMemoryError is raised), e.g.
+# "memory allocation failed with OOM on device 1 while trying to allocate 4334813184 bytes (free: 3779919872,
+# total: 287431131136)." (sgl-project/sglang#38202)
+_ALLOC_OOM_RE = re.compile(r"memory allocation failed with OOM on device (?P<dev>\d+) while trying to allocate "
+                           r"(?P<tried>\d+) bytes \(free: (?P<free>\d+), total: (?P<total>\d+)\)")
+GIB_BYTES = 2**30
 _UNIT = r"\s*([KMGT]i?B|B|bytes)"
 
 
@@ -121,7 +132,14 @@ def _parse_events(ln: LogLine, base: dict) -> list[Event]:
 
 
 def _server_args_event(t: str, base: dict) -> Event | None:
-    """L1: the ``server_args=ServerArgs(...)`` dump."""
+    """L1: the ``server_args=ServerArgs(...)`` dump (<=0.5.18: ``logger.info(f"{server_args=}")``,
+    srt/entrypoints/engine.py:225 @0.5.16), or the ``server_args={'model_path': ...}`` dict of 0.5.19+
+    (``server_args.resolved_dict()``, srt/entrypoints/engine.py:265 @0.5.19, :311 @0.5.23)."""
+    j = t.find("server_args={")
+    if j >= 0:
+        args, complete, unparsed = parse_dict_repr(t[j + len("server_args="):])
+        return ServerArgsDump(**base, args=args, complete=complete, unparsed=unparsed, malformed=not args,
+                              form="dict")
     i = t.find("server_args=ServerArgs(")
     if i >= 0 or t.startswith("ServerArgs("):
         body = t[i + len("server_args="):] if i >= 0 else t
@@ -140,6 +158,14 @@ def _failure_event(t: str, base: dict) -> Event | None:
         exc, msg = _split_exc(t)
         return NotEnoughMemory(**base, exc_type=exc, message=msg,
                                mem_fraction_static=_num(r"mem_fraction_static=" + _NUM, t))
+    am = _ALLOC_OOM_RE.search(t)
+    if am:  # c10 CUDACachingAllocator's warning: byte counts, no exception type
+        def gib_of(x: str) -> float:
+            return int(x) / GIB_BYTES
+
+        return CudaOutOfMemory(**base, exc_type=None, message=t[am.start():], tried_amount=float(am.group("tried")),
+                               tried_unit="B", gpu_index=int(am.group("dev")),
+                               total_capacity_gib=gib_of(am.group("total")), free_gib=gib_of(am.group("free")))
     if _OOM_RE.search(t):
         exc, msg = _split_exc(t)
         tried = re.search(r"Tried to allocate " + _NUM + _UNIT, t)
@@ -333,9 +359,52 @@ def _milestone_event(t: str, base: dict) -> Event | None:
     return None
 
 
+_KV_PAIR_RE = re.compile(r"([A-Za-z_]\w*)=([^,\s]+?)(?=,|\s|$)")
+
+
+def _opt_int(x: str | None) -> int | None:
+    try:
+        return int(x) if x is not None else None
+    except ValueError:
+        return None
+
+
+def _spec_event(t: str, base: dict) -> Event | None:
+    """Speculative-decoding lines that bear on memory: the DFLASH draft runner (its D and draft window), a
+    D different from the draft config's, the draft's own KV geometry, the draft graph switched off for lack
+    of memory, and the mamba pool capping max_running_requests (DFLASH's extra_buffer slots)."""
+    if t.startswith("Initialized DFLASH draft runner"):
+        kv = dict(_KV_PAIR_RE.findall(t.split(".", 1)[1] if "." in t else ""))
+        cc = kv.pop("compact_cache", None)
+        ev = DFlashDraftRunner(**base, attention_backend=kv.pop("attention_backend", None),
+                               model_class=kv.pop("model", None), block_size=_opt_int(kv.pop("block_size", None)),
+                               draft_window_size=_opt_int(kv.pop("draft_window_size", None)),
+                               compact_cache=None if cc is None else cc == "True")
+        ev.extra = kv
+        ev.malformed = ev.block_size is None
+        return ev
+    if t.startswith("DFLASH block size mismatch"):
+        n = _int(r"speculative_num_draft_tokens=(\d+)", t)
+        b = _int(r"block_size=(\d+)", t)
+        return DFlashBlockSizeMismatch(**base, num_draft_tokens=n, config_block_size=b, malformed=None in (n, b))
+    if t.startswith("DFLASH fused KV materialization enabled"):
+        lay, heads, hd = _int(r"n_layers=(\d+)", t), _int(r"num_kv_heads=(\d+)", t), _int(r"head_dim=(\d+)", t)
+        return DFlashFusedKV(**base, n_layers=lay, num_kv_heads=heads, head_dim=hd, malformed=None in (lay, heads, hd))
+    if t.startswith("Disable DFLASH draft cuda graph because"):
+        avail = _num(r"only " + _NUM + r"\s*GB", t)
+        reason = t[len("Disable DFLASH draft cuda graph because"):].strip().rstrip(".")
+        return DFlashDraftGraphDisabled(**base, avail_gib=avail, reason=reason)
+    if t.startswith("max_running_requests is capped to"):
+        v = _int(r"capped to (\d+)", t)
+        return MaxRunningRequestsCapped(**base, value=v, max_mamba_cache_size=_int(r"max_mamba_cache_size=(\d+)", t),
+                                        slots_per_request=_int(r"(\d+) state slots per request", t),
+                                        malformed=v is None)
+    return None
+
+
 #: recognisers tried in this order; the first that returns an event wins
 _RECOGNISERS = (_server_args_event, _failure_event, _weights_event, _pool_event, _scheduler_event,
-                _graph_event, _init_event, _milestone_event)
+                _graph_event, _init_event, _milestone_event, _spec_event)
 
 
 def _parse_event(t: str, base: dict) -> Event | None:

@@ -1,4 +1,5 @@
-"""The ``server_args=ServerArgs(...)`` dump: a dataclass repr parsed without evaluating it."""
+"""The ``server_args=ServerArgs(...)`` dump (a dataclass repr, <=0.5.18) and the ``server_args={...}`` dict of
+0.5.19+, parsed without evaluating them."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import ast
 import re
 from typing import Any
 
-__all__ = ["parse_dataclass_repr"]
+__all__ = ["parse_dataclass_repr", "parse_dict_repr"]
 
 _FIELD_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*=")
+_DICT_KEY = re.compile(r"\s*['\"]([A-Za-z_]\w*)['\"]\s*:")
 _CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -56,6 +58,20 @@ def parse_dataclass_repr(text: str) -> tuple[dict[str, Any], bool, list[str]]:
     m = re.match(r"[A-Za-z_][\w.]*\(", s)
     if m:
         s = s[m.end():]
+    return _parse_fields(s, _FIELD_NAME)
+
+
+def parse_dict_repr(text: str) -> tuple[dict[str, Any], bool, list[str]]:
+    """Parse a dict repr such as ``{'model_path': 'm', 'tp_size': 2, ...}`` (0.5.19+'s
+    ``server_args.resolved_dict()``), with :func:`parse_dataclass_repr`'s rules: ``complete`` is False when
+    the text ends before the closing brace; never raises."""
+    s = text.strip()
+    if s.startswith("{"):
+        s = s[1:]
+    return _parse_fields(s, _DICT_KEY)
+
+
+def _parse_fields(s: str, field_name: re.Pattern) -> tuple[dict[str, Any], bool, list[str]]:
     fields: dict[str, Any] = {}
     unparsed: list[str] = []
     n = len(s)
@@ -69,9 +85,9 @@ def parse_dataclass_repr(text: str) -> tuple[dict[str, Any], bool, list[str]]:
             unparsed.append(name)
 
     while i < n:
-        fm = _FIELD_NAME.match(s, i)
+        fm = field_name.match(s, i)
         if fm is None:
-            if s[i:].strip().startswith(")"):
+            if s[i:].strip().startswith((")", "}")):
                 complete = True
             break
         name = fm.group(1)
