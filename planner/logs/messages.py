@@ -133,8 +133,8 @@ def _parse_events(ln: LogLine, base: dict) -> list[Event]:
 
 def _server_args_event(t: str, base: dict) -> Event | None:
     """L1: the ``server_args=ServerArgs(...)`` dump (<=0.5.18: ``logger.info(f"{server_args=}")``,
-    srt/entrypoints/engine.py:225 @0.5.16), or the ``server_args={'model_path': ...}`` dict of 0.5.19+
-    (``server_args.resolved_dict()``, srt/entrypoints/engine.py:265 @0.5.19, :311 @0.5.23)."""
+    entrypoints/engine.py:225 @0.5.16), or the ``server_args={'model_path': ...}`` dict of 0.5.19+
+    (``server_args.resolved_dict()``, entrypoints/engine.py:265 @0.5.19, :311 @0.5.23)."""
     j = t.find("server_args={")
     if j >= 0:
         args, complete, unparsed = parse_dict_repr(t[j + len("server_args="):])

@@ -188,7 +188,7 @@ def _launch_hints(la: Launch) -> list[VersionHint]:
     if sa_ev is not None:
         args = sa_ev.args
         if sa_ev.form == "dict":
-            add("server_args_dict", "0.5.19", None, "srt/entrypoints/engine.py:265 @0.5.19 logs "
+            add("server_args_dict", "0.5.19", None, "entrypoints/engine.py:265 @0.5.19 logs "
                 "server_args={server_args.resolved_dict()} (f'{server_args=}' at :253 @0.5.18)", sa_ev.lineno)
         for name, lo, hi, source in _FIELD_HINTS:
             if name in args:
