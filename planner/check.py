@@ -490,11 +490,10 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
     rows.append(Row("KV K", g("kv_k"), kv.k_gib if kv else None, "GiB", "layers x (N+page) x kv heads x head_dim x bytes"))
     rows.append(Row("KV V", g("kv_v"), kv.v_gib if kv else None, "GiB", "layers x (N+page) x kv heads x v_head_dim x bytes"))
     dkv = rank.draft_kv_cache
-    if dkv is not None or (plan.args is not None and plan.args.spec_on):
-        rows.append(Row("draft KV K", g("draft_kv_k"), dkv.k_gib if dkv else None, "GiB",
-                        "draft pool: 1 layer for an MTP draft (kv_cache_mixin.py:503-528)"))
-        rows.append(Row("draft KV V", g("draft_kv_v"), dkv.v_gib if dkv else None, "GiB",
-                        "draft pool: 1 layer for an MTP draft (kv_cache_mixin.py:503-528)"))
+    if launch.has_draft_model is not False and (dkv is not None or (plan.args is not None and plan.args.spec_on)):
+        draft_rule = _draft_pool_rule(launch.spec_algorithm)
+        rows.append(Row("draft KV K", g("draft_kv_k"), dkv.k_gib if dkv else None, "GiB", draft_rule))
+        rows.append(Row("draft KV V", g("draft_kv_v"), dkv.v_gib if dkv else None, "GiB", draft_rule))
     end = rank.memory_pool_end
     if end is not None and plan.pools is not None:
         rows.append(Row("Memory pool end avail", (plan.free_after_bytes - plan.pools.get("kv_k") - plan.pools.get("kv_v")
@@ -511,6 +510,16 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
         rows.append(Row("context_len", plan.args.context_len if plan.args else None, s.context_len, "",
                         "ModelConfig context length"))
     return rows
+
+
+def _draft_pool_rule(algorithm: str | None) -> str:
+    """Where the draft pool's size comes from, by algorithm (NGRAM has none: no row is made)."""
+    if algorithm in ("DFLASH", "DSPARK"):
+        return (f"{algorithm} draft pool: the draft head's own layers x KV heads x head_dim x bytes, at the target's "
+                "token count (the release's rule: the draft geometry or the layer ratio)")
+    if algorithm == "STANDALONE":
+        return "STANDALONE draft pool: the draft model's layers at the target's token count"
+    return "draft pool: 1 layer for an MTP draft (kv_cache_mixin.py:503-528)"
 
 
 def points_at(row: Row) -> str:
