@@ -241,6 +241,17 @@ class Rules:
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
     # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
     draft_layers_in_cell: bool = False
+    # --- DFLASH ---
+    # 0.5.11-0.5.13: DFLASH turns the overlap scheduler off (srt/server_args.py:3436-3439 @0.5.11,
+    # srt/arg_groups/speculative_hook.py:238-242 @0.5.13); 0.5.14+ keeps it
+    dflash_overlap_off: bool = True
+    # 0.5.18+: the DFLASH draft's KV term of the target cell is the draft's own bytes/token (its layers, KV heads,
+    # head dims, KV dtype) instead of the layer ratio ceil(cell x (L + Ld) / L) (sgl-project/sglang#34234;
+    # srt/model_executor/model_runner_components/spec_aux_hidden_state.py:175-223 @0.5.18)
+    dflash_draft_cell_own_geometry: bool = False
+    # 0.5.23+: on SM100 a DFLASH launch gets the no-spec default attention backend (trtllm_mha, or fa4 for asymmetric
+    # K/V) instead of flashinfer (_forces_eagle_topk_one, srt/arg_groups/model_override_base.py:268-321 @0.5.23)
+    dflash_sm100_trtllm_default: bool = False
 
 
 def _releases() -> dict[str, Rules]:

@@ -62,9 +62,9 @@ HOOKS = (
 
 
 def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str],
-            rules: Rules = RULES["0.5.11"]) -> ResolvedArgs:
+            rules: Rules = RULES["0.5.11"], draft: ModelSpec | None = None) -> ResolvedArgs:
     """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
-    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules)
+    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules, draft=draft)
     for hook in HOOKS:
         hook(s)
     return resolved(s)

@@ -1,0 +1,127 @@
+"""DFLASH: what the draft's config decides, per release (pure; the config is already read).
+
+* D, the verify block: ``--speculative-dflash-block-size``, else ``--speculative-num-draft-tokens``, else the
+  draft config's ``dflash_config.block_size`` / top-level ``block_size``, else 16
+  (srt/server_args.py:3358-3420 @0.5.11; speculative/dflash_utils.py parse_dflash_draft_config :313-390 @0.5.11).
+* The target's per-token cell pays for the draft's KV pool, which holds the same token slots:
+  0.5.11-0.5.17 by the layer ratio, ``ceil(cell x (L + Ld) / L)`` with L the target's full-attention layers and
+  Ld the draft's layers (speculative/dflash_utils.py:51-89 @0.5.11, model_executor/pool_configurator.py:95-111
+  @0.5.11); 0.5.18+ from the draft's own geometry, ``cell + kv_heads(draft, tp) x (head_dim + v_head_dim) x Ld x
+  dtype`` (model_runner_components/spec_aux_hidden_state.py:175-223 @0.5.18, speculative/dflash_utils.py:121-134
+  @0.5.23, mem_cache/draft_kv_budget.py @0.5.23, pool_configurator.py:316-338 @0.5.23).
+* The draft's weights: its decoder layers, the fc over the captured target hidden states, and two norms;
+  it has no embedding or LM head of its own (it borrows the target's: models/dflash.py:336-372 @0.5.16).
+"""
+
+from __future__ import annotations
+
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang.pipeline.server_args import Rejected
+
+DEFAULT_BLOCK = 16  # srt/server_args.py:3414-3420 @0.5.11
+
+
+def dflash_block_size(draft: ModelSpec | None) -> tuple[int, str]:
+    """(D, how): the draft config's block size (``dflash_config.block_size`` first, then the top-level one),
+    else 16 (parse_dflash_draft_config, speculative/dflash_utils.py:333-342 @0.5.11)."""
+    if draft is None:
+        return DEFAULT_BLOCK, "the draft config is not known here: SGLang's default 16"
+    cfg = draft.raw.get("dflash_config") or {}
+    raw = cfg.get("block_size", draft.raw.get("block_size")) if isinstance(cfg, dict) else draft.raw.get("block_size")
+    if raw is None:
+        return DEFAULT_BLOCK, f"the draft {draft.name} has no block_size: SGLang's default 16"
+    return int(raw), f"the draft {draft.name}'s block_size"
+
+
+def draft_layers(draft: ModelSpec) -> int:
+    """DFlashDraftConfig.require_num_layers: the draft's num_hidden_layers (dflash_utils.py:270-276 @0.5.11)."""
+    return int(draft.num_hidden_layers)
+
+
+def draft_kv_dtype_bytes(draft: ModelSpec, kv_cache_dtype: str) -> int:
+    """configure_kv_cache_dtype for the draft worker (model=None, is_dflash=True): ``auto`` is the draft's own
+    dtype, an explicit --kv-cache-dtype is kept (mem_cache/kv_cache_dtype.py:22-101 @0.5.18)."""
+    if kv_cache_dtype == "auto":
+        d = draft.dtype.replace("torch.", "")
+        return DTYPE_BYTES.get("bfloat16" if d == "float32" else d, 2)
+    return 1 if kv_cache_dtype.startswith("fp8") else 2
+
+
+def draft_cell_bytes(draft: ModelSpec, tp: int, kv_cache_dtype: str) -> int:
+    """dflash_draft_cell_size_per_token (speculative/dflash_utils.py:121-134 @0.5.23): the draft's own KV bytes
+    per token over all its layers."""
+    heads = max(1, draft.num_key_value_heads // tp)
+    return heads * (draft.head_dim + draft.v_head_dim) * draft_layers(draft) * draft_kv_dtype_bytes(draft, kv_cache_dtype)
+
+
+def dflash_cell(cell: int, n_layers: int, draft: ModelSpec | None, tp: int, kv_cache_dtype: str,
+                own_geometry: bool) -> int:
+    """The target's cell with the draft's KV term (scale_kv_cell_size_per_token_for_dflash,
+    speculative/dflash_utils.py:51-89 @0.5.11, :137-175 @0.5.23)."""
+    if draft is None or n_layers <= 0 or cell <= 0:
+        return cell
+    if own_geometry:
+        extra = draft_cell_bytes(draft, tp, kv_cache_dtype)
+        if extra > 0:
+            return int(cell) + int(extra)
+    ld = draft_layers(draft)
+    if ld <= 0:
+        return cell
+    return (int(cell) * (n_layers + ld) + n_layers - 1) // n_layers
+
+
+def dflash_cell_how(draft: ModelSpec, n_layers: int, tp: int, kv_cache_dtype: str, own_geometry: bool) -> str:
+    """One line saying how the draft's KV term of the cell was computed."""
+    if own_geometry:
+        heads = max(1, draft.num_key_value_heads // tp)
+        return (f"+ the DFLASH draft's own KV: {heads} KV heads x ({draft.head_dim} + {draft.v_head_dim}) x "
+                f"{draft_layers(draft)} layers x {draft_kv_dtype_bytes(draft, kv_cache_dtype)} B = "
+                f"{draft_cell_bytes(draft, tp, kv_cache_dtype)} B/token (spec_aux_hidden_state.py:175-223 @0.5.18)")
+    return (f"x ({n_layers} + {draft_layers(draft)}) / {n_layers}, rounded up: the DFLASH draft's {draft_layers(draft)} "
+            f"layers priced as target layers (dflash_utils.py:51-89 @0.5.11)")
+
+
+def draft_params(draft: ModelSpec, tp: int = 1) -> tuple[int, int]:
+    """(parameters in total, parameters per GPU) of a DFlashDraftModel (models/dflash.py @0.5.16): per layer
+    qkv + o (+ q/k norms), the MLP and two norms, sharded by tp (KV heads replicated below one per GPU); the fc
+    (len(target_layer_ids) x hidden -> hidden, an nn.Linear, not sharded) and the two final norms."""
+    h = draft.hidden_size
+    t = draft.text
+    nq = int(t.get("num_attention_heads") or draft.raw.get("num_attention_heads"))
+    nkv = draft.num_key_value_heads
+    hd = draft.head_dim
+    inter = int(t.get("intermediate_size") or draft.raw.get("intermediate_size"))
+    layers = draft_layers(draft)
+    ids = ((draft.raw.get("dflash_config") or {}).get("target_layer_ids") or [])
+    feats = len(ids) if ids else layers
+    attn = h * nq * hd + 2 * h * nkv * hd + nq * hd * h + 2 * hd
+    mlp = 3 * h * inter
+    per_layer = attn + mlp + 2 * h
+    fc = feats * h * h
+    total = layers * per_layer + fc + 2 * h
+    kv_rep = max(1, nkv // tp) * tp  # replicated KV heads when tp > nkv
+    attn_gpu = (h * nq * hd + nq * hd * h) // tp + 2 * h * (kv_rep // tp) * hd + 2 * hd
+    per_gpu = layers * (attn_gpu + mlp // tp + 2 * h) + fc + 2 * h
+    return total, per_gpu
+
+
+def draft_weight_bytes(draft: ModelSpec, tp: int) -> tuple[int, str]:
+    """(bytes per GPU, how) of the DFLASH draft's weights at its dtype."""
+    total, per_gpu = draft_params(draft, tp)
+    b = DTYPE_BYTES.get(draft.dtype.replace("torch.", ""), 2)
+    return per_gpu * b, (f"DFLASH draft {draft.name}: {draft_layers(draft)} decoder layers + fc, "
+                         f"{total / 1e9:.2f}B parameters ({per_gpu / 1e9:.2f}B per GPU at tp {tp}, the fc not sharded) "
+                         f"x {b} B; no embedding / LM head of its own (models/dflash.py:336-372 @0.5.16)")
+
+
+def check_target_layer_ids(model: ModelSpec, draft: ModelSpec) -> None:
+    """DFlashDraftConfig.resolve_target_layer_ids: every id in the draft's dflash_config.target_layer_ids must be a
+    layer of the target (hf_text_config.num_hidden_layers) (speculative/dflash_utils.py:296-310 @0.5.11, :556-585
+    @0.5.23; called from ModelRunner.__init__, model_runner.py:431-460 @0.5.11)."""
+    ids = (draft.raw.get("dflash_config") or {}).get("target_layer_ids")
+    n = int(model.num_hidden_layers)
+    for idx, val in enumerate(ids or []):
+        if val < 0 or val >= n:
+            raise Rejected("ValueError", "DFLASH target_layer_ids contains an out-of-range layer id. "
+                           f"target_layer_ids[{idx}]={val}, target_num_layers={n}.",
+                           "srt/speculative/dflash_utils.py:296-310 @0.5.11", stage="runner_setup")
