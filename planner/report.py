@@ -202,6 +202,10 @@ def render_text(plan: Plan, compare: bool = True) -> str:
         w(f"  KV cache tokens:             {cap['kv_tokens']:,}")
         w(f"  longest request:             {cap['longest_request_tokens']:,} tokens (context_len {cap['context_len']:,})")
         w(f"  requests at full context:    {cap['concurrency_at_context_len']}")
+        from planner.engines.sglang.pipeline.dflash import dflash_cost  # noqa: PLC0415
+
+        if (dflash := dflash_cost(plan)) is not None:
+            w(f"  DFLASH: {dflash}")
     w("")
     w("Verdict: " + d["verdict_text"])
     if confidence_line(plan):
@@ -496,6 +500,10 @@ def plan_summary(plan: Plan) -> list[str]:
         out.append(f"Capacity: {cap['max_running_requests']} running requests, {cap['kv_tokens']:,} KV tokens, "
                    f"longest request {cap['longest_request_tokens']:,} tokens, "
                    f"{cap['concurrency_at_context_len']} at the full context of {cap['context_len']:,}")
+    from planner.engines.sglang.pipeline.dflash import dflash_cost  # noqa: PLC0415
+
+    if (dflash := dflash_cost(plan)) is not None:
+        out.append(f"DFLASH:   {dflash}")
     for note in plan.notes:
         out.append(f"Note:     {note}")
     return out

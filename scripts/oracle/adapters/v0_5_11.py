@@ -21,7 +21,8 @@ def make_runner(S, server_args, model_config, is_draft_worker=False, req_to_toke
     r = _base.make_runner(S, server_args, model_config, is_draft_worker, req_to_token_pool,
                           token_to_kv_pool_allocator, memory_pool_config)
     sa = server_args
-    if r.spec_algorithm.is_dflash() and not is_draft_worker:  # model_runner.py:417-460 @0.5.11
+    # (0.5.9 / 0.5.10 reuse this make_runner: their SpeculativeAlgorithm has no DFLASH)
+    if getattr(r.spec_algorithm, "is_dflash", lambda: False)() and not is_draft_worker:  # model_runner.py:417-460 @0.5.11
         from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config
 
         dmc = r._build_model_config(sa, model_path=sa.speculative_draft_model_path,

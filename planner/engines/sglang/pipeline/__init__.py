@@ -136,8 +136,9 @@ def _dflash_target_layers(job: EngineInput, args: ResolvedArgs, draft: ModelSpec
         try:
             check_target_layer_ids(job.model.spec, draft)
         except Rejected as exc:
-            res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None, None,
-                                  None, None)
+            if args.rules.dflash_layer_check_after_pre_load:
+                res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None,
+                                      None, None, None)
             raise _Stop(exc, OUTCOME_FAILED) from None
 
 

@@ -125,3 +125,39 @@ def check_target_layer_ids(model: ModelSpec, draft: ModelSpec) -> None:
             raise Rejected("ValueError", "DFLASH target_layer_ids contains an out-of-range layer id. "
                            f"target_layer_ids[{idx}]={val}, target_num_layers={n}.",
                            "srt/speculative/dflash_utils.py:296-310 @0.5.11", stage="runner_setup")
+
+
+def dflash_cost(plan) -> str | None:
+    """One line: D and what it costs this launch (a plan with a DFLASH draft that reached the pools), with how
+    each figure was computed. None for any other plan."""
+    a, prof, pools = plan.args, plan.profile, plan.pools
+    if a is None or a.speculative_algorithm != "DFLASH" or prof is None or prof.max_total_num_tokens is None:
+        return None
+    d = a.speculative_num_draft_tokens
+    why = a.defaulted.get("speculative_num_draft_tokens", "--speculative-num-draft-tokens")
+    parts = [f"D = {d} draft tokens per verify ({why})"]
+    s = prof.mamba_cache_per_req_bytes
+    if s and prof.mamba_ratio and a.rules.mamba_solve == "classic":  # <= 0.5.12: reserved for max_running_requests
+        parts.append(f"the speculative states are reserved up front for max_running_requests {a.max_running_requests}: "
+                     f"S {s / 2**20:.1f} MiB x {a.max_running_requests} x D {d} = "
+                     f"{(prof.spec_reserved_bytes or 0) / 2**30:.2f} GiB; each running request also takes "
+                     f"mamba ratio {prof.mamba_ratio} x S of the mamba share")
+    elif s and prof.mamba_ratio:
+        per = (prof.mamba_ratio + d) * s
+        parts.append(f"each running request takes (mamba ratio {prof.mamba_ratio} + D {d}) x S {s / 2**20:.1f} MiB = "
+                     f"{per / 2**30:.2f} GiB of the mamba share; speculative states reserved "
+                     f"{(prof.spec_reserved_bytes or 0) / 2**30:.2f} GiB")
+    if pools is not None:
+        dkv = sum(x.bytes for x in pools.lines if x.key.startswith("draft_kv"))
+        target = sum(x.bytes for x in pools.lines if x.key in ("kv_k", "kv_v"))
+        if dkv:
+            parts.append(f"the draft's KV pool {dkv / 2**30:.2f} GiB next to the target's {target / 2**30:.2f} GiB "
+                         f"(same {prof.max_total_num_tokens:,} token slots; cell {prof.kv_cell_bytes_per_token:,} B/token)")
+    w = next((n for n in plan.needs if n.label == "draft model weights"), None)
+    if w is not None:
+        parts.append(f"draft weights {w.bytes / 2**30:.2f} GiB after the pools")
+    else:
+        w = next((x for x in plan.assumptions if x.name == "draft worker's load per GPU"), None)
+        if w is not None:
+            parts.append(f"draft weights {w.value} loaded before sizing")
+    return "; ".join(parts)

@@ -252,6 +252,10 @@ class Rules:
     # 0.5.23+: on SM100 a DFLASH launch gets the no-spec default attention backend (trtllm_mha, or fa4 for asymmetric
     # K/V) instead of flashinfer (_forces_eagle_topk_one, srt/arg_groups/model_override_base.py:268-321 @0.5.23)
     dflash_sm100_trtllm_default: bool = False
+    # 0.5.16+: the DFLASH target-layer check (resolve_target_layer_ids) runs after init_torch_distributed has measured
+    # the free memory (model_runner.py:323, 478 @0.5.16); before, it raised earlier in ModelRunner.__init__
+    # (model_runner.py:437-460, 481 @0.5.11; :513, 538 @0.5.14)
+    dflash_layer_check_after_pre_load: bool = False
 
 
 def _releases() -> dict[str, Rules]:
