@@ -255,6 +255,8 @@ def plan_traits(plan: Plan) -> set[str]:
         traits.add("mrr")
     if any(f.startswith("--speculative-draft-model") for f in plan.flags):
         traits.add("draft")
+    if any(f.upper() in ("DFLASH", "--SPECULATIVE-ALGORITHM=DFLASH") for f in plan.flags):
+        traits.add("dflash")
     if plan.args is not None and plan.args.is_multimodal:
         traits.add("mm")
     if not plan.model.spec.is_mambaish:

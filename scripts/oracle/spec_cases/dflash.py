@@ -158,6 +158,24 @@ def curated(version: str) -> list[dict]:
     c.add("q36_35b_pro6000", P, "qwen3.6-35b-a3b", dflash("qwen3.6-27b-dflash-b8"))
     c.add("next80b_tp2_h200", "h200", "qwen3-next-80b-a3b-instruct", dflash(), tp=2)
     c.add("nemotron_pro6000", P, "nemotron-3-nano-30b-a3b", dflash())
+    if _v(version) < (0, 5, 13):
+        # the classic solve reserves S x max_running_requests (48) x D before the mamba split: most launches above
+        # do not boot, so the same knobs again with few running requests
+        for cid, gpu, model, flags, tp in (
+                ("mrr4_block8", P, Q6, dflash() + ["--speculative-dflash-block-size", 8], 1),
+                ("mrr4_kv_fp8", P, Q6, dflash() + ["--kv-cache-dtype", "fp8_e4m3"], 1),
+                ("mrr4_page16", P, Q6, dflash() + ["--page-size", 16], 1),
+                ("mrr4_ratio05", P, Q6, dflash() + ["--mamba-full-memory-ratio", 0.5], 1),
+                ("mrr4_draft_8l", P, Q6, dflash("qwen3.6-27b-dflash-8l"), 1),
+                ("mrr4_draft_kv2", P, Q6, dflash("qwen3.6-27b-dflash-kv2"), 1),
+                ("mrr4_no_cuda_graph", P, Q6, dflash() + ["--disable-cuda-graph"], 1),
+                ("mrr4_tp2", P, Q6, dflash(), 2),
+                ("mrr4_b200_q35", B2, Q5, dflash("qwen3.5-27b-dflash"), 1),
+                ("mrr4_h100_tp2", H1, Q6, dflash(), 2),
+                ("mrr4_mfs085", P, Q6, dflash() + ["--mem-fraction-static", 0.85], 1),
+                ("mrr2_ctx32k", P, Q6, dflash() + ["--context-length", 32768], 1)):
+            mrr = 2 if cid.startswith("mrr2") else 4
+            c.add(cid, gpu, model, flags + ["--max-running-requests", mrr], tp=tp)
     return c.cases
 
 

@@ -379,6 +379,12 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
+    # --- DFLASH ---
+    "dflash_overlap_off": "DFLASH keeps the overlap scheduler (extra_buffer: 5 mamba slots per running request "
+                          "instead of 4)",
+    "dflash_draft_cell_own_geometry": "the DFLASH draft's KV is budgeted from its own layers, KV heads and head "
+                                      "dims instead of as extra target layers",
+    "dflash_sm100_trtllm_default": "on SM100 DFLASH gets the trtllm_mha (or fa4) default attention backend",
 }
 
 
@@ -391,6 +397,8 @@ _RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can
     "strategy_needs_mamba": {"dense"}, "min_one_running": {"mrr"}, "gdn_blackwell": {"gdn-blackwell"},
     "tp_worker_checks_first": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
+    "dflash_overlap_off": {"dflash"}, "dflash_draft_cell_own_geometry": {"dflash"},  # --- DFLASH ---
+    "dflash_sm100_trtllm_default": {"dflash"},
 }
 
 
