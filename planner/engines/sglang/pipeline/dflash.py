@@ -38,47 +38,73 @@ def draft_layers(draft: ModelSpec) -> int:
     return int(draft.num_hidden_layers)
 
 
-def draft_kv_dtype_bytes(draft: ModelSpec, kv_cache_dtype: str) -> int:
+_DRAFT_BACKENDS = {"0.5.15": ("flashinfer", "fa3", "fa4", "triton", "ascend"),
+                   "0.5.18": ("flashinfer", "fa3", "fa4", "triton", "trtllm_mha", "ascend"),
+                   "0.5.23": ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")}
+
+
+def dflash_draft_backend(rule: str, target_backend: str | None, draft: ModelSpec | None, sm100: bool) -> str | None:
+    """_resolve_dflash_draft_attention_backend: the draft worker's attention backend from the target's prefill (or
+    only) backend; --speculative-draft-attention-backend is refused by the flag audit, so it is never given here.
+    ``rule`` "" (<= 0.5.14): the target's; "0.5.15": trtllm_mha or an unsupported one -> flashinfer
+    (srt/arg_groups/speculative_hook.py:433-475 @0.5.16); "0.5.18": trtllm_mha kept only when every draft layer is
+    sliding or the draft is causal, else flashinfer (:520-590 @0.5.18); "0.5.23": then fa4 on SM100
+    (srt/arg_groups/speculative_hook.py:886-990 @0.5.23)."""
+    if not rule:
+        return target_backend
+    if target_backend is None:
+        return "flashinfer"
+    if target_backend not in _DRAFT_BACKENDS[rule]:
+        return "flashinfer"
+    if target_backend == "trtllm_mha":
+        if rule == "0.5.15":
+            return "flashinfer"
+        raw = draft.raw if draft is not None else {}
+        types = raw.get("layer_types")
+        sliding = bool(types) and len(types) == raw.get("num_hidden_layers") and set(types) == {"sliding_attention"}
+        if sliding or raw.get("is_causal") is True:
+            return "trtllm_mha"
+        return "fa4" if rule == "0.5.23" and sm100 else "flashinfer"
+    return target_backend
+
+
+def draft_kv_dtype_bytes(draft: ModelSpec, kv_cache_dtype: str, fa4_own_dtype: bool = False) -> int:
     """configure_kv_cache_dtype for the draft worker (model=None, is_dflash=True): ``auto`` is the draft's own
-    dtype, an explicit --kv-cache-dtype is kept (mem_cache/kv_cache_dtype.py:22-101 @0.5.18)."""
-    if kv_cache_dtype == "auto":
-        d = draft.dtype.replace("torch.", "")
-        return DTYPE_BYTES.get("bfloat16" if d == "float32" else d, 2)
+    dtype, an explicit --kv-cache-dtype is kept, except that an fa4 draft keeps its own dtype (0.5.16+)
+    (mem_cache/kv_cache_dtype.py:22-101 @0.5.18)."""
+    d = draft.dtype.replace("torch.", "")
+    own = DTYPE_BYTES.get("bfloat16" if d == "float32" else d, 2)
+    if kv_cache_dtype == "auto" or fa4_own_dtype:
+        return own
     return 1 if kv_cache_dtype.startswith("fp8") else 2
 
 
-def draft_cell_bytes(draft: ModelSpec, tp: int, kv_cache_dtype: str) -> int:
+def draft_kv_bytes(args, draft: ModelSpec) -> int:
+    """The DFLASH draft pool's element size for this launch."""
+    fa4 = args.rules.dflash_fa4_draft_kv_model_dtype and args.dflash_draft_backend == "fa4"
+    return draft_kv_dtype_bytes(draft, args.kv_cache_dtype, fa4)
+
+
+def draft_cell_bytes(draft: ModelSpec, tp: int, dtype_bytes: int) -> int:
     """dflash_draft_cell_size_per_token (speculative/dflash_utils.py:121-134 @0.5.23): the draft's own KV bytes
     per token over all its layers."""
     heads = max(1, draft.num_key_value_heads // tp)
-    return heads * (draft.head_dim + draft.v_head_dim) * draft_layers(draft) * draft_kv_dtype_bytes(draft, kv_cache_dtype)
+    return heads * (draft.head_dim + draft.v_head_dim) * draft_layers(draft) * dtype_bytes
 
 
-def dflash_cell(cell: int, n_layers: int, draft: ModelSpec | None, tp: int, kv_cache_dtype: str,
-                own_geometry: bool) -> int:
+def dflash_cell(cell: int, n_layers: int, draft: ModelSpec | None, args) -> int:
     """The target's cell with the draft's KV term (scale_kv_cell_size_per_token_for_dflash,
     speculative/dflash_utils.py:51-89 @0.5.11, :137-175 @0.5.23)."""
     if draft is None or n_layers <= 0 or cell <= 0:
         return cell
-    if own_geometry:
-        extra = draft_cell_bytes(draft, tp, kv_cache_dtype)
+    if args.rules.dflash_draft_cell_own_geometry:
+        extra = draft_cell_bytes(draft, args.tp_size, draft_kv_bytes(args, draft))
         if extra > 0:
             return int(cell) + int(extra)
     ld = draft_layers(draft)
     if ld <= 0:
         return cell
     return (int(cell) * (n_layers + ld) + n_layers - 1) // n_layers
-
-
-def dflash_cell_how(draft: ModelSpec, n_layers: int, tp: int, kv_cache_dtype: str, own_geometry: bool) -> str:
-    """One line saying how the draft's KV term of the cell was computed."""
-    if own_geometry:
-        heads = max(1, draft.num_key_value_heads // tp)
-        return (f"+ the DFLASH draft's own KV: {heads} KV heads x ({draft.head_dim} + {draft.v_head_dim}) x "
-                f"{draft_layers(draft)} layers x {draft_kv_dtype_bytes(draft, kv_cache_dtype)} B = "
-                f"{draft_cell_bytes(draft, tp, kv_cache_dtype)} B/token (spec_aux_hidden_state.py:175-223 @0.5.18)")
-    return (f"x ({n_layers} + {draft_layers(draft)}) / {n_layers}, rounded up: the DFLASH draft's {draft_layers(draft)} "
-            f"layers priced as target layers (dflash_utils.py:51-89 @0.5.11)")
 
 
 def draft_params(draft: ModelSpec, tp: int = 1) -> tuple[int, int]:

@@ -72,8 +72,7 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
-        return dflash_cell(cell, n_layers, draft, args.tp_size, args.kv_cache_dtype,
-                           args.rules.dflash_draft_cell_own_geometry)
+        return dflash_cell(cell, n_layers, draft, args)
     layers = draft_kv_layers(model, args, draft)
     if layers and n_layers > 0:
         if args.rules.draft_cell_term_rounded_alone:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22

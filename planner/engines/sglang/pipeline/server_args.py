@@ -153,6 +153,7 @@ class ResolvedArgs:
     warnings: list[str] = field(default_factory=list)
     # --enable-unified-memory (0.5.15+): one buffer holds the KV cache and the mamba states
     unified_memory: bool = False
+    dflash_draft_backend: str | None = None  # DFLASH: the draft worker's attention backend, resolved
 
     @property
     def spec_on(self) -> bool:
@@ -351,6 +352,7 @@ class ArgState:
     why: dict[str, str] = field(default_factory=dict)  # field -> why it got its value
     warn: list[str] = field(default_factory=list)
     draft: Any = None  # DFLASH: the --speculative-draft-model-path config (ModelSpec); its block size sets D
+    dflash_draft_backend: str | None = None  # DFLASH: _resolve_dflash_draft_attention_backend's answer
     ctx: int = 0  # context_len
     is_mm: bool = False
     pcg_off: bool = False  # disable_piecewise_cuda_graph

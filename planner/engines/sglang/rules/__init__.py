@@ -256,6 +256,14 @@ class Rules:
     # the free memory (model_runner.py:323, 478 @0.5.16); before, it raised earlier in ModelRunner.__init__
     # (model_runner.py:437-460, 481 @0.5.11; :513, 538 @0.5.14)
     dflash_layer_check_after_pre_load: bool = False
+    # the DFLASH draft worker's attention backend (_resolve_dflash_draft_attention_backend): "" = the target's (0.5.11-
+    # 0.5.14); "0.5.15" = trtllm_mha or an unsupported one -> flashinfer (srt/arg_groups/speculative_hook.py:433-475
+    # @0.5.16); "0.5.18" = trtllm_mha kept for an all-sliding / causal draft (:520-590 @0.5.18); "0.5.23" = else fa4 on
+    # SM100 (srt/arg_groups/speculative_hook.py:886-990 @0.5.23)
+    dflash_draft_backend: str = ""
+    # 0.5.16+: an fa4 DFLASH draft keeps its KV in its own dtype, not a quantized --kv-cache-dtype
+    # (srt/mem_cache/kv_cache_dtype.py:83-99 @0.5.18)
+    dflash_fa4_draft_kv_model_dtype: bool = False
 
 
 def _releases() -> dict[str, Rules]:

@@ -6,7 +6,7 @@ SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11);
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline.dflash import dflash_block_size
+from planner.engines.sglang.pipeline.dflash import dflash_block_size, dflash_draft_backend
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool
 
 _ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
@@ -116,6 +116,8 @@ def _handle_dflash(s: ArgState) -> None:
     if s.ndraft is None:
         s.ndraft, how = dflash_block_size(s.draft)
         why["speculative_num_draft_tokens"] = f"{how} (server_args.py:3387-3420 @0.5.11)"
+    s.dflash_draft_backend = dflash_draft_backend(s.rules.dflash_draft_backend, a["prefill_attention_backend"] or s.attn,
+                                                  s.draft, s.dev.sm100)
     if s.mrr is None:
         s.mrr = 48
         why["max_running_requests"] = "reset to 48 for DFLASH (server_args.py:3430-3434 @0.5.11)"
