@@ -90,3 +90,10 @@ def test_no_draft_path_is_sglangs_rejection(capsys):
                      "--no-search"], capsys)
     assert code == 1
     assert "DFLASH speculative decoding requires setting --speculative-draft-model-path." in out
+
+
+def test_a_non_dflash_draft_is_refused_as_not_modelled(capsys):
+    code = main(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--speculative-algorithm", "DFLASH",
+                 "--speculative-draft-model-path", "qwen3.5-35b-a3b-eagle3", "--no-search"])
+    assert code == 2
+    assert "DFLASH with a LlamaForCausalLMEagle3 draft: not modelled" in capsys.readouterr().err

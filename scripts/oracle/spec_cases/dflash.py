@@ -150,6 +150,11 @@ def curated(version: str) -> list[dict]:
     c.add("q36_tp2_h100", H1, Q6, dflash() + ["--max-running-requests", 16], tp=2)
     c.add("q36_b200", B2, Q6, dflash())
     c.add("q35_b200", B2, Q5, dflash("qwen3.5-27b-dflash"))
+    # SM100 with an fp8 KV cache: from 0.5.23 the target gets trtllm_mha and a draft that is not all-sliding gets
+    # fa4, whose KV stays in the draft's own dtype (0.5.16+)
+    c.add("q36_b200_kv_fp8", B2, Q6, dflash() + ["--kv-cache-dtype", "fp8_e4m3", "--max-running-requests", 8])
+    c.add("q36_b200_kv2_fp8", B2, Q6, dflash("qwen3.6-27b-dflash-kv2") + ["--kv-cache-dtype", "fp8_e4m3"])
+    c.add("q36_b200_triton_fp8", B2, Q6, dflash() + ["--kv-cache-dtype", "fp8_e4m3", "--attention-backend", "triton"])
     c.add("q35_pro6000_mrr8", P, Q5, dflash("qwen3.5-27b-dflash") + ["--max-running-requests", 8])
     c.add("q35_tp2_l40s", L4, Q5, dflash("qwen3.5-27b-dflash"), tp=2)
     c.add("q36_tp2_rtx5090", R5, Q6, dflash() + ["--max-running-requests", 4, "--context-length", 16384], tp=2)

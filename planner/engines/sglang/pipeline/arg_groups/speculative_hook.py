@@ -7,7 +7,7 @@ SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11);
 from __future__ import annotations
 
 from planner.engines.sglang.pipeline.dflash import dflash_block_size, dflash_draft_backend
-from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool, _NotModelled
 
 _ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
 
@@ -96,6 +96,9 @@ def _handle_dflash(s: ArgState) -> None:
     if a["speculative_draft_model_path"] is None:
         raise Rejected("ValueError", "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
                        "srt/server_args.py:3330-3333 @0.5.11")
+    if s.draft is not None and s.draft.architecture != "DFlashDraftModel":
+        raise _NotModelled(f"--speculative-algorithm DFLASH with a {s.draft.architecture} draft: not modelled by this "
+                           "planner (a DFlashDraftModel head is)")
     for key, name in (("steps", "speculative_num_steps"), ("topk", "speculative_eagle_topk")):
         if getattr(s, key) is None or int(getattr(s, key)) != 1:
             if getattr(s, key) is not None:
