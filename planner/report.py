@@ -202,6 +202,10 @@ def render_text(plan: Plan, compare: bool = True) -> str:
         w(f"  KV cache tokens:             {cap['kv_tokens']:,}")
         w(f"  longest request:             {cap['longest_request_tokens']:,} tokens (context_len {cap['context_len']:,})")
         w(f"  requests at full context:    {cap['concurrency_at_context_len']}")
+        from planner.engines.sglang.pipeline.dflash import dflash_cost  # noqa: PLC0415
+
+        if (dflash := dflash_cost(plan)) is not None:
+            w(f"  DFLASH: {dflash}")
     w("")
     w("Verdict: " + d["verdict_text"])
     if confidence_line(plan):
@@ -251,6 +255,8 @@ def plan_traits(plan: Plan) -> set[str]:
         traits.add("mrr")
     if any(f.startswith("--speculative-draft-model") for f in plan.flags):
         traits.add("draft")
+    if any(f.upper() in ("DFLASH", "--SPECULATIVE-ALGORITHM=DFLASH") for f in plan.flags):
+        traits.add("dflash")
     if plan.args is not None and plan.args.is_multimodal:
         traits.add("mm")
     if not plan.model.spec.is_mambaish:
@@ -496,6 +502,10 @@ def plan_summary(plan: Plan) -> list[str]:
         out.append(f"Capacity: {cap['max_running_requests']} running requests, {cap['kv_tokens']:,} KV tokens, "
                    f"longest request {cap['longest_request_tokens']:,} tokens, "
                    f"{cap['concurrency_at_context_len']} at the full context of {cap['context_len']:,}")
+    from planner.engines.sglang.pipeline.dflash import dflash_cost  # noqa: PLC0415
+
+    if (dflash := dflash_cost(plan)) is not None:
+        out.append(f"DFLASH:   {dflash}")
     for note in plan.notes:
         out.append(f"Note:     {note}")
     return out

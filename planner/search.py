@@ -238,7 +238,7 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
         ev.rejected = Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
         return ev
     try:
-        args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules)
+        args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
         state = mamba_state(spec, args.tp_size, args.env)
         engine._check_heads(spec, args.tp_size)
     except Rejected as exc:
@@ -255,7 +255,8 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
                 more = [*combo, "--max-running-requests", str(int(u))]
                 raw_u = base.parse(more) if base is not None else parse_flags(plan0.rules.flags,
                                                                               ["--model-path", spec.name, *more])
-                mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules).mem_fraction_static
+                mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules,
+                                draft).mem_fraction_static
             except (SGLangArgError, Rejected):
                 continue
             mfs_default = np.where(grid["run"] == u, mfs_u, mfs_default)

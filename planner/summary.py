@@ -55,6 +55,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         )
         if plan.state is not None:
             s["mamba_ssm_dtype"] = plan.state.ssm_dtype
+        if plan.stage == "runner_setup":  # ModelRunner.__init__ raised (DFLASH target layers): no KV dtype / context yet
+            s.update(kv_cache_dtype=None, mamba_ssm_dtype=None, context_len=None)
     p = plan.profile
     if p is not None:
         s.update(

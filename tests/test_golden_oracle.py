@@ -59,8 +59,6 @@ CURATED_16 = _load("cases.jsonl", "results.jsonl", "0.5.16")
 RANDOM_16 = _load("random.jsonl", "random_results.jsonl", "0.5.16")
 # Configurations SGLang 0.5.16 accepts that the planner refuses as not modelled (BadInput), by id.
 NOT_MODELLED_16 = {
-    "dflash_draftpath_27b_mrr8": "DFLASH",
-    "dflash_draftpath_q35_27b_b200": "DFLASH",
     "page_major_kv_layout_triton": "unified memory pool",
 }
 
@@ -158,8 +156,6 @@ def test_0_5_16_case_matches_oracle(case, expected):
 
 # Configurations SGLang 0.5.19 accepts that the planner refuses as not modelled (BadInput), by id.
 NOT_MODELLED_19 = {
-    "dflash_draftpath_27b_mrr8": "DFLASH",
-    "dflash_draftpath_q35_27b_b200": "DFLASH",
 }
 
 
@@ -174,8 +170,6 @@ def test_0_5_19_case_matches_oracle(case, expected):
 
 
 NOT_MODELLED_18 = {
-    "dflash_draftpath_27b_mrr8": "DFLASH",
-    "dflash_draftpath_q35_27b_b200": "DFLASH",
     "page_major_kv_layout_triton": "page-major KV layout without the unified pool",
 }
 
@@ -207,17 +201,13 @@ def test_0_5_19_sets_are_large_and_varied():
 # Releases whose golden sets come from make_cases_v0516.py through this repository's oracle adapters, with
 # the launches SGLang accepts that the planner refuses as not modelled (BadInput), by id.
 ADAPTED = {
-    "0.5.14": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH"},
-    "0.5.15": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
-               "page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
-    "0.5.17": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
-               "page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
-    "0.5.20": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH"},
-    "0.5.21": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH"},
-    "0.5.22": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
-               "reject_unified_memory_eagle": "unified memory pool with speculative decoding"},
-    "0.5.23": {"dflash_draftpath_27b_mrr8": "DFLASH", "dflash_draftpath_q35_27b_b200": "DFLASH",
-               "reject_unified_memory_eagle": "unified memory pool with speculative decoding"},
+    "0.5.14": {},
+    "0.5.15": {"page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
+    "0.5.17": {"page_major_kv_layout_triton": "page-major KV layout without the unified pool"},
+    "0.5.20": {},
+    "0.5.21": {},
+    "0.5.22": {"reject_unified_memory_eagle": "unified memory pool with speculative decoding"},
+    "0.5.23": {"reject_unified_memory_eagle": "unified memory pool with speculative decoding"},
 }
 ADAPTED_CASES = [(c, e) for v in ADAPTED if (HERE / f"sglang-{v}").exists()
                  for c, e in _load("cases.jsonl", "results.jsonl", v) + _load("random.jsonl", "random_results.jsonl", v)]

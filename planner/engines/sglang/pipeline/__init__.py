@@ -19,6 +19,7 @@ from planner.catalog.spec import ModelSpec
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_REJECTED, EngineInput, EngineResult
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
 from planner.engines.sglang.pipeline.arg_groups import resolve
+from planner.engines.sglang.pipeline.dflash import check_target_layer_ids
 from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
 from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import MambaState, mamba_state
@@ -82,7 +83,8 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     """One launch through every stage: resolved args, profile, pools, needs, verdict."""
     res = EngineResult()
     try:
-        args = res.args = server_args(job)
+        args = res.args = server_args(job, draft)
+        _dflash_target_layers(job, args, draft, res)
         state = res.state = model_config(job, args)
         load_model(job)
         prof = res.profile = memory_pool_config(job, args, state, draft, res)
@@ -95,7 +97,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     return res
 
 
-def server_args(job: EngineInput) -> ResolvedArgs:
+def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArgs:
     """The release's argparse, the planner's scope, then ServerArgs resolution (:mod:`.arg_groups`)."""
     model = job.model.spec
     argv = ["--model-path", job.model.path or job.model.catalog_id or model.name, *job.flags]
@@ -110,7 +112,7 @@ def server_args(job: EngineInput) -> ResolvedArgs:
         raise BadInput(problem)
     dev = device_for(job)
     try:
-        return resolve(raw, model, dev, job.env, rules)
+        return resolve(raw, model, dev, job.env, rules, draft)
     except Rejected as exc:
         raise _Stop(exc, OUTCOME_REJECTED) from None
     except _NotModelled as exc:
@@ -125,6 +127,19 @@ def model_config(job: EngineInput, args: ResolvedArgs) -> MambaState | None:
     except Rejected as exc:
         raise _Stop(exc, OUTCOME_FAILED) from None
     return state
+
+
+def _dflash_target_layers(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None, res: EngineResult) -> None:
+    """DFLASH: the draft's target_layer_ids must name target layers (ModelRunner.__init__, after
+    init_torch_distributed measured the free memory: only that is known when it raises)."""
+    if args.speculative_algorithm == "DFLASH" and draft is not None:
+        try:
+            check_target_layer_ids(job.model.spec, draft)
+        except Rejected as exc:
+            if args.rules.dflash_layer_check_after_pre_load:
+                res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None,
+                                      None, None, None)
+            raise _Stop(exc, OUTCOME_FAILED) from None
 
 
 def load_model(job: EngineInput) -> None:

@@ -36,6 +36,7 @@ from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.catalog.weights import estimate_params, mtp_weight_bytes
 from planner.engines.interface import NeedLine
 from planner.engines.sglang.calibration import graph_estimate, workspace_estimate
+from planner.engines.sglang.pipeline.dflash import draft_weight_bytes
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
 
@@ -52,7 +53,9 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
     if args.spec_on and not args.rules.draft_weights_before_sizing:
-        if draft is not None:
+        if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
+            needs.append(NeedLine("draft model weights", *draft_weight_bytes(draft, tp)))
+        elif draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
                                   f"EAGLE head {draft.name}: ~{estimate_params(draft)/1e6:.0f}M params / tp {tp}"))
@@ -96,6 +99,8 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
     parameters (estimated from its config). A real 0.5.16 log shows the MTP draft's whole load,
     0.79 GiB layer + 4.74 GiB embedding/LM head = 5.53 GiB, held when the pools are sized.
     """
+    if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
+        return draft_weight_bytes(draft, tp)
     if draft is not None:
         n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
         return n, f"draft head {draft.name}: ~{estimate_params(draft) / 1e6:.0f}M params x {DTYPE_BYTES.get(draft.dtype, 2)} B / tp {tp}"

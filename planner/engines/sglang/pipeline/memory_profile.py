@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang.pipeline.dflash import dflash_cell
 from planner.engines.sglang.pipeline.mamba import MambaState
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, _env_bool
 
@@ -70,6 +71,8 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
+    if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
+        return dflash_cell(cell, n_layers, draft, args)
     layers = draft_kv_layers(model, args, draft)
     if layers and n_layers > 0:
         if args.rules.draft_cell_term_rounded_alone:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22

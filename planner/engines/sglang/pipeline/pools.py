@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang.pipeline.dflash import draft_kv_bytes
 from planner.engines.sglang.pipeline.mamba import MambaState
 from planner.engines.sglang.pipeline.memory_profile import Profile, kv_dtype_name, num_kv_heads
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
@@ -77,7 +78,8 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             # (srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11)
             d = KvGeometry(1, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
         elif draft is not None:  # an EAGLE head's own MHATokenToKVPool (…kv_cache_mixin.py:530-600 @0.5.11)
-            d = KvGeometry(draft.num_hidden_layers, num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, b)
+            db = draft_kv_bytes(args, draft) if args.speculative_algorithm == "DFLASH" else b  # DFLASH: its own dtype
+            d = KvGeometry(draft.num_hidden_layers, num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, db)
     return target, d
 
 

@@ -153,6 +153,7 @@ class ResolvedArgs:
     warnings: list[str] = field(default_factory=list)
     # --enable-unified-memory (0.5.15+): one buffer holds the KV cache and the mamba states
     unified_memory: bool = False
+    dflash_draft_backend: str | None = None  # DFLASH: the draft worker's attention backend, resolved
 
     @property
     def spec_on(self) -> bool:
@@ -198,7 +199,7 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "DFLASH", "STANDALONE", "DSPARK"):
+    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "STANDALONE", "DSPARK"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
                 "yet (EAGLE, EAGLE3 and NEXTN are)")
     if (raw.get("attn_dp_size") or 1) > 1:
@@ -350,6 +351,8 @@ class ArgState:
     rules: Rules
     why: dict[str, str] = field(default_factory=dict)  # field -> why it got its value
     warn: list[str] = field(default_factory=list)
+    draft: Any = None  # DFLASH: the --speculative-draft-model-path config (ModelSpec); its block size sets D
+    dflash_draft_backend: str | None = None  # DFLASH: _resolve_dflash_draft_attention_backend's answer
     ctx: int = 0  # context_len
     is_mm: bool = False
     pcg_off: bool = False  # disable_piecewise_cuda_graph

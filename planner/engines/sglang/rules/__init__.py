@@ -241,6 +241,29 @@ class Rules:
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
     # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
     draft_layers_in_cell: bool = False
+    # --- DFLASH ---
+    # 0.5.11-0.5.13: DFLASH turns the overlap scheduler off (srt/server_args.py:3436-3439 @0.5.11,
+    # srt/arg_groups/speculative_hook.py:238-242 @0.5.13); 0.5.14+ keeps it
+    dflash_overlap_off: bool = True
+    # 0.5.18+: the DFLASH draft's KV term of the target cell is the draft's own bytes/token (its layers, KV heads,
+    # head dims, KV dtype) instead of the layer ratio ceil(cell x (L + Ld) / L) (sgl-project/sglang#34234;
+    # srt/model_executor/model_runner_components/spec_aux_hidden_state.py:175-223 @0.5.18)
+    dflash_draft_cell_own_geometry: bool = False
+    # 0.5.23+: on SM100 a DFLASH launch gets the no-spec default attention backend (trtllm_mha, or fa4 for asymmetric
+    # K/V) instead of flashinfer (_forces_eagle_topk_one, srt/arg_groups/model_override_base.py:268-321 @0.5.23)
+    dflash_sm100_trtllm_default: bool = False
+    # 0.5.16+: the DFLASH target-layer check (resolve_target_layer_ids) runs after init_torch_distributed has measured
+    # the free memory (model_runner.py:323, 478 @0.5.16); before, it raised earlier in ModelRunner.__init__
+    # (model_runner.py:437-460, 481 @0.5.11; :513, 538 @0.5.14)
+    dflash_layer_check_after_pre_load: bool = False
+    # the DFLASH draft worker's attention backend (_resolve_dflash_draft_attention_backend): "" = the target's (0.5.11-
+    # 0.5.14); "0.5.15" = trtllm_mha or an unsupported one -> flashinfer (srt/arg_groups/speculative_hook.py:433-475
+    # @0.5.16); "0.5.18" = trtllm_mha kept for an all-sliding / causal draft (:520-590 @0.5.18); "0.5.23" = else fa4 on
+    # SM100 (srt/arg_groups/speculative_hook.py:886-990 @0.5.23)
+    dflash_draft_backend: str = ""
+    # 0.5.16+: an fa4 DFLASH draft keeps its KV in its own dtype, not a quantized --kv-cache-dtype
+    # (srt/mem_cache/kv_cache_dtype.py:83-99 @0.5.18)
+    dflash_fa4_draft_kv_model_dtype: bool = False
 
 
 def _releases() -> dict[str, Rules]:
@@ -364,6 +387,12 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
+    # --- DFLASH ---
+    "dflash_overlap_off": "DFLASH keeps the overlap scheduler (extra_buffer: 5 mamba slots per running request "
+                          "instead of 4)",
+    "dflash_draft_cell_own_geometry": "the DFLASH draft's KV is budgeted from its own layers, KV heads and head "
+                                      "dims instead of as extra target layers",
+    "dflash_sm100_trtllm_default": "on SM100 DFLASH gets the trtllm_mha (or fa4) default attention backend",
 }
 
 
@@ -376,6 +405,8 @@ _RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can
     "strategy_needs_mamba": {"dense"}, "min_one_running": {"mrr"}, "gdn_blackwell": {"gdn-blackwell"},
     "tp_worker_checks_first": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
+    "dflash_overlap_off": {"dflash"}, "dflash_draft_cell_own_geometry": {"dflash"},  # --- DFLASH ---
+    "dflash_sm100_trtllm_default": {"dflash"},
 }
 
 

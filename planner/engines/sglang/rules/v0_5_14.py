@@ -45,10 +45,16 @@ V0_5_14 = replace(
     weights_check=True, conv_window_dedup=True, draft_weights_before_sizing=True, draft_layers_in_cell=True,
     pcg_ctx_clamp=False, tp_worker_checks_first=True,
 )
+# DFLASH keeps the overlap scheduler from 0.5.14 (the spec-v2 dflash_worker_v2; _handle_dflash no longer sets
+# disable_overlap_schedule: srt/arg_groups/speculative_hook.py:133-246 @0.5.14)
+V0_5_14 = replace(V0_5_14, dflash_overlap_off=False)
 V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_default="breakable",
                   decode_term_always=False, fa4_page_any=True)
+V0_5_15 = replace(V0_5_15, dflash_draft_backend="0.5.15")  # DFLASH (speculative_hook.py:240 @0.5.15)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
                   req_to_token_headroom="page", req_generation=True, gdn_blackwell="v0_5_16",
                   unified_init_typeerror=True)
+# DFLASH: the target-layer check after the pre-load memory reading (model_runner.py:323, 478 @0.5.16)
+V0_5_16 = replace(V0_5_16, dflash_layer_check_after_pre_load=True, dflash_fa4_draft_kv_model_dtype=True)
 
 RELEASES = {r.version: r for r in (V0_5_14, V0_5_15, V0_5_16)}

@@ -40,5 +40,8 @@ V0_5_21 = replace(V0_5_20, version="0.5.21", flags="v0_5_21", strategy_needs_mam
 V0_5_22 = replace(V0_5_21, version="0.5.22", flags="v0_5_22", graph_max_bs_clipped_to_mrr=True, tc_piecewise_removed=True,
                   draft_cell_term_rounded_alone=True, unified_mode="v0_5_22", unified_pad=False)
 V0_5_23 = replace(V0_5_22, version="0.5.23", flags="v0_5_23", min_one_running=True, kv_one_tensor=True)
+# DFLASH counts as topk 1 for the SM100 default attention backend (trtllm_mha / fa4), since its topk is declared
+# later (srt/arg_groups/model_override_base.py:268-321 @0.5.23)
+V0_5_23 = replace(V0_5_23, dflash_sm100_trtllm_default=True, dflash_draft_backend="0.5.23")
 
 RELEASES = {r.version: r for r in (V0_5_20, V0_5_21, V0_5_22, V0_5_23)}

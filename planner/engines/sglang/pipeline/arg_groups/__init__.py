@@ -62,9 +62,9 @@ HOOKS = (
 
 
 def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str],
-            rules: Rules = RULES["0.5.11"]) -> ResolvedArgs:
+            rules: Rules = RULES["0.5.11"], draft: ModelSpec | None = None) -> ResolvedArgs:
     """Run the memory-relevant parts of ``ServerArgs.__post_init__`` and ``check_server_args``."""
-    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules)
+    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules, draft=draft)
     for hook in HOOKS:
         hook(s)
     return resolved(s)
@@ -86,6 +86,7 @@ def resolved(s: ArgState) -> ResolvedArgs:
         max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=s.ctx,
         is_multimodal=s.is_mm, disable_piecewise_cuda_graph=s.pcg_off, piecewise_cuda_graph_tokens=s.pcg_tokens,
         env=s.env, rules=s.rules, defaulted=s.why, warnings=s.warn, unified_memory=s.unified,
+        dflash_draft_backend=s.dflash_draft_backend,
     )
 
 

@@ -21,7 +21,8 @@ def default_attn(s: ArgState, page_now: int | None) -> str:
     no_spec_or_topk1 = topk is None or (topk == 1 and page_now in (1, None))
     if dev.hopper_cuda_12_3 and no_spec_or_topk1:
         return "fa3"
-    if dev.sm100 and no_spec_or_topk1 and (s.spec_user is None or topk is not None):
+    dflash_topk1 = s.rules.dflash_sm100_trtllm_default and str(s.spec_user).upper() == "DFLASH"  # @0.5.23
+    if dev.sm100 and no_spec_or_topk1 and (s.spec_user is None or topk is not None or dflash_topk1):
         if s.rules.asym_kv_fa4 and s.model.head_dim != s.model.v_head_dim:
             return "fa4"  # srt/server_args.py:5697-5701 @0.5.17
         return "trtllm_mha"

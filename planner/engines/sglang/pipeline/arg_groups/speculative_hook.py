@@ -6,7 +6,8 @@ SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11);
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool
+from planner.engines.sglang.pipeline.dflash import dflash_block_size, dflash_draft_backend
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool, _NotModelled
 
 _ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
 
@@ -85,6 +86,50 @@ def _draft_shape(s: ArgState) -> None:
                        "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
 
 
+# --- DFLASH ---
+def _handle_dflash(s: ArgState) -> None:
+    """DFLASH: steps and topk forced to 1, D = the verify block, max_running_requests 48
+    (srt/server_args.py:3319-3446 @0.5.11; _handle_dflash, srt/arg_groups/speculative_hook.py:133-251 @0.5.13,
+    :350-470 @0.5.16, @0.5.23). pp > 1 and DP attention are refused earlier (check_scope), and so is
+    --speculative-draft-window-size (the compact draft cache is not modelled)."""
+    a, why = s.a, s.why
+    if a["speculative_draft_model_path"] is None:
+        raise Rejected("ValueError", "DFLASH speculative decoding requires setting --speculative-draft-model-path.",
+                       "srt/server_args.py:3330-3333 @0.5.11")
+    if s.draft is not None and s.draft.architecture != "DFlashDraftModel":
+        raise _NotModelled(f"--speculative-algorithm DFLASH with a {s.draft.architecture} draft: not modelled by this "
+                           "planner (a DFlashDraftModel head is)")
+    for key, name in (("steps", "speculative_num_steps"), ("topk", "speculative_eagle_topk")):
+        if getattr(s, key) is None or int(getattr(s, key)) != 1:
+            if getattr(s, key) is not None:
+                s.warn.append(f"DFLASH only supports {name} == 1; overriding {name}={getattr(s, key)} to 1.")
+            setattr(s, key, 1)
+            why[name] = "DFLASH forces 1 (srt/server_args.py:3335-3356 @0.5.11)"
+    block = a.get("speculative_dflash_block_size")
+    if block is not None:
+        if int(block) <= 0:
+            raise Rejected("ValueError", f"DFLASH requires --speculative-dflash-block-size to be positive, got {block}.",
+                           "srt/server_args.py:3358-3363 @0.5.11")
+        if s.ndraft is not None and int(s.ndraft) != int(block):
+            raise Rejected("ValueError", "Both --speculative-num-draft-tokens and --speculative-dflash-block-size are "
+                           "set but they differ. For DFLASH they must match. speculative_num_draft_tokens="
+                           f"{s.ndraft}, speculative_dflash_block_size={block}.", "srt/server_args.py:3364-3372 @0.5.11")
+        s.ndraft = int(block)
+        why["speculative_num_draft_tokens"] = "--speculative-dflash-block-size (server_args.py:3373-3375 @0.5.11)"
+    if s.ndraft is None:
+        s.ndraft, how = dflash_block_size(s.draft)
+        why["speculative_num_draft_tokens"] = f"{how} (server_args.py:3387-3420 @0.5.11)"
+    s.dflash_draft_backend = dflash_draft_backend(s.rules.dflash_draft_backend, a["prefill_attention_backend"] or s.attn,
+                                                  s.draft, s.dev.sm100)
+    if s.mrr is None:
+        s.mrr = 48
+        why["max_running_requests"] = "reset to 48 for DFLASH (server_args.py:3430-3434 @0.5.11)"
+    if s.rules.dflash_overlap_off:
+        s.overlap_off = True
+        why["disable_overlap_schedule"] = ("DFLASH turns the overlap scheduler off in 0.5.11-0.5.13 (spec v2 not yet "
+                                           "supported, server_args.py:3436-3439 @0.5.11)")
+
+
 def speculative_decoding(s: ArgState) -> None:
     """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
     a = s.a
@@ -96,6 +141,8 @@ def speculative_decoding(s: ArgState) -> None:
         algo = "EAGLE"
         s.why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311 @0.5.11)"
     s.algo = algo
+    if algo == "DFLASH":
+        _handle_dflash(s)
     if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
         if s.mrr is None:
             s.mrr = 48

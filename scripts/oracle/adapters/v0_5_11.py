@@ -1,0 +1,40 @@
+"""Per-version code for SGLang 0.5.11 (also 0.5.12 / 0.5.13): the shared oracle's 0.5.11 adapter plus the DFLASH
+block of ``ModelRunner.__init__`` that its ``make_runner`` leaves out.
+
+The shared adapter (/work/shared/tools/sglang-oracle/versions/v0_5_11.py, copied beside this file as
+``shared_v0_5_11.py`` by scripts/oracle/oracle_copy.sh) builds a ModelRunner without running ``__init__`` and
+sets ``dflash_draft_num_layers = None``; SGLang's own ``__init__`` sets it from the draft config for a DFLASH
+target (srt/model_executor/model_runner.py:417-460 @0.5.11), and the pool configurator scales the cell by it
+(srt/model_executor/pool_configurator.py:95-111 @0.5.11). Without the block every DFLASH case reports the cell
+without the draft's KV term and never reaches the target-layer check. ``make_runner`` below runs SGLang's
+own functions in that block's order (parse_dflash_draft_config, require_num_layers, resolve_target_layer_ids);
+everything else is the shared adapter, unchanged.
+"""
+from versions import shared_v0_5_11 as _base
+from versions.shared_v0_5_11 import *  # noqa: F401,F403  (re-exported for oracle.py and the adapters built on it)
+
+globals().update({k: getattr(_base, k) for k in dir(_base) if k.startswith("_") and not k.startswith("__")})
+
+
+def make_runner(S, server_args, model_config, is_draft_worker=False, req_to_token_pool=None,
+                token_to_kv_pool_allocator=None, memory_pool_config=None):
+    r = _base.make_runner(S, server_args, model_config, is_draft_worker, req_to_token_pool,
+                          token_to_kv_pool_allocator, memory_pool_config)
+    sa = server_args
+    # (0.5.9 / 0.5.10 reuse this make_runner: their SpeculativeAlgorithm has no DFLASH)
+    if getattr(r.spec_algorithm, "is_dflash", lambda: False)() and not is_draft_worker:  # model_runner.py:417-460 @0.5.11
+        from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config
+
+        dmc = r._build_model_config(sa, model_path=sa.speculative_draft_model_path,
+                                    model_revision=sa.speculative_draft_model_revision, is_draft_model=True)
+        dcfg = parse_dflash_draft_config(draft_hf_config=dmc.hf_config)
+        draft_num_layers = dcfg.require_num_layers()
+        target_num_layers = getattr(model_config.hf_text_config, "num_hidden_layers", None)
+        if target_num_layers is None:
+            raise ValueError("DFLASH requires target num_hidden_layers in config. "
+                             f"Got target={target_num_layers}.")
+        r.dflash_use_aux_hidden_state = True
+        r.dflash_draft_num_layers = int(draft_num_layers)
+        r.dflash_target_layer_ids = dcfg.resolve_target_layer_ids(
+            target_num_layers=int(target_num_layers), draft_num_layers=int(draft_num_layers))
+    return r
