@@ -47,12 +47,16 @@ class _Captured(Protocol):
 
 
 def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: Profile,
-                   draft: ModelSpec | None) -> list[NeedLine]:
+                   draft: ModelSpec | None, draft_checkpoint: tuple[int, str] | None = None) -> list[NeedLine]:
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
     if args.spec_on and not args.rules.draft_weights_before_sizing:
-        if draft is not None:
+        if draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
+            from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
+
+            needs.append(NeedLine("draft model weights", *weight_load(draft, tp, args.rules, draft_checkpoint)))
+        elif draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
                                   f"EAGLE head {draft.name}: ~{estimate_params(draft)/1e6:.0f}M params / tp {tp}"))

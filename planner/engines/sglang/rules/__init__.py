@@ -241,6 +241,19 @@ class Rules:
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
     # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
     draft_layers_in_cell: bool = False
+    # --- STANDALONE ---
+    # a draft config is rewritten to its MTP class (num_nextn_predict_layers = 1): Qwen3MoeForCausalLM and
+    # NemotronHPuzzleForCausalLM from 0.5.13 (srt/configs/model_config.py:477-479, 493-498 @0.5.13), the text-only
+    # Qwen3_5[Moe]ForCausalLM from 0.5.17 (srt/configs/model_config.py:668-676 @0.5.17)
+    draft_mtp_rewrite_qwen3_moe: bool = False
+    draft_mtp_rewrite_qwen3_5_text: bool = False
+    # 0.5.18+: a Qwen3.5 draft's 1 is also set on hf_text_config, which the KV cell reads
+    # (srt/configs/model_config.py:726-728 @0.5.18); before, the cell counts all the draft's layers
+    draft_nextn_on_text_config: bool = False
+    # the draft worker's ModelConfig gets the target's context length (speculative/standalone_worker_v2.py:164
+    # @0.5.9, :181 @0.5.14, :157-160 @0.5.16, :80-87 @0.5.18); 0.5.17 builds it from --context-length only
+    # (speculative/standalone_worker_v2.py:70-78 @0.5.17)
+    draft_context_is_targets: bool = True
 
 
 def _releases() -> dict[str, Rules]:
@@ -364,6 +377,10 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
     "conv_window_dedup": "the speculative conv window is stored once per request (D + K - 1) instead of D times",
     "draft_weights_before_sizing": "draft weights load before the pools are sized (they count against the budget)",
     "draft_layers_in_cell": "an EAGLE draft path adds the draft's KV layers to the per-token cell",
+    # --- STANDALONE ---
+    ("draft_mtp_rewrite_qwen3_moe", "draft_mtp_rewrite_qwen3_5_text"): "more draft architectures are loaded as their MTP head",
+    "draft_nextn_on_text_config": "a Qwen3.5 draft's KV counts as one layer in the cell (its MTP head), not all its layers",
+    "draft_context_is_targets": "whether the draft's ModelConfig must cover the target's context length",
 }
 
 
@@ -376,6 +393,8 @@ _RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can
     "strategy_needs_mamba": {"dense"}, "min_one_running": {"mrr"}, "gdn_blackwell": {"gdn-blackwell"},
     "tp_worker_checks_first": {"never"}, "unified_mode": {"unified"}, "trtllm_page128": {"trtllm"}, "conv_window_dedup": {"mamba+spec"},
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
+    ("draft_mtp_rewrite_qwen3_moe", "draft_mtp_rewrite_qwen3_5_text"): {"draft"},  # --- STANDALONE ---
+    "draft_nextn_on_text_config": {"draft"}, "draft_context_is_targets": {"draft"},
 }
 
 

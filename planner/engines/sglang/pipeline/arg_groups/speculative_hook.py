@@ -6,7 +6,7 @@ SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11);
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool, standalone_dp_attention
 
 _ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
 
@@ -85,6 +85,20 @@ def _draft_shape(s: ArgState) -> None:
                        "for the 'flashinfer' backend.", "srt/server_args.py:3548-3555 @0.5.11")
 
 
+# --- STANDALONE ---
+def _handle_standalone(s: ArgState) -> None:
+    """STANDALONE's own rules before the EAGLE-family ones it shares: SGLang rejects DP attention, and
+    auto-chosen parameters are (3, 1, 4) whatever the target's architecture (srt/server_args.py:2355-2360,
+    5749-5751 @0.5.9; srt/arg_groups/speculative_hook.py:261-268, 518-519 @0.5.14)."""
+    if standalone_dp_attention(s.raw):
+        raise Rejected("ValueError", "Currently standalone speculative decoding does not support dp attention.",
+                       "srt/arg_groups/speculative_hook.py:261-268 @0.5.14")
+    if s.steps is None and s.topk is None and s.ndraft is None:
+        s.steps, s.topk, s.ndraft = 3, 1, 4
+        s.why["speculative_num_steps"] = ("auto_choose_speculative_params: (3, 1, 4) for STANDALONE "
+                                          "(srt/arg_groups/speculative_hook.py:518-519 @0.5.14)")
+
+
 def speculative_decoding(s: ArgState) -> None:
     """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
     a = s.a
@@ -96,6 +110,8 @@ def speculative_decoding(s: ArgState) -> None:
         algo = "EAGLE"
         s.why["speculative_algorithm"] = "NEXTN is an alias of EAGLE (server_args.py:3310-3311 @0.5.11)"
     s.algo = algo
+    if algo == "STANDALONE":
+        _handle_standalone(s)
     if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
         if s.mrr is None:
             s.mrr = 48
