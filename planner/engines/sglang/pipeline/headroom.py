@@ -116,6 +116,11 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
     draft_layers = 0
     if args.spec_on:
         draft_layers = draft.num_hidden_layers if draft is not None else (model.mtp_layers or 0)
+        if draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
+            from planner.engines.sglang.pipeline.standalone import loaded_as_mtp  # noqa: PLC0415
+
+            if loaded_as_mtp(draft, args.rules):  # SGLang runs the draft's MTP head, not the whole model
+                draft_layers = draft.mtp_layers or 1
     return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,

@@ -154,6 +154,6 @@ def kv_budget_note(plan, draft: ModelSpec, dl: int, kv_dtype: str) -> list[str]:
                 f"{d_layer:,} B: {pool / GIB:.2f} GiB. SGLang under-budgets by {gap / GIB:.2f} GiB "
                 f"({gap:,} B), taken from the memory mem_fraction_static leaves")
         else:
-            notes.append(f"note: the cell charges the draft {charged / GIB:.2f} GiB ({dl} layer(s) x {t_layer:,} B), "
+            notes.append(f"The cell charges the draft {charged / GIB:.2f} GiB ({dl} layer(s) x {t_layer:,} B), "
                          f"more than its pool takes ({pool / GIB:.2f} GiB): {-gap / GIB:.2f} GiB of KV budget unused")
     return notes
