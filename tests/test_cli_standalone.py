@@ -51,7 +51,7 @@ def test_draft_with_other_per_layer_kv_warns_by_how_much(capsys):
     code, out = run(["--gpu", "h200", "--model", "qwen3-next-80b-a3b-instruct", "--tp-size", "2", "--context-length",
                      "32768", *DRAFT, "qwen3-8b", "--no-search"], capsys)
     assert code in (0, 1)
-    assert "WARNING: the draft's KV differs from what SGLang budgets" in out and "SGLang under-budgets by" in out
+    assert "WARNING: SGLang under-budgets by" in out and "assumes the draft's per-layer KV is the target's" in out
 
 
 def test_older_release_says_the_draft_kv_is_not_budgeted_and_json_carries_the_notes(capsys):
@@ -105,3 +105,10 @@ def test_draft_checkpoint_dir_weights_come_from_its_safetensors_headers(tmp_path
     code, out = run(["--gpu", "h200", "--model", "qwen3-32b", *DRAFT, str(d), "--no-search", "--verbose"], capsys)
     assert "safetensors-headers (sum of tensor sizes in 1 safetensors header(s)" in out and "2,000,000 B" in out
     assert "draft worker's load per GPU = 0.00 GiB" in out
+
+
+def test_no_draft_path_drafts_with_the_target_itself(capsys):
+    code, out = run(["--gpu", "h200", "--model", "qwen3-32b", "--speculative-algorithm", "STANDALONE", "--no-search"],
+                    capsys)
+    assert "no --speculative-draft-model-path, so SGLang loads the target itself as the draft" in out
+    assert "STANDALONE draft KV: its own pool, 64 layer(s)" in out and "WARNING: SGLang under-budgets by" in out

@@ -166,3 +166,11 @@ def test_golden_paths_resolve():
             if f.startswith("drafts/"):
                 assert (FOLDER / f / "config.json").is_file(), f
     assert os.path.isdir(FOLDER / "drafts")
+
+
+def test_pathless_standalone_drafts_with_a_second_copy_of_the_target():
+    for v in DENSE_OK:
+        case, exp = next((c, e) for c, e in CASES[v] if c["id"] == "pathless_qwen3_32b_b200_self_draft")
+        assert exp["outcome"] == "ok"
+        assert exp["pool_draft_kv_bytes"] == exp["pool_kv_k_bytes"] + exp["pool_kv_v_bytes"]  # the target's own pool
+        assert exp["kv_cell_bytes_per_token"] == 64 * 8 * 256 * 2  # not charged in the cell

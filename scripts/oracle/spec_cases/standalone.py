@@ -87,12 +87,12 @@ def write_drafts():
 
 
 def _case(version, cid, gpu, target, draft, flags, tp, free_before, overhead, env=None, free_after=None):
-    flags = ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", f"drafts/{draft}",
-             *[str(f) for f in flags]]
+    flags = ["--speculative-algorithm", "STANDALONE", *(["--speculative-draft-model-path", f"drafts/{draft}"] if draft
+                                                        else []), *[str(f) for f in flags]]
     if tp != 1:
         flags += ["--tp-size", str(tp)]
     if free_after is None:
-        w = weight_gib(target) + (weight_gib(draft) if _v(version) >= (0, 5, 14) else 0.0)
+        w = weight_gib(target) + (weight_gib(draft or target) if _v(version) >= (0, 5, 14) else 0.0)
         free_after = free_before - w / tp - overhead
     total, sm, name = GPUS[gpu]
     return {"id": cid, "gpu": gpu, "gpu_total_mib": total, "gpu_sm": sm, "gpu_name": name,
@@ -187,6 +187,12 @@ def curated(version):
     # the draft's max_position_embeddings (40960) is shorter than the target's context (262144)
     if not adapter_skips_draft_context(version):
         add("reject_next80b_8b_draft_context", "h200", "qwen3-next-80b-a3b-instruct", "qwen3-8b", tp=2, slack=1.4)
+    # no draft path: the draft worker's ModelConfig falls back to the target's own path
+    add("pathless_qwen3_32b_b200_self_draft", "b200", "qwen3-32b", None)
+    # (SGLang loads the hybrid target's MTP head as the draft: 4.24 GiB from 0.5.14, not the checkpoint again)
+    add("pathless_36_27b_rtxpro_mtp_head", "rtxpro6000", "qwen3.6-27b", None,
+        free_after=GPUS["rtxpro6000"][0] / 1024 - 0.9 - weight_gib("qwen3.6-27b") - 0.35
+        - (4.24 if _v(version) >= (0, 5, 14) else 0.0))
     add("mamba2_nemotron56b_nano_h200_tp2", "h200", "nemotron-h-56b-base-8k", "nemotron-3-nano-30b-a3b", tp=2,
         slack=1.4)
     return c

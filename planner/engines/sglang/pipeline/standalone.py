@@ -148,11 +148,11 @@ def kv_budget_note(plan, draft: ModelSpec, dl: int, kv_dtype: str) -> list[str]:
         gap = pool - charged
         if gap > 0:
             notes.append(
-                f"WARNING: the draft's KV differs from what SGLang budgets: the cell charges it as {dl} layer(s) of "
-                f"the target's {t_layer:,} B per token per layer (pool_configurator.py:129-146 @0.5.14 assumes equal "
-                f"per-layer KV), {charged / GIB:.2f} GiB for N {n:,} tokens, but the draft pool is {layers} x "
-                f"{d_layer:,} B: {pool / GIB:.2f} GiB. SGLang under-budgets by {gap / GIB:.2f} GiB "
-                f"({gap:,} B), taken from the memory mem_fraction_static leaves")
+                f"WARNING: SGLang under-budgets by {gap / GIB:.2f} GiB ({gap:,} B) the draft's KV: the cell charges "
+                f"it as {dl} layer(s) of the target's {t_layer:,} B per token per layer (pool_configurator.py:129-146 "
+                f"@0.5.14 assumes the draft's per-layer KV is the target's), {charged / GIB:.2f} GiB for N {n:,} "
+                f"tokens, but the draft pool is {layers} x {d_layer:,} B: {pool / GIB:.2f} GiB; the difference "
+                "comes out of the memory mem_fraction_static leaves")
         else:
             notes.append(f"The cell charges the draft {charged / GIB:.2f} GiB ({dl} layer(s) x {t_layer:,} B), "
                          f"more than its pool takes ({pool / GIB:.2f} GiB): {-gap / GIB:.2f} GiB of KV budget unused")
