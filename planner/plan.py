@@ -131,6 +131,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     rules = rules_for(version)
     if draft is None:
         draft = draft_from_flags(flags)
+    if draft is None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+        draft = model.spec  # no draft path: the draft worker loads the target itself (standalone_draft_source)
     refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
     if refusal:
         raise BadInput(refusal)
@@ -155,6 +157,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
             from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
 
             dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
+            if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+                from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
+
+                dw, how = weight_load(draft, tp_guess, rules, standalone_checkpoint_weights(flags, model))
             if dw:
                 fa -= dw
                 w += dw
@@ -167,8 +173,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 free_before_bytes=fb, free_after_bytes=fa, free_before_source=fb_src,
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
-                      free_after_bytes=fa, weights_per_gpu_bytes=w)
+                      free_after_bytes=fa, weights_per_gpu_bytes=w,
+                      draft_checkpoint=standalone_checkpoint_weights(flags, model) if _algorithm_in(flags) == "STANDALONE" else None)
     _take(plan, engine.run(job, draft))
+    if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+        plan.notes.extend(standalone_notes(plan, draft, tp_guess))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
@@ -197,6 +206,55 @@ def draft_from_flags(flags: list[str]) -> ModelSpec | None:
         if name:
             return draft_spec_with_weights(resolve_draft(name))
     return None
+
+
+# --- STANDALONE ---
+def _algorithm_in(flags: list[str]) -> str | None:
+    for i, f in enumerate(flags):
+        if f == "--speculative-algorithm" and i + 1 < len(flags):
+            return flags[i + 1].upper()
+        if f.startswith("--speculative-algorithm="):
+            return f.split("=", 1)[1].upper()
+    return None
+
+
+def standalone_checkpoint_weights(flags: list[str], target: ResolvedModel | None = None) -> tuple[int, str] | None:
+    """The STANDALONE draft checkpoint's total bytes and their source (catalog, safetensors index or headers of a
+    checkpoint directory, else the estimate from its config), as the target's weights are found. Without
+    --speculative-draft-model-path the draft worker's ModelConfig falls back to the target's path
+    (managers/tp_worker.py:405-411, configs/model_config.py:525 @0.5.16): the target's own weights, again."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+
+    if target is not None and draft_from_flags(flags) is None:
+        return target.weight_bytes, (f"no --speculative-draft-model-path, so SGLang loads the target itself as the "
+                                     f"draft (configs/model_config.py:525 @0.5.16): {target.weight_source}")
+    for i, f in enumerate(flags):
+        name = flags[i + 1] if f in ("--speculative-draft-model-path", "--speculative-draft-model") and i + 1 < len(flags) \
+            else (f.split("=", 1)[1] if f.startswith(("--speculative-draft-model-path=", "--speculative-draft-model="))
+                  else None)
+        if name:
+            try:
+                r = resolve_model(name)
+            except BadInput:
+                return None
+            return r.weight_bytes, f"{r.weight_source} ({r.weight_detail})"
+    return None
+
+
+def standalone_notes(plan: Plan, draft: ModelSpec, tp: int) -> list[str]:
+    """What the report says about a STANDALONE draft: its weights and KV, how each was computed, and a WARNING
+    where SGLang's sizing charges the draft's KV wrongly (planner/engines/sglang/pipeline/standalone.py)."""
+    from planner.engines.sglang.pipeline.memory_profile import draft_kv_layers, kv_dtype_name  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.standalone import kv_budget_note, weight_load  # noqa: PLC0415
+
+    if plan.args is None:
+        return []
+    kv = kv_budget_note(plan, draft, draft_kv_layers(plan.model.spec, plan.args, draft),
+                        kv_dtype_name(plan.args, plan.model.spec))
+    w, how = weight_load(draft, tp, plan.rules, standalone_checkpoint_weights(plan.flags, plan.model))
+    when = ("loaded before the pools are sized (in the free memory they are sized from)"
+            if plan.rules.draft_weights_before_sizing else "loaded after the pools (a post-pool need)")
+    return [f"STANDALONE draft weights: {w / GIB:.2f} GiB per GPU, {when}; {how}", *kv]
 
 
 def _spec_in(flags: list[str]) -> bool:

@@ -66,6 +66,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             kv_cell_bytes_per_token=p.kv_cell_bytes_per_token, max_total_num_tokens=p.max_total_num_tokens,
             max_running_requests=p.max_running_requests, mamba_ratio=p.mamba_ratio,
         )
+        if plan.state is None:  # no mamba state: SGLang never runs handle_max_mamba_cache (the oracle's null)
+            s["rest_gib_before_mamba"] = None
         if plan.state is not None and a is not None and not a.spec_on:
             s["spec_reserved_bytes"] = 0
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":

@@ -40,6 +40,7 @@ class EngineInput:
     free_before_bytes: int  # per GPU, before weight loading
     free_after_bytes: int  # per GPU, after the weights the engine loads before sizing
     weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
+    draft_checkpoint: tuple[int, str] | None = None  # STANDALONE: the draft checkpoint's bytes and their source
 
 
 @dataclass

@@ -125,6 +125,10 @@ def _defaults(version_dir: str) -> dict[str, tuple[Any, str]]:
 
 def flag_refusal(raw: dict[str, Any], version_dir: str) -> str | None:
     """One line for the first flag the audit refuses that is given with a non-default value, else None."""
+    from planner.engines.sglang.pipeline.server_args import standalone_dp_attention  # noqa: PLC0415
+
+    if standalone_dp_attention(raw):
+        return None  # --- STANDALONE ---: SGLang's own rejection decides (speculative_hook.py:261-268 @0.5.14)
     audit = flag_audit()
     for dest, (default, name) in _defaults(version_dir).items():
         if dest not in raw:

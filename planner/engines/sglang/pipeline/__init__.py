@@ -86,6 +86,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
         args = res.args = server_args(job, draft)
         _dflash_target_layers(job, args, draft, res)
         state = res.state = model_config(job, args)
+        standalone_draft_config(args, draft)  # --- STANDALONE ---
         load_model(job)
         prof = res.profile = memory_pool_config(job, args, state, draft, res)
         init_pools(job, args, state, prof, draft, res)
@@ -140,6 +141,27 @@ def _dflash_target_layers(job: EngineInput, args: ResolvedArgs, draft: ModelSpec
                 res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None,
                                       None, None, None)
             raise _Stop(exc, OUTCOME_FAILED) from None
+def standalone_draft_config(args: ResolvedArgs, draft: ModelSpec | None) -> None:
+    """The STANDALONE draft's ModelConfig, built with the target's context length (standalone_worker_v2.py:93
+    @0.5.23, :157-160 @0.5.16): a draft whose derived context is shorter raises in _derive_context_length
+    (srt/configs/model_config.py:1291-1316 @0.5.23, :729-760 @0.5.16) unless the override env is set."""
+    from planner.engines.sglang.pipeline.server_args import _env_bool  # noqa: PLC0415
+
+    if args.speculative_algorithm != "STANDALONE" or draft is None:
+        return
+    # 0.5.17: the draft's ModelConfig sees only --context-length (standalone_worker_v2.py:70-78 @0.5.17)
+    ctx = args.context_len if args.rules.draft_context_is_targets else args.raw.get("context_length")
+    if ctx is None or ctx <= draft.derived_context_len:
+        return
+    if _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+        return
+    raise _Stop(Rejected(
+        "ValueError", f"Warning: Target model's context_length ({ctx}) is greater than the derived "
+        f"context_length ({draft.derived_context_len}). This may lead to incorrect model outputs or CUDA errors. Note "
+        "that the derived context_length may differ from max_position_embeddings in the model's config. To allow "
+        "overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+        "srt/configs/model_config.py:1291-1316 @0.5.23 (the draft's ModelConfig)", stage="model_config"),
+        OUTCOME_FAILED)
 
 
 def load_model(job: EngineInput) -> None:
@@ -217,7 +239,7 @@ def _int8_checkpoint_fits(job: EngineInput, args: ResolvedArgs, prof: Profile, p
 def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft: ModelSpec | None,
                       res: EngineResult) -> None:
     """What must still fit after the pools, in startup order; the first that does not is the OOM risk."""
-    res.needs = estimate_needs(res, args, job.model.spec, prof, draft)
+    res.needs = estimate_needs(res, args, job.model.spec, prof, draft, draft_checkpoint=job.draft_checkpoint)
     res.headroom_bytes = job.free_after_bytes - res.pools.total
     used = 0
     for need in res.needs:

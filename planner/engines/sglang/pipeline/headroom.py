@@ -48,13 +48,17 @@ class _Captured(Protocol):
 
 
 def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: Profile,
-                   draft: ModelSpec | None) -> list[NeedLine]:
+                   draft: ModelSpec | None, draft_checkpoint: tuple[int, str] | None = None) -> list[NeedLine]:
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
     if args.spec_on and not args.rules.draft_weights_before_sizing:
         if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
             needs.append(NeedLine("draft model weights", *draft_weight_bytes(draft, tp)))
+        elif draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
+            from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
+
+            needs.append(NeedLine("draft model weights", *weight_load(draft, tp, args.rules, draft_checkpoint)))
         elif draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
@@ -117,6 +121,11 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
     draft_layers = 0
     if args.spec_on:
         draft_layers = draft.num_hidden_layers if draft is not None else (model.mtp_layers or 0)
+        if draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
+            from planner.engines.sglang.pipeline.standalone import loaded_as_mtp  # noqa: PLC0415
+
+            if loaded_as_mtp(draft, args.rules):  # SGLang runs the draft's MTP head, not the whole model
+                draft_layers = draft.mtp_layers or 1
     return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,

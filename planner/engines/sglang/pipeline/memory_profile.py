@@ -92,7 +92,9 @@ def draft_kv_layers(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | Non
     if not args.rules.draft_layers_in_cell or args.speculative_algorithm not in ("EAGLE", "EAGLE3", "STANDALONE"):
         return 0
     if draft is not None and args.speculative_draft_model_path:
-        nextn = draft.text.get("num_nextn_predict_layers")
+        from planner.engines.sglang.pipeline.standalone import config_nextn  # noqa: PLC0415
+
+        nextn = config_nextn(draft, args.rules)  # after _config_draft_model's MTP rewrite (STANDALONE module)
         return int(nextn) if nextn is not None else draft.num_hidden_layers
     if args.rules.pathless_draft_layers_from_target and not args.speculative_draft_model_path:
         nextn = model.text.get("num_nextn_predict_layers")

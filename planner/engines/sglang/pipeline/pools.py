@@ -78,8 +78,11 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             # (srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11)
             d = KvGeometry(1, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
         elif draft is not None:  # an EAGLE head's own MHATokenToKVPool (…kv_cache_mixin.py:530-600 @0.5.11)
+            from planner.engines.sglang.pipeline.standalone import draft_pool_layers  # noqa: PLC0415
+
             db = draft_kv_bytes(args, draft) if args.speculative_algorithm == "DFLASH" else b  # DFLASH: its own dtype
-            d = KvGeometry(draft.num_hidden_layers, num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, db)
+            # a hybrid draft (STANDALONE Qwen3.5 / NemotronH): one layer (kv_cache_configurator.py:1276-1283 @0.5.16)
+            d = KvGeometry(draft_pool_layers(draft), num_kv_heads(draft, tp), draft.head_dim, draft.v_head_dim, db)
     return target, d
 
 

@@ -185,8 +185,18 @@ _OUT_OF_SCOPE = {
 }
 
 
+def standalone_dp_attention(raw: dict[str, Any]) -> bool:
+    """--- STANDALONE ---: DP attention with dp > 1, which SGLang rejects for STANDALONE (dp_size 1 turns
+    enable_dp_attention off first: srt/server_args.py:2110-2111, 2355-2360 @0.5.9)."""
+    dp = raw.get("data_parallel_size") or raw.get("dp_size") or 1
+    return (str(raw.get("speculative_algorithm") or "").upper() == "STANDALONE" and bool(raw.get("enable_dp_attention"))
+            and dp > 1)
+
+
 def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
     """A one-line reason when the flags leave what this planner models, else None."""
+    if standalone_dp_attention(raw):
+        return None  # --- STANDALONE ---: SGLang rejects it itself (srt/arg_groups/speculative_hook.py:261-268 @0.5.14)
     for key, what in _OUT_OF_SCOPE.items():
         if rules is not None and rules.replayssm and key in ("enable_linear_replayssm_spec", "enable_linear_replayssm"):
             continue  # modelled from 0.5.17
@@ -199,7 +209,7 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "STANDALONE", "DSPARK"):
+    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "DSPARK"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
                 "yet (EAGLE, EAGLE3 and NEXTN are)")
     if (raw.get("attn_dp_size") or 1) > 1:

@@ -264,6 +264,19 @@ class Rules:
     # 0.5.16+: an fa4 DFLASH draft keeps its KV in its own dtype, not a quantized --kv-cache-dtype
     # (srt/mem_cache/kv_cache_dtype.py:83-99 @0.5.18)
     dflash_fa4_draft_kv_model_dtype: bool = False
+    # --- STANDALONE ---
+    # a draft config is rewritten to its MTP class (num_nextn_predict_layers = 1): Qwen3MoeForCausalLM and
+    # NemotronHPuzzleForCausalLM from 0.5.13 (srt/configs/model_config.py:477-479, 493-498 @0.5.13), the text-only
+    # Qwen3_5[Moe]ForCausalLM from 0.5.17 (srt/configs/model_config.py:668-676 @0.5.17)
+    draft_mtp_rewrite_qwen3_moe: bool = False
+    draft_mtp_rewrite_qwen3_5_text: bool = False
+    # 0.5.18+: a Qwen3.5 draft's 1 is also set on hf_text_config, which the KV cell reads
+    # (srt/configs/model_config.py:726-728 @0.5.18); before, the cell counts all the draft's layers
+    draft_nextn_on_text_config: bool = False
+    # the draft worker's ModelConfig gets the target's context length (speculative/standalone_worker_v2.py:164
+    # @0.5.9, :181 @0.5.14, :157-160 @0.5.16, :80-87 @0.5.18); 0.5.17 builds it from --context-length only
+    # (speculative/standalone_worker_v2.py:70-78 @0.5.17)
+    draft_context_is_targets: bool = True
 
 
 def _releases() -> dict[str, Rules]:
@@ -393,6 +406,10 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
     "dflash_draft_cell_own_geometry": "the DFLASH draft's KV is budgeted from its own layers, KV heads and head "
                                       "dims instead of as extra target layers",
     "dflash_sm100_trtllm_default": "on SM100 DFLASH gets the trtllm_mha (or fa4) default attention backend",
+    # --- STANDALONE ---
+    ("draft_mtp_rewrite_qwen3_moe", "draft_mtp_rewrite_qwen3_5_text"): "more draft architectures are loaded as their MTP head",
+    "draft_nextn_on_text_config": "a Qwen3.5 draft's KV counts as one layer in the cell (its MTP head), not all its layers",
+    "draft_context_is_targets": "whether the draft's ModelConfig must cover the target's context length",
 }
 
 
@@ -407,6 +424,8 @@ _RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can
     "draft_weights_before_sizing": {"spec"}, "draft_layers_in_cell": {"draft"}, "cap_running_by_estimate": {"mrr"},
     "dflash_overlap_off": {"dflash"}, "dflash_draft_cell_own_geometry": {"dflash"},  # --- DFLASH ---
     "dflash_sm100_trtllm_default": {"dflash"},
+    ("draft_mtp_rewrite_qwen3_moe", "draft_mtp_rewrite_qwen3_5_text"): {"draft"},  # --- STANDALONE ---
+    "draft_nextn_on_text_config": {"draft"}, "draft_context_is_targets": {"draft"},
 }
 
 

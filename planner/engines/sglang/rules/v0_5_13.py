@@ -33,5 +33,6 @@ V0_5_13 = replace(
     pingpong_bytes=8, req_to_token_headroom="topk_gt1", spec_topk_disables_overlap=False, page_tree_triton=True,
     pcg_ctx_clamp=True,
 )
+V0_5_13 = replace(V0_5_13, draft_mtp_rewrite_qwen3_moe=True)  # --- STANDALONE --- (draft config rewrites)
 
 RELEASES = {"0.5.13": V0_5_13}

@@ -7,7 +7,7 @@ SGLang: ``_handle_speculative_decoding`` (srt/server_args.py:3286-3630 @0.5.11);
 from __future__ import annotations
 
 from planner.engines.sglang.pipeline.dflash import dflash_block_size, dflash_draft_backend
-from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool, _NotModelled
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _env_bool, _NotModelled, standalone_dp_attention
 
 _ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
 
@@ -130,6 +130,20 @@ def _handle_dflash(s: ArgState) -> None:
                                            "supported, server_args.py:3436-3439 @0.5.11)")
 
 
+# --- STANDALONE ---
+def _handle_standalone(s: ArgState) -> None:
+    """STANDALONE's own rules before the EAGLE-family ones it shares: SGLang rejects DP attention, and
+    auto-chosen parameters are (3, 1, 4) whatever the target's architecture (srt/server_args.py:2355-2360,
+    5749-5751 @0.5.9; srt/arg_groups/speculative_hook.py:261-268, 518-519 @0.5.14)."""
+    if standalone_dp_attention(s.raw):
+        raise Rejected("ValueError", "Currently standalone speculative decoding does not support dp attention.",
+                       "srt/arg_groups/speculative_hook.py:261-268 @0.5.14")
+    if s.steps is None and s.topk is None and s.ndraft is None:
+        s.steps, s.topk, s.ndraft = 3, 1, 4
+        s.why["speculative_num_steps"] = ("auto_choose_speculative_params: (3, 1, 4) for STANDALONE "
+                                          "(srt/arg_groups/speculative_hook.py:518-519 @0.5.14)")
+
+
 def speculative_decoding(s: ArgState) -> None:
     """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
     a = s.a
@@ -143,6 +157,8 @@ def speculative_decoding(s: ArgState) -> None:
     s.algo = algo
     if algo == "DFLASH":
         _handle_dflash(s)
+    if algo == "STANDALONE":
+        _handle_standalone(s)
     if algo in ("EAGLE", "EAGLE3", "STANDALONE"):
         if s.mrr is None:
             s.mrr = 48
