@@ -158,6 +158,13 @@ def init_pools(job: EngineInput, args: ResolvedArgs, state: MambaState | None, p
                              "argument 'enable_gdn_replayssm_spec'",
                              "srt/mem_cache/memory_pool.py:1154 and unified_memory_pool.py:746 @0.5.16",
                              stage="init_pools"), OUTCOME_FAILED)
+    if args.rules.dspark_replayssm_kda_check and args.speculative_algorithm == "DSPARK" and state is not None \
+            and args.raw.get("enable_linear_replayssm_spec"):  # no KDA (kimi_linear) model is modelled
+        kda = "KDA (kimi_linear)" if args.rules.dspark_replayssm_kda_check == "kimi_linear" else "KDA"
+        raise _Stop(Rejected("ValueError", f"--enable-linear-replayssm-spec with DSPARK/DFLASH requires a {kda} "
+                             "model; got a non-KDA model.",
+                             "srt/mem_cache/kv_cache_configurator.py:759-776 @0.5.17, :1700-1717 @0.5.23",
+                             stage="init_pools"), OUTCOME_FAILED)
     pools = res.pools = allocate(args, model, state, prof, draft)
     if args.unified_memory and args.rules.unified_budget_total:
         _unified_floor(args, model, state, prof, draft)

@@ -241,6 +241,19 @@ class Rules:
     # 0.5.14+: with an EAGLE/EAGLE3/STANDALONE draft path the target cell pays for the draft's KV:
     # cell += int(cell x draft_layers / full_layers) (srt/model_executor/pool_configurator.py:259-314 @0.5.16)
     draft_layers_in_cell: bool = False
+    # --- DSPARK ---
+    # 0.5.16+: --speculative-algorithm DSPARK exists, resolved by _handle_dspark
+    # (srt/arg_groups/speculative_hook.py:276-420 @0.5.16; spec_info.py:38 @0.5.16, absent @0.5.15)
+    dspark: bool = False
+    # how the target cell pays for the DSPARK draft's KV (DFLASH family): "ratio" = ceil(cell x (T + L) / T)
+    # over T full-attention layers and L draft layers (srt/model_executor/pool_configurator.py:154-169,
+    # srt/speculative/dflash_utils.py:58-96 @0.5.16); "geometry" = cell + the draft's own per-token KV
+    # (pool_configurator.py:216-233 @0.5.18, spec_aux_hidden_state.py:175-226 @0.5.18, dflash_utils.py:139-152 @0.5.18)
+    dspark_draft_cell: str = "ratio"
+    # 0.5.17+: --enable-linear-replayssm-spec with DSPARK on a non-KDA hybrid model is a ValueError while the hybrid
+    # request pool is built; the message names "(kimi_linear)" until 0.5.20 ("kimi_linear"), not from 0.5.21 ("kda")
+    # (srt/mem_cache/kv_cache_configurator.py:759-776 @0.5.17, :1119-1136 @0.5.21); "" = no such check (<= 0.5.16)
+    dspark_replayssm_kda_check: str = ""
 
 
 def _releases() -> dict[str, Rules]:

@@ -49,6 +49,6 @@ V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_defa
                   decode_term_always=False, fa4_page_any=True)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
                   req_to_token_headroom="page", req_generation=True, gdn_blackwell="v0_5_16",
-                  unified_init_typeerror=True)
+                  unified_init_typeerror=True, dspark=True)
 
 RELEASES = {r.version: r for r in (V0_5_14, V0_5_15, V0_5_16)}

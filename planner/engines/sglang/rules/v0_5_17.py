@@ -38,9 +38,11 @@ V0_5_17 = replace(
     prefill_ctx_clamp=False, nemotron_no_breakable=True, trtllm_page128=True, asym_kv_fa4=True, max_states_per_path_check=True,
     verify_backend_check=True,
     unified_mode="v0_5_17", unified_init_typeerror=False, replayssm="per_slot",
+    dspark_replayssm_kda_check="kimi_linear",
 )
 V0_5_18 = replace(V0_5_17, version="0.5.18", flags="v0_5_18", mm_kv_reserve=True, nemotron_no_breakable=False,
-                  language_model_only_check=True, gdn_blackwell="v0_5_18", unified_mode="v0_5_18")
+                  language_model_only_check=True, gdn_blackwell="v0_5_18", unified_mode="v0_5_18",
+                  dspark_draft_cell="geometry")
 V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", nemotron_blackwell_defaults=True,
                   trtllm_prefill_sm90_sm120=True, unified_mode="v0_5_19", unified_budget_total=True, unified_pad=True,
                   unified_tables=False, unified_refuses_prefill_graph=True)
