@@ -24,6 +24,7 @@ MIRRORED = (
     "srt/layers/attention/fla/chunk.py", "srt/layers/linear.py", "srt/managers/tp_worker.py",
     "srt/utils/common.py", "srt/utils/hf_transformers/common.py",
     "srt/layers/quantization/", "srt/model_loader/",  # the quantized-weight models (planner/catalog/quant.py)
+    "srt/models/dspark.py",  # DSPARK draft weights (0.5.16+; absent from every post release's base, 0.5.10-0.5.15)
 )
 _POST = re.compile(r"^(\d+\.\d+\.\d+)\.post(\d+)$")
 

@@ -55,12 +55,14 @@ def _draft_gib(draft: str) -> float:
     return path_draft_params(os.path.join(DRAFTS_DIR, draft, "config.json")) * 2 / 2**30
 
 
-def _case(version, cid, gpu, model, flags, tp=1, draft=True, overhead=0.35):
-    """One oracle batch line: free after = free before - (target + draft weights) / tp - overhead."""
+def _case(version, cid, gpu, model, flags, tp=1, draft=True, overhead=0.35, base=None):
+    """One oracle batch line: free after = free before - (target + draft weights) / tp - overhead. Paths are
+    relative to ``base`` (the cases file's folder; default the release's golden folder)."""
+    base = base or folder(version)
     flags = [str(f) for f in flags]
     d = DRAFT_OF[model]
     if draft:
-        flags = ["--speculative-draft-model-path", os.path.relpath(os.path.join(DRAFTS_DIR, d), folder(version))] + flags
+        flags = ["--speculative-draft-model-path", os.path.relpath(os.path.join(DRAFTS_DIR, d), base)] + flags
     flags = ["--speculative-algorithm", "DSPARK"] + flags
     if tp != 1:
         flags += ["--tp-size", str(tp)]
@@ -68,7 +70,7 @@ def _case(version, cid, gpu, model, flags, tp=1, draft=True, overhead=0.35):
     free_before = total / 1024.0 - (0.9 if tp == 1 else 1.4)
     free_after = free_before - (mc.MODELS[model][1] + (_draft_gib(d) if draft else 0.0)) / tp - overhead
     return {"id": cid, "gpu": gpu, "gpu_total_mib": total, "gpu_sm": sm, "gpu_name": name, "planner_model": model,
-            "config_json": os.path.relpath(os.path.join(CONFIGS, mc.MODELS[model][0]), folder(version)),
+            "config_json": os.path.relpath(os.path.join(CONFIGS, mc.MODELS[model][0]), base),
             "flags": flags, "free_before_gib": round(float(free_before), 2),
             "free_after_gib": round(float(free_after), 2), "env": {}}
 
@@ -115,6 +117,12 @@ def curated(version: str) -> list[dict]:
 
 
 def random_cases(version: str, seed: int, count: int) -> tuple[list[dict], str]:
+    """For scripts/oracle/agree.py: paths relative to tests/golden/spec/dspark/, where the drafts are drafts/<name>
+    (agree.py resolves "drafts/..." flags against the folder returned)."""
+    return _random(version, seed, count, GOLDEN), GOLDEN
+
+
+def _random(version: str, seed: int, count: int, base: str) -> list[dict]:
     rng = random.Random(f"dspark-{version}-{seed}")
     out = []
     models = sorted(DRAFT_OF)
@@ -142,8 +150,8 @@ def random_cases(version: str, seed: int, count: int) -> tuple[list[dict], str]:
             flags += ["--page-size", rng.choice((16, 64))]
         if rng.random() < 0.1:
             flags += ["--kv-cache-dtype", "fp8_e4m3"]
-        out.append(_case(version, f"r{seed}_{len(out)}", gpu, model, flags, tp=tp))
-    return out, folder(version)
+        out.append(_case(version, f"r{seed}_{len(out)}", gpu, model, flags, tp=tp, base=base))
+    return out
 
 
 def _write(path, rows):
@@ -165,7 +173,7 @@ def main(argv=None) -> int:
     os.makedirs(d, exist_ok=True)
     cases_path = os.path.join(d, "cases.jsonl")
     if a.mode == "cases":
-        _write(cases_path, curated(a.version) + random_cases(a.version, a.seed, a.count)[0])
+        _write(cases_path, curated(a.version) + _random(a.version, a.seed, a.count, d))
         return 0
     py = a.py or os.path.expanduser(f"~/.cache/sglang-oracle/{a.version}/venv/bin/python")
     cases = [json.loads(x) for x in open(cases_path) if x.strip()]
@@ -173,6 +181,15 @@ def main(argv=None) -> int:
                           "--summary-only"], cwd=d, capture_output=True, text=True, check=False)
     sys.stderr.write(out.stderr[-1500:])
     results = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
+    if _v(a.version) >= (0, 5, 23):  # the committed K/V convention (scripts/oracle/kv_one_tensor_convention.py)
+        for r in results:
+            sm = r.get("summary") or {}
+            for side in ("pool_kv", "pool_draft_kv"):
+                k, v = f"{side}_k_bytes", f"{side}_v_bytes"
+                if isinstance(sm.get(k), int) and isinstance(sm.get(v), int):
+                    sm[k], sm[v] = sm[k] + sm[v], 0
+    for r in results:
+        r.pop("elapsed_s", None)
     kept_c, kept_r, dropped = split_kept(cases, results, drop_reason)
     _write(cases_path, kept_c)
     _write(os.path.join(d, "results.jsonl"), kept_r)

@@ -114,7 +114,7 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
 
 def dspark_draft_params(draft: ModelSpec) -> tuple[int, str]:
     """Parameters of a DSpark draft (DSparkDraftModel = DFlashDraftModel + Markov and confidence heads,
-    srt/models/dspark.py:186-540, srt/models/dflash.py:700-780 @0.5.23): its decoder layers, the fc that fuses
+    srt/models/dspark.py:186-540 @0.5.23, and DFlashDraftModel.__init__ in models/dflash.py): its decoder layers, the fc that fuses
     the captured target layers and its norms, the Markov head (markov_w1 vocab x rank, markov_w2 rank x vocab;
     gated / rnn add their projections) and the confidence head. No embedding or LM head: the draft uses the
     target's. An estimate from the config (the checkpoint's own sizes are not read)."""
