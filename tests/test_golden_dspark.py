@@ -99,4 +99,7 @@ def test_dspark_before_boot_cli_gives_verdict_capacity_and_draft():
     assert out.returncode in (0, 1), out.stderr
     text = " ".join(out.stdout.split())
     assert "Verdict:" in text and "Capacity:" in text
-    assert "draft" in text.lower()
+    # the draft's weights (loaded before sizing from 0.5.14) and its KV pool, in the summary lines
+    assert "the draft worker's" in text and "GiB included" in text and "of which draft" in text
+    # the search keeps DSPARK's own D (its EAGLE steps axis would be rejected: D must be gamma + 1)
+    assert "NOTHING FEASIBLE" not in text and "--speculative-num-draft-tokens" not in text
