@@ -67,10 +67,7 @@ def test_dspark_case_matches_oracle(case, expected):
         with pytest.raises(BadInput, match=refused):
             _plan_summary(case)
         return
-    # dense targets: SGLang never calls _handle_max_mamba_cache, so the oracle has no rest_gib_before_mamba; the
-    # planner's summary reports the profile's rest for every model (a generic summary matter, not DSPARK's)
-    skip = frozenset({"rest_gib_before_mamba"}) if expected["mamba_cache_per_req_bytes"] is None else frozenset()
-    _compare(case, expected, skip)
+    _compare(case, expected)
 
 
 def test_dspark_sets_cover_every_rule_range():
