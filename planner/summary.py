@@ -55,6 +55,11 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         )
         if plan.state is not None:
             s["mamba_ssm_dtype"] = plan.state.ssm_dtype
+        if plan.stage == "runner_setup":  # the target ModelRunner raised while set up (e.g. a DSPARK draft without a
+            from planner.engines.sglang.pipeline.memory_profile import available_gib  # noqa: PLC0415
+            # Markov head): free memory was read (pre_model_load), the KV dtype / context / ssm dtype not yet (oracle)
+            s["context_len"] = s["kv_cache_dtype"] = s["mamba_ssm_dtype"] = None
+            s["pre_model_load_gib"] = available_gib(plan.free_before_bytes, a.tp_size)
     p = plan.profile
     if p is not None:
         s.update(

@@ -38,7 +38,9 @@ DRAFTS_DIR = os.path.join(GOLDEN, "drafts")
 GPUS = dict(mc.GPUS)
 # target -> its DSpark draft template (tests/golden/spec/dspark/drafts/)
 DRAFT_OF = {"qwen3.6-27b": "qwen3.6-27b-dspark", "qwen3.5-27b": "qwen3.5-27b-dspark",
-            "qwen3.6-35b-a3b": "qwen3.6-35b-a3b-dspark", "qwen3-8b": "qwen3-8b-dspark"}
+            "qwen3.6-35b-a3b": "qwen3.6-35b-a3b-dspark", "qwen3-8b": "qwen3-8b-dspark",
+            "nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b-dspark"}
+RANDOM_MODELS = ("qwen3.6-27b", "qwen3.5-27b", "qwen3.6-35b-a3b", "qwen3-8b")  # NemotronH: curated only
 STRAT = "--mamba-radix-cache-strategy"
 CGBS = "--cuda-graph-max-bs-decode"
 
@@ -55,12 +57,12 @@ def _draft_gib(draft: str) -> float:
     return path_draft_params(os.path.join(DRAFTS_DIR, draft, "config.json")) * 2 / 2**30
 
 
-def _case(version, cid, gpu, model, flags, tp=1, draft=True, overhead=0.35, base=None):
+def _case(version, cid, gpu, model, flags, tp=1, draft=True, overhead=0.35, base=None, draft_name=None):
     """One oracle batch line: free after = free before - (target + draft weights) / tp - overhead. Paths are
     relative to ``base`` (the cases file's folder; default the release's golden folder)."""
     base = base or folder(version)
     flags = [str(f) for f in flags]
-    d = DRAFT_OF[model]
+    d = draft_name or DRAFT_OF[model]
     if draft:
         flags = ["--speculative-draft-model-path", os.path.relpath(os.path.join(DRAFTS_DIR, d), base)] + flags
     flags = ["--speculative-algorithm", "DSPARK"] + flags
@@ -83,6 +85,11 @@ def curated(version: str) -> list[dict]:
     """Fixed launches: defaults, each way D is decided, the rejections, per release."""
     c = []
     add = lambda cid, *a, **k: c.append(_case(version, cid, *a, **k))  # noqa: E731
+    if _v(version) < (0, 5, 16):  # the boundary: no DSPARK in the registry yet (srt/speculative/spec_info.py @0.5.15)
+        add("default_36_27b", "rtxpro6000", "qwen3.6-27b", [])
+        add("tp2_h100", "h100-sxm", "qwen3.6-27b", [], tp=2)
+        add("dense_8b_l40s", "l40s", "qwen3-8b", ["--max-running-requests", "16"])
+        return c
     add("default_36_27b", "rtxpro6000", "qwen3.6-27b", [])
     add("default_35_27b_cfg_no_block", "rtxpro6000", "qwen3.5-27b", [])
     add("default_36_35b", "rtxpro6000", "qwen3.6-35b-a3b", [])
@@ -109,6 +116,12 @@ def curated(version: str) -> list[dict]:
     add("dense_8b_mrr64_l40s", "l40s", "qwen3-8b", ["--max-running-requests", "64"])
     add("dense_8b_tp2_rtx4090", "rtx4090", "qwen3-8b", [], tp=2)
     add("rtx5090_35b_tp4", "rtx5090", "qwen3.6-35b-a3b", ["--context-length", "65536"], tp=4)
+    add("dflash_head_no_markov_failed", "rtxpro6000", "qwen3.6-27b", [], draft_name="qwen3.6-27b-dflash")
+    add("ndraft1_no_block_cfg_rejected", "rtxpro6000", "qwen3.5-27b", ["--speculative-num-draft-tokens", "1"])
+    # NemotronH: the target must capture the draft's layers (set_dflash_layers_to_capture, models/nemotron_h.py
+    # from 0.5.19); earlier releases fail in init_attention_backends, after the pools (beyond the oracle)
+    add("nemotron_nano_h200", "h200", "nemotron-3-nano-30b-a3b", [])
+    add("nemotron_nano_tp2_mrr16", "h100-sxm", "nemotron-3-nano-30b-a3b", ["--max-running-requests", "16"], tp=2)
     if _v(version) >= (0, 5, 17):
         add("replayssm_rejected", "rtxpro6000", "qwen3.6-27b", ["--enable-linear-replayssm-spec"])
     if _v(version) >= (0, 5, 18):
@@ -125,7 +138,7 @@ def random_cases(version: str, seed: int, count: int) -> tuple[list[dict], str]:
 def _random(version: str, seed: int, count: int, base: str) -> list[dict]:
     rng = random.Random(f"dspark-{version}-{seed}")
     out = []
-    models = sorted(DRAFT_OF)
+    models = sorted(RANDOM_MODELS)
     while len(out) < count:
         model, gpu, tp = rng.choice(models), rng.choice(sorted(GPUS)), rng.choice((1, 1, 2, 4))
         if not _fits(model, gpu, tp):
@@ -173,7 +186,8 @@ def main(argv=None) -> int:
     os.makedirs(d, exist_ok=True)
     cases_path = os.path.join(d, "cases.jsonl")
     if a.mode == "cases":
-        _write(cases_path, curated(a.version) + _random(a.version, a.seed, a.count, d))
+        rnd = _random(a.version, a.seed, a.count, d) if _v(a.version) >= (0, 5, 16) else []
+        _write(cases_path, curated(a.version) + rnd)
         return 0
     py = a.py or os.path.expanduser(f"~/.cache/sglang-oracle/{a.version}/venv/bin/python")
     cases = [json.loads(x) for x in open(cases_path) if x.strip()]

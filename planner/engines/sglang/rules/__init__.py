@@ -254,6 +254,10 @@ class Rules:
     # request pool is built; the message names "(kimi_linear)" until 0.5.20 ("kimi_linear"), not from 0.5.21 ("kda")
     # (srt/mem_cache/kv_cache_configurator.py:759-776 @0.5.17, :1119-1136 @0.5.21); "" = no such check (<= 0.5.16)
     dspark_replayssm_kda_check: str = ""
+    # 0.5.19+: NemotronH captures the draft's target layers (set_dflash_layers_to_capture, models/nemotron_h.py @0.5.19);
+    # before, the target's init_attention_backends raises ValueError for DSPARK on it
+    # (srt/model_executor/model_runner_components/attention_backend_setup.py:55-65, model_runner.py:819-830 @0.5.16)
+    dspark_nemotron_capture: bool = False
 
 
 def _releases() -> dict[str, Rules]:

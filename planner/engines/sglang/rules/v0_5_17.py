@@ -45,6 +45,6 @@ V0_5_18 = replace(V0_5_17, version="0.5.18", flags="v0_5_18", mm_kv_reserve=True
                   dspark_draft_cell="geometry")
 V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", nemotron_blackwell_defaults=True,
                   trtllm_prefill_sm90_sm120=True, unified_mode="v0_5_19", unified_budget_total=True, unified_pad=True,
-                  unified_tables=False, unified_refuses_prefill_graph=True)
+                  unified_tables=False, unified_refuses_prefill_graph=True, dspark_nemotron_capture=True)
 
 RELEASES = {r.version: r for r in (V0_5_17, V0_5_18, V0_5_19)}

@@ -171,6 +171,6 @@ def speculative_decoding(s: ArgState) -> None:
         _draft_shape(s)
     elif algo == "DSPARK" and s.rules.dspark:
         _handle_dspark(s)
-    elif algo == "DSPARK":  # not registered before 0.5.16 (srt/speculative/spec_info.py:30-60 @0.5.15)
+    elif algo == "DSPARK":  # not registered before 0.5.16 (srt/speculative/spec_info.py:30-57 @0.5.15)
         raise Rejected("ValueError", f"Unknown speculative algorithm name: {s.spec_user}",
-                       "srt/speculative/spec_info.py:47-60 @0.5.15")
+                       "srt/speculative/spec_info.py:44-57 @0.5.15")
