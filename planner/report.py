@@ -484,11 +484,16 @@ def plan_summary(plan: Plan) -> list[str]:
     mem = (f"Memory:   per GPU, GiB: {_r(plan.free_before_bytes)} free before load "
            f"({_source_word(plan.free_before_source)}), {_r(plan.free_after_bytes)} after the weights "
            f"({_source_word(plan.free_after_source)})")
+    draft_load = next((x.value for x in plan.assumptions if x.name == "draft worker's load per GPU"), None)
+    if draft_load:  # a speculative draft loaded before sizing (its estimate and how: --verbose)
+        mem += f", the draft worker's {draft_load} included"
     if plan.pools is not None:
         kv = sum(x.bytes for x in plan.pools.lines if x.key.startswith(("kv_", "draft_kv")))
+        dkv = sum(x.bytes for x in plan.pools.lines if x.key.startswith("draft_kv"))
         mamba = sum(x.bytes for x in plan.pools.lines if x.key.startswith("mamba_"))
         rest = plan.pools.total - kv - mamba
-        parts = [f"KV {_r(kv)}"] + ([f"mamba {_r(mamba)}"] if mamba else []) + [f"other {_r(rest)}"]
+        parts = [f"KV {_r(kv)}" + (f" of which draft {_r(dkv)}" if dkv else "")] + \
+            ([f"mamba {_r(mamba)}"] if mamba else []) + [f"other {_r(rest)}"]
         mem += f"; pools {_r(plan.pools.total)} ({', '.join(parts)})"
     out.append(mem)
     if plan.headroom_bytes is not None:

@@ -340,7 +340,11 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
     if need_ctx < 1:
         raise BadInput("--need-context: must be at least 1 token")
-    spec_on = "--speculative-algorithm" in fixed_flags
+    # the steps/topk/draft-tokens axis is EAGLE's; DSPARK forces steps = topk = 1 and D = gamma + 1 (a D that is
+    # not gamma + 1 is a ValueError), so it keeps its own D (the DSPARK axis, --speculative-dspark-block-size, is
+    # the search integration's to add)
+    spec_on = "--speculative-algorithm" in fixed_flags \
+        and not (plan0.args is not None and plan0.args.speculative_algorithm == "DSPARK")
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)

@@ -57,6 +57,10 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["mamba_ssm_dtype"] = plan.state.ssm_dtype
         if plan.stage == "runner_setup":  # ModelRunner.__init__ raised (DFLASH target layers): no KV dtype / context yet
             s.update(kv_cache_dtype=None, mamba_ssm_dtype=None, context_len=None)
+        if plan.stage == "runner_setup" and a.speculative_algorithm == "DSPARK":  # e.g. a draft without a Markov head:
+            from planner.engines.sglang.pipeline.memory_profile import available_gib  # noqa: PLC0415
+            # free memory was read (pre_model_load) before the target ModelRunner raised (oracle)
+            s["pre_model_load_gib"] = available_gib(plan.free_before_bytes, a.tp_size)
     p = plan.profile
     if p is not None:
         s.update(
@@ -70,6 +74,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["rest_gib_before_mamba"] = None
         if plan.state is not None and a is not None and not a.spec_on:
             s["spec_reserved_bytes"] = 0
+        if plan.state is None:  # no mamba state: SGLang has no "rest before the mamba split" (oracle: null)
+            s["rest_gib_before_mamba"] = None
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools

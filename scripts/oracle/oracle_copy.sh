@@ -13,8 +13,10 @@ SRC=${ORACLE:-/work/shared/tools/sglang-oracle}
 DIR=${1:-/tmp/sglang-oracle-adapted}
 rm -rf "$DIR"
 cp -r "$SRC" "$DIR"
-# the shared 0.5.11 adapter stays importable as versions/shared_v0_5_11.py: ours (adapters/v0_5_11.py) extends it
-cp "$DIR/versions/v0_5_11.py" "$DIR/versions/shared_v0_5_11.py"
+# a repo adapter that extends the shared oracle's own one for its release imports it as versions/shared_<name>
+for f in "$REPO"/scripts/oracle/adapters/v0_5_*.py; do
+    b=$(basename "$f"); [ -e "$DIR/versions/$b" ] && cp "$DIR/versions/$b" "$DIR/versions/shared_$b"
+done
 cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$REPO"/scripts/oracle/adapters/standins.py "$DIR/versions/"
 # 0.5.9 ships no _triton_stub.py: the shim falls back to a verbatim copy of 0.5.10's (3 lines changed)
 cp "$REPO"/scripts/oracle/adapters/shim/* "$DIR/shim/"

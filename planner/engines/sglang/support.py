@@ -33,7 +33,8 @@ SUPPRESS = "==SUPPRESS=="
 PLAIN_ATTENTION_ARCHS = frozenset({"LlamaForCausalLM", "Qwen3ForCausalLM"})
 TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
-DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel"})
+DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
+                         "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
         state = res.state = model_config(job, args)
         standalone_draft_config(args, draft)  # --- STANDALONE ---
         load_model(job)
+        _dspark_draft_config_check(args, draft)
         prof = res.profile = memory_pool_config(job, args, state, draft, res)
         init_pools(job, args, state, prof, draft, res)
         _checks_after_pools(args, job.model.spec, prof, device_for(job), res)
@@ -175,6 +176,35 @@ def load_model(job: EngineInput) -> None:
                              stage="load_model"), OUTCOME_FAILED)
 
 
+def _dspark_draft_config_check(args: ResolvedArgs, draft: ModelSpec | None) -> None:
+    """The target ModelRunner reads the DSpark draft config (resolve_spec_aux_hidden_state_config ->
+    parse_dspark_draft_config; srt/model_executor/model_runner_components/spec_aux_hidden_state.py:147-161,
+    srt/speculative/dspark_components/dspark_config.py:213-265 @0.5.16): a Markov head is required."""
+    if args.speculative_algorithm != "DSPARK" or draft is None:
+        return
+    cfg, text = draft.raw, draft.text
+    dsp = cfg.get("dspark_config") or {}
+    prefixed = any(cfg.get(k) is not None for k in ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id",
+                                                     "dspark_target_layer_ids"))
+    rank = cfg.get("dspark_markov_rank")
+    rank = int(rank if rank is not None else dsp.get("markov_rank", text.get("markov_rank", cfg.get("markov_rank", 0))) or 0)
+    kind = cfg.get("dspark_markov_head_type")
+    kind = kind if kind is not None else dsp.get("markov_head_type", text.get("markov_head_type", cfg.get("markov_head_type")))
+    where = "srt/speculative/dspark_components/dspark_config.py:213-265 @0.5.16"
+    if rank < 0:
+        msg = f"DSpark markov_rank must be >= 0, got {rank}."
+    elif rank > 0 and kind is None and not prefixed:
+        msg = "DSpark requires markov_head_type when markov_rank > 0, got None."
+    elif kind is not None and str(kind).lower() not in ("vanilla", "gated", "rnn"):
+        msg = f"Unsupported DSpark markov_head_type={str(kind).lower()!r}. Supported: ('vanilla', 'gated', 'rnn')."
+    elif rank == 0:
+        msg, where = (f"DSPARK requires markov_rank > 0 in the draft config, got markov_rank={rank}.",
+                      "srt/model_executor/model_runner_components/spec_aux_hidden_state.py:147-159 @0.5.16")
+    else:
+        return
+    raise _Stop(Rejected("ValueError", msg, where, stage="runner_setup"), OUTCOME_FAILED)
+
+
 def memory_pool_config(job: EngineInput, args: ResolvedArgs, state: MambaState | None, draft: ModelSpec | None,
                        res: EngineResult) -> Profile:
     """resolve_memory_pool_config: the profile (M, N, R); a failure keeps the numbers computed before it."""
@@ -194,6 +224,13 @@ def init_pools(job: EngineInput, args: ResolvedArgs, state: MambaState | None, p
         raise _Stop(Rejected("TypeError", "UnifiedHybridReqToTokenPool._init_mamba_pool() got an unexpected keyword "
                              "argument 'enable_gdn_replayssm_spec'",
                              "srt/mem_cache/memory_pool.py:1154 and unified_memory_pool.py:746 @0.5.16",
+                             stage="init_pools"), OUTCOME_FAILED)
+    if args.rules.dspark_replayssm_kda_check and args.speculative_algorithm == "DSPARK" and state is not None \
+            and args.raw.get("enable_linear_replayssm_spec"):  # no KDA (kimi_linear) model is modelled
+        kda = "KDA (kimi_linear)" if args.rules.dspark_replayssm_kda_check == "kimi_linear" else "KDA"
+        raise _Stop(Rejected("ValueError", f"--enable-linear-replayssm-spec with DSPARK/DFLASH requires a {kda} "
+                             "model; got a non-KDA model.",
+                             "srt/mem_cache/kv_cache_configurator.py:759-776 @0.5.17, :1700-1717 @0.5.23",
                              stage="init_pools"), OUTCOME_FAILED)
     pools = res.pools = allocate(args, model, state, prof, draft)
     if args.unified_memory and args.rules.unified_budget_total:
@@ -287,6 +324,7 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         _tp_worker(args, prof)
 
     def attention_backend() -> None:
+        _dspark_capture_check(args, model)  # configure_aux_hidden_state_capture runs first (model_runner.py:819-830 @0.5.16)
         gdn_backend_check(args, model, dev)
 
     checks = [tp_worker, attention_backend, capture] if rules.tp_worker_checks_first else \
@@ -298,6 +336,17 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         # the scheduler's MambaRadixCache (srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10)
         raise Rejected("AssertionError", f"Page size must be 1 for MambaRadixCache v1, got {args.page_size}",
                        "srt/mem_cache/mamba_radix_cache.py:435-438 @0.5.10", stage="scheduler_init")
+
+
+def _dspark_capture_check(args: ResolvedArgs, model: ModelSpec) -> None:
+    """DSPARK's target captures the draft's layers: every modelled target class has the hook except NemotronH before
+    0.5.19 (srt/model_executor/model_runner_components/attention_backend_setup.py:55-65 @0.5.16)."""
+    if args.speculative_algorithm == "DSPARK" and model.architecture == "NemotronHForCausalLM" \
+            and not args.rules.dspark_nemotron_capture:
+        raise Rejected("ValueError", f"Model {model.architecture} implements neither set_dspark_layers_to_capture nor "
+                       "set_dflash_layers_to_capture, one of which is required for DFLASH/DSPARK.",
+                       "srt/model_executor/model_runner_components/attention_backend_setup.py:55-65 @0.5.16",
+                       stage="init_attention_backend")
 
 
 def _tp_worker(args: ResolvedArgs, prof: Profile) -> None:

@@ -105,6 +105,10 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
     """
     if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
         return draft_weight_bytes(draft, tp)
+    if draft is not None and draft.architecture in ("Qwen3DSparkModel", "DSparkDraftModel"):
+        n, how = dspark_draft_params(draft)
+        b = DTYPE_BYTES.get(draft.dtype, 2)
+        return n * b // tp, f"DSpark draft {draft.name}: ~{n / 1e6:.0f}M params ({how}) x {b} B / tp {tp} (estimate)"
     if draft is not None:
         n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
         return n, f"draft head {draft.name}: ~{estimate_params(draft) / 1e6:.0f}M params x {DTYPE_BYTES.get(draft.dtype, 2)} B / tp {tp}"
@@ -115,6 +119,26 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
     return layer + eh, (f"{model.mtp_layers} MTP layer(s) {layer / (1 << 30):.2f} GiB + the draft's own embedding/LM head "
                         f"{eh / (1 << 30):.2f} GiB (vocab {model.vocab_size:,} x hidden {model.hidden_size}, / tp {tp}), "
                         "all loaded before the pools are sized")
+
+
+def dspark_draft_params(draft: ModelSpec) -> tuple[int, str]:
+    """Parameters of a DSpark draft (DSparkDraftModel = DFlashDraftModel + Markov and confidence heads,
+    srt/models/dspark.py:186-540 @0.5.23, and DFlashDraftModel.__init__ in models/dflash.py): its decoder layers, the fc that fuses
+    the captured target layers and its norms, the Markov head (markov_w1 vocab x rank, markov_w2 rank x vocab;
+    gated / rnn add their projections) and the confidence head. No embedding or LM head: the draft uses the
+    target's. An estimate from the config (the checkpoint's own sizes are not read)."""
+    t, h = draft.text, draft.hidden_size
+    hd, nq, nkv = draft.head_dim, draft.num_attention_heads, draft.num_key_value_heads
+    inter = int(t.get("intermediate_size") or 4 * h)
+    layer = h * nq * hd + 2 * h * nkv * hd + nq * hd * h + 2 * hd + 3 * h * inter + 2 * h
+    taps = len((t.get("dflash_config") or {}).get("target_layer_ids") or t.get("target_layer_ids") or []) \
+        or draft.num_hidden_layers
+    rank = int(t.get("markov_rank") or t.get("dspark_markov_rank") or 0)
+    kind = str(t.get("markov_head_type") or "vanilla").lower()
+    markov = 2 * draft.vocab_size * rank + {"gated": (h + rank) * rank + rank,
+                                            "rnn": (2 * rank + h) * 3 * rank + 3 * rank}.get(kind, 0)
+    n = draft.num_hidden_layers * layer + taps * h * h + 2 * h + markov + (h + rank)
+    return n, f"{draft.num_hidden_layers} layers, fc {taps} x {h} -> {h}, {kind} Markov head rank {rank}"
 
 
 def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> dict:

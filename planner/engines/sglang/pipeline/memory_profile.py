@@ -79,7 +79,24 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
             cell = cell + int(cell * layers / n_layers)
         else:
             cell = int(cell * (1 + layers / n_layers))
+    if args.speculative_algorithm == "DSPARK" and draft is not None and n_layers > 0:
+        cell = dspark_cell(cell, n_layers, model, args, draft)
     return cell
+
+
+def dspark_cell(cell: int, n_layers: int, model: ModelSpec, args: ResolvedArgs, draft: ModelSpec) -> int:
+    """DSPARK (DFLASH family): the target cell plus its draft's KV, L = the draft's num_hidden_layers
+    (spec_aux_hidden_state.py:120-173 @0.5.18). 0.5.16-0.5.17: ceil(cell x (T + L) / T)
+    (srt/speculative/dflash_utils.py:90-96, pool_configurator.py:154-169 @0.5.16); 0.5.18+: cell + the draft's
+    own per-token KV, kv_heads(tp) x (head_dim + v_head_dim) x L x bytes of the draft's KV dtype
+    (dflash_utils.py:139-152, pool_configurator.py:216-233 @0.5.18)."""
+    layers = draft.num_hidden_layers
+    if layers <= 0:
+        return cell
+    if args.rules.dspark_draft_cell == "geometry":
+        per = num_kv_heads(draft, args.tp_size) * (draft.head_dim + draft.v_head_dim) * layers
+        return cell + per * DTYPE_BYTES[kv_dtype_name(args, draft)]
+    return (cell * (n_layers + layers) + n_layers - 1) // n_layers
 
 
 def draft_kv_layers(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None) -> int:

@@ -277,6 +277,23 @@ class Rules:
     # @0.5.9, :181 @0.5.14, :157-160 @0.5.16, :80-87 @0.5.18); 0.5.17 builds it from --context-length only
     # (speculative/standalone_worker_v2.py:70-78 @0.5.17)
     draft_context_is_targets: bool = True
+    # --- DSPARK ---
+    # 0.5.16+: --speculative-algorithm DSPARK exists, resolved by _handle_dspark
+    # (srt/arg_groups/speculative_hook.py:276-420 @0.5.16; spec_info.py:38 @0.5.16, absent @0.5.15)
+    dspark: bool = False
+    # how the target cell pays for the DSPARK draft's KV (DFLASH family): "ratio" = ceil(cell x (T + L) / T)
+    # over T full-attention layers and L draft layers (srt/model_executor/pool_configurator.py:154-169,
+    # srt/speculative/dflash_utils.py:58-96 @0.5.16); "geometry" = cell + the draft's own per-token KV
+    # (pool_configurator.py:216-233 @0.5.18, spec_aux_hidden_state.py:175-226 @0.5.18, dflash_utils.py:139-152 @0.5.18)
+    dspark_draft_cell: str = "ratio"
+    # 0.5.17+: --enable-linear-replayssm-spec with DSPARK on a non-KDA hybrid model is a ValueError while the hybrid
+    # request pool is built; the message names "(kimi_linear)" until 0.5.20 ("kimi_linear"), not from 0.5.21 ("kda")
+    # (srt/mem_cache/kv_cache_configurator.py:759-776 @0.5.17, :1119-1136 @0.5.21); "" = no such check (<= 0.5.16)
+    dspark_replayssm_kda_check: str = ""
+    # 0.5.19+: NemotronH captures the draft's target layers (set_dflash_layers_to_capture, models/nemotron_h.py @0.5.19);
+    # before, the target's init_attention_backends raises ValueError for DSPARK on it
+    # (srt/model_executor/model_runner_components/attention_backend_setup.py:55-65, model_runner.py:819-830 @0.5.16)
+    dspark_nemotron_capture: bool = False
 
 
 def _releases() -> dict[str, Rules]:

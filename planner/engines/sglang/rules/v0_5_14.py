@@ -53,7 +53,7 @@ V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_defa
 V0_5_15 = replace(V0_5_15, dflash_draft_backend="0.5.15")  # DFLASH (speculative_hook.py:240 @0.5.15)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
                   req_to_token_headroom="page", req_generation=True, gdn_blackwell="v0_5_16",
-                  unified_init_typeerror=True)
+                  unified_init_typeerror=True, dspark=True)
 # DFLASH: the target-layer check after the pre-load memory reading (model_runner.py:323, 478 @0.5.16)
 V0_5_16 = replace(V0_5_16, dflash_layer_check_after_pre_load=True, dflash_fa4_draft_kv_model_dtype=True)
 

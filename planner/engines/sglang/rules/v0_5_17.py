@@ -38,16 +38,18 @@ V0_5_17 = replace(
     prefill_ctx_clamp=False, nemotron_no_breakable=True, trtllm_page128=True, asym_kv_fa4=True, max_states_per_path_check=True,
     verify_backend_check=True,
     unified_mode="v0_5_17", unified_init_typeerror=False, replayssm="per_slot",
+    dspark_replayssm_kda_check="kimi_linear",
 )
 V0_5_17 = replace(V0_5_17, draft_mtp_rewrite_qwen3_5_text=True, draft_context_is_targets=False)  # --- STANDALONE --- (draft config rewrites)
 V0_5_18 = replace(V0_5_17, version="0.5.18", flags="v0_5_18", mm_kv_reserve=True, nemotron_no_breakable=False,
-                  language_model_only_check=True, gdn_blackwell="v0_5_18", unified_mode="v0_5_18")
+                  language_model_only_check=True, gdn_blackwell="v0_5_18", unified_mode="v0_5_18",
+                  dspark_draft_cell="geometry")
 # DFLASH: the draft's KV term of the cell from the draft's own geometry (sgl-project/sglang#34234;
 # model_runner_components/spec_aux_hidden_state.py:175-223, model_executor/pool_configurator.py:86-100, 215-233 @0.5.18)
 V0_5_18 = replace(V0_5_18, dflash_draft_cell_own_geometry=True, dflash_draft_backend="0.5.18")
 V0_5_18 = replace(V0_5_18, draft_nextn_on_text_config=True, draft_context_is_targets=True)  # --- STANDALONE --- (draft nextn on hf_text_config)
 V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", nemotron_blackwell_defaults=True,
                   trtllm_prefill_sm90_sm120=True, unified_mode="v0_5_19", unified_budget_total=True, unified_pad=True,
-                  unified_tables=False, unified_refuses_prefill_graph=True)
+                  unified_tables=False, unified_refuses_prefill_graph=True, dspark_nemotron_capture=True)
 
 RELEASES = {r.version: r for r in (V0_5_17, V0_5_18, V0_5_19)}

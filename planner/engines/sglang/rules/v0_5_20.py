@@ -36,7 +36,7 @@ from planner.engines.sglang.rules.v0_5_17 import V0_5_19
 V0_5_20 = replace(V0_5_19, version="0.5.20", flags="v0_5_20", tier_20_35_gib_4096=True,
                   pathless_draft_layers_from_target=True, unified_refuses_prefill_graph=False, replayssm="fixed")
 V0_5_21 = replace(V0_5_20, version="0.5.21", flags="v0_5_21", strategy_needs_mamba=True, gdn_blackwell="v0_5_21",
-                  unified_tables=True)
+                  unified_tables=True, dspark_replayssm_kda_check="kda")
 V0_5_22 = replace(V0_5_21, version="0.5.22", flags="v0_5_22", graph_max_bs_clipped_to_mrr=True, tc_piecewise_removed=True,
                   draft_cell_term_rounded_alone=True, unified_mode="v0_5_22", unified_pad=False)
 V0_5_23 = replace(V0_5_22, version="0.5.23", flags="v0_5_23", min_one_running=True, kv_one_tensor=True)

@@ -60,6 +60,16 @@ def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules
                            "(chain draft); other speculative algorithms are not yet audited for the unified pool's "
                            f"{tail}. Got --speculative-algorithm={algo!r}.",
                            "srt/server_args.py:8313-8318 @0.5.18, srt/arg_groups/kv_cache_hook.py:224-229 @0.5.19")
+        if mode in ("v0_5_18", "v0_5_19") and algo == "DSPARK":  # DSPARK: topk is 1 already (_handle_dspark)
+            allowed = ["cutedsl_mla", "tokenspeed_mla", "triton", "trtllm_mla"]
+            used = sorted({b for b in (a["prefill_attention_backend"] or attn, a["decode_attention_backend"] or attn) if b})
+            if not set(used) <= set(allowed):
+                space = "dense" if mode == "v0_5_18" else "kernel-facing"
+                raise Rejected("AssertionError", "--enable-unified-memory + DSPARK requires spec-verify-audited "
+                               f"attention backends {allowed} for both prefill and decode; got {used}. flashinfer / "
+                               "fa3 do not translate speculative verify indices to the unified pool's "
+                               f"{space} space yet.",
+                               "srt/server_args.py:8325-8336 @0.5.18, srt/arg_groups/kv_cache_hook.py:551-569 @0.5.21")
     if unified and rules.unified_refuses_prefill_graph and a.get("cuda_graph_backend_prefill") not in (None, "disabled"):
         # 0.5.19: prefill capture is not wired for the unified pool (srt/arg_groups/kv_cache_hook.py:265-283 @0.5.19)
         raise Rejected("ValueError", "--enable-unified-memory supports decode cuda-graph capture only; prefill capture "

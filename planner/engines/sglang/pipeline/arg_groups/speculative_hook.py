@@ -144,6 +144,72 @@ def _handle_standalone(s: ArgState) -> None:
                                           "(srt/arg_groups/speculative_hook.py:518-519 @0.5.14)")
 
 
+# --- DSPARK ---
+def _dspark_draft_gamma(path: str | None) -> int | None:
+    """The draft config's DSpark gamma as read_draft_checkpoint_gamma reads it: ``dspark_block_size``, else the
+    DFlash ``dflash_config.block_size`` / top-level ``block_size`` (parse_dspark_draft_config,
+    srt/speculative/dspark_components/dspark_config.py:213-295, dflash_utils.py:459-468 @0.5.16); None when the
+    config cannot be read (SGLang only warns, dspark_config.py:271-285)."""
+    if not path:
+        return None
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415 (the draft's config.json, as SGLang reads it)
+    from planner.errors import BadInput  # noqa: PLC0415
+
+    try:
+        cfg = resolve_model(path).spec.raw
+    except BadInput:
+        return None
+    for raw in (cfg.get("dspark_block_size"), (cfg.get("dflash_config") or {}).get("block_size"), cfg.get("block_size")):
+        if raw is not None:
+            return int(raw)
+    return None
+
+
+def _handle_dspark(s: ArgState) -> None:
+    """_handle_dspark (srt/arg_groups/speculative_hook.py:276-420 @0.5.16, :666-880 @0.5.23): steps = topk = 1,
+    D = gamma + 1, max_running_requests 48. DP attention and pp > 1 are refused before this runs (check_scope)."""
+    a, why = s.a, s.why
+    cite = "srt/arg_groups/speculative_hook.py:276-420 @0.5.16"
+    path = a.get("speculative_draft_model_path")
+    if not path:  # no dspark_* keys on our targets' configs, no dspark/ subfolder (:721-748 @0.5.23)
+        raise Rejected("ValueError", "DSpark dense speculative decoding requires setting "
+                       "--speculative-draft-model-path.", cite)
+    if s.steps is not None and int(s.steps) != 1:
+        s.warn.append(f"DSpark only supports speculative_num_steps == 1; overriding speculative_num_steps={s.steps} to 1.")
+    if s.topk is not None and int(s.topk) != 1:
+        s.warn.append(f"DSpark only supports speculative_eagle_topk == 1; overriding speculative_eagle_topk={s.topk} to 1.")
+    s.steps, s.topk = 1, 1
+    why["speculative_num_steps"] = f"DSPARK forces steps = topk = 1 ({cite})"
+    block = a.get("speculative_dspark_block_size")
+    if block is not None:
+        if int(block) <= 0:
+            raise Rejected("ValueError", "DSpark requires --speculative-dspark-block-size to be positive, "
+                           f"got {block}.", cite)
+        gamma, src = int(block), "--speculative-dspark-block-size"
+    else:
+        gamma, src = _dspark_draft_gamma(path), "the draft config's block_size"
+        if gamma is None and s.ndraft is None:
+            gamma, src = 7, "DEFAULT_DSPARK_GAMMA (dspark_config.py:16 @0.5.16)"
+            s.warn.append("DSpark gamma is not set; defaulting to 7.")
+    if gamma is not None:
+        verify = gamma + 1
+        if s.ndraft is not None and int(s.ndraft) != verify:
+            raise Rejected("ValueError", "DSpark speculative_num_draft_tokens must equal gamma + 1 "
+                           f"(= {verify} for gamma={gamma}), but got speculative_num_draft_tokens={s.ndraft}.", cite)
+        s.ndraft = verify
+        why["speculative_num_draft_tokens"] = f"DSPARK verify width = gamma + 1 = {verify}, gamma from {src} ({cite})"
+    if s.ndraft is None:
+        raise Rejected("ValueError", "DSpark could not resolve speculative_num_draft_tokens; set "
+                       "--speculative-dspark-block-size (= gamma).", cite)
+    if int(s.ndraft) < 2:
+        raise Rejected("ValueError", "DSpark speculative_num_draft_tokens must be >= 2 (= gamma + 1), "
+                       f"got {s.ndraft}.", cite)
+    if s.mrr is None:
+        s.mrr = 48
+        why["max_running_requests"] = f"reset to 48 for DSPARK speculative decoding ({cite}); it also sizes the " \
+                                      "speculative reservation"
+
+
 def speculative_decoding(s: ArgState) -> None:
     """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
     a = s.a
@@ -166,3 +232,8 @@ def speculative_decoding(s: ArgState) -> None:
                                              "it also sizes the speculative reservation")
         _overlap(s)
         _draft_shape(s)
+    elif algo == "DSPARK" and s.rules.dspark:
+        _handle_dspark(s)
+    elif algo == "DSPARK":  # not registered before 0.5.16 (srt/speculative/spec_info.py:30-57 @0.5.15)
+        raise Rejected("ValueError", f"Unknown speculative algorithm name: {s.spec_user}",
+                       "srt/speculative/spec_info.py:44-57 @0.5.15")
