@@ -27,7 +27,9 @@ def test_every_log_names_its_public_source_and_is_listed_in_the_readme():
     assert len(entries) == len(list(DATA.glob("*.log")))
     for e in entries:
         head = (DATA / e["file"]).read_text(encoding="utf-8").splitlines()[0]
-        assert head.startswith("# Source: ") and e["source"].split("//")[1] in head, e["id"]
+        # a URL is named without its scheme; a corpus file (no URL known) by the whole source text
+        where = e["source"].split("//")[1] if "//" in e["source"] else e["source"].split(" (")[0]
+        assert head.startswith("# Source: ") and where in head, e["id"]
         assert e["source"] in readme, e["id"]
         assert {"gpu", "model", "flags", "release", "outcome", "uses"} <= set(e)
 
@@ -49,11 +51,12 @@ def test_fit_recovers_known_coefficients():
 
 
 def test_workspace_rule_explains_the_logged_step_before_graph_capture():
-    # 384 MiB vs 512 MiB by exact architecture name (flashinfer_backend.py:163-173 @0.5.11): with it the three
-    # FlashInfer logs agree within 0.02 GiB after the fitted constant (Qwen3MoeForCausalLM gets 384 MiB)
+    # 384 MiB vs 512 MiB by exact architecture name (flashinfer_backend.py:163-173 @0.5.11): with it the five
+    # FlashInfer logs agree within 0.03 GiB after the fitted constant (Qwen3MoeForCausalLM and LlamaForCausalLM
+    # get 384 MiB; without the rule the Qwen3MoE log alone would be 0.125 GiB off)
     assert cal.flashinfer_workspace_bytes("Qwen3MoeForCausalLM") == 384 << 20
     assert cal.flashinfer_workspace_bytes("Qwen3ForCausalLM") == 512 << 20
-    assert cal.coefficients().workspace_residual_max_gib <= 0.02
+    assert cal.coefficients().workspace_residual_max_gib <= 0.03
 
 
 def test_graph_estimate_on_the_fitted_logs_is_within_the_stated_residual():
