@@ -18,32 +18,41 @@ from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
-FOLDER = Path(__file__).parent / "golden" / "quant" / "sglang-0.5.23"
+ROOT = Path(__file__).parent / "golden" / "quant"
+FOLDER = ROOT / "sglang-0.5.23"
+# 0.5.23: the shared oracle's adapter; 0.5.21: this repository's scripts/oracle/adapters/v0_5_21.py, which
+# gives the empty model the loader's quant config the same way (the 0.5.11 / 0.5.16 adapters do not)
+RELEASES = ("0.5.23", "0.5.21")
 
 
-def _load() -> list[tuple[dict, dict]]:
+def _load(version: str) -> list[tuple[dict, dict]]:
+    folder = ROOT / f"sglang-{version}"
+    if not (folder / "results.jsonl").exists():
+        return []
     res = {}
-    for line in (FOLDER / "results.jsonl").read_text().splitlines():
+    for line in (folder / "results.jsonl").read_text().splitlines():
         if line.strip():
             d = json.loads(line)
             res[d["id"]] = d["summary"]
-    return [(c, res[c["id"]]) for c in map(json.loads, (FOLDER / "cases.jsonl").read_text().splitlines()) if c]
+    return [({**c, "version": version, "folder": str(folder)}, res[c["id"]])
+            for c in map(json.loads, (folder / "cases.jsonl").read_text().splitlines()) if c]
 
 
-CASES = _load()
+CASES = _load("0.5.23")
+ALL = [x for v in RELEASES for x in _load(v)]
 
 
 def _model(case: dict) -> str:
     m = case["planner_model"]
-    return str(FOLDER / m) if m.endswith(".json") else m
+    return str(Path(case["folder"]) / m) if m.endswith(".json") else m
 
 
-@pytest.mark.parametrize("case,expected", CASES, ids=[c["id"] for c, _ in CASES])
-def test_quantized_case_matches_sglang_0_5_23(case, expected):
+@pytest.mark.parametrize("case,expected", ALL, ids=[f"{c['version']}-{c['id']}" for c, _ in ALL])
+def test_quantized_case_matches_sglang(case, expected):
     gpu = find_profile(case["gpu"])
     assert gpu.capacity_mib == case["gpu_total_mib"] and gpu.compute_capability == case["gpu_sm"]
     plan = make_plan(gpu, resolve_model(_model(case)), case["flags"], case.get("env") or {},
-                     case["free_before_gib"], case["free_after_gib"], version="0.5.23")
+                     case["free_before_gib"], case["free_after_gib"], version=case["version"])
     got = build_summary(plan)
     diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
     assert not diffs, f"{case['id']}: (oracle, planner) differ: {diffs}"
