@@ -139,3 +139,25 @@ def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
             rows.append({"id": e["id"], "what": r.what, "predicted": r.predicted, "actual": r.actual, "err": err,
                          "raw_err": raw})
     return rows
+
+
+def refusal_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Launches that use what the planner does not model ('refusal' in uses): each must be refused by name
+    (BadInput, exit 2), never given a verdict."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.errors import BadInput  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if "refusal" not in e["uses"]:
+            continue
+        p = e["plan"]
+        try:
+            plan = make_plan(find_profile(p["gpu"]), resolve_model(_model_arg(p["model"], folder)), p["flags"],
+                             version=p["version"])
+            rows.append({"id": e["id"], "refused": False, "message": f"verdict {plan.verdict}"})
+        except BadInput as exc:
+            rows.append({"id": e["id"], "refused": True, "message": str(exc)})
+    return rows

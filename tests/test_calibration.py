@@ -122,3 +122,9 @@ def test_the_search_margin_follows_the_estimates_measured_error(monkeypatch):
     assert margin == 2 << 30 and "2 x 0.90 GiB" in why  # 1.8 GiB rounded up to 2.0
     monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, post_pool_residual_max_gib=0.3))
     assert calibration.search_margin()[0] == 1 << 30  # the floor
+
+
+def test_calibration_launches_using_what_is_not_modelled_are_refused_not_judged():
+    rows = cl.refusal_rows(cl.load_index())
+    assert rows and all(r["refused"] for r in rows), rows
+    assert all("not modelled" in r["message"] for r in rows)
