@@ -60,6 +60,13 @@ def main(argv: list[str]) -> int:
     if errs:
         print(f"before-boot free memory after the weights: max error {100 * max(errs):.1f}% on {len(errs)} logs")
 
+    refused = cl.refusal_rows(entries)
+    if refused:
+        print(f"launches using what is not modelled: {sum(r['refused'] for r in refused)}/{len(refused)} refused by name "
+              "(no verdict given)")
+        for r in refused:
+            print(f"  {r['id']}: {r['message']}")
+
     pools = cl.pool_rows(entries)
     if pools:
         worst = max(pools, key=lambda r: r["err"])

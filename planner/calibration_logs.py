@@ -34,6 +34,11 @@ def load_index(folder: Path = DEFAULT_DIR) -> list[dict]:
     return json.loads((folder / "index.json").read_text(encoding="utf-8"))["logs"]
 
 
+def _model_arg(model: str, folder: Path) -> str:
+    """A catalog name, or a config.json beside the logs (``configs/...``), resolved against the folder."""
+    return str(folder / model) if model.endswith(".json") else model
+
+
 def _launch(folder: Path, entry: dict):
     return parse_file(folder / entry["file"]).latest
 
@@ -96,10 +101,13 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         if "verdict" not in e["uses"]:
             continue
         p = e["plan"]
-        plan = make_plan(find_profile(p["gpu"]), resolve_model(p["model"]), p["flags"], version=p["version"])
+        plan = make_plan(find_profile(p["gpu"]), resolve_model(_model_arg(p["model"], folder)), p["flags"],
+                         version=p["version"])
         la = _launch(folder, e)
         ends = [r.load_end.avail_gib for r in la.ranks.values() if r.load_end is not None and r.load_end.avail_gib]
-        logged = min(ends) if ends else None
+        # the before-boot free memory after the weights is compared only where the card is known and
+        # dedicated ('load' in uses): a shared desktop GPU's free memory is not the profile's
+        logged = min(ends) if ends and "load" in e["uses"] else None
         booted = e["outcome"].startswith("booted")
         rows.append({"id": e["id"], "verdict": plan.verdict, "booted": booted,
                      "right": (plan.verdict == "fits") == booted,
@@ -118,7 +126,8 @@ def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         if "pools" not in e["uses"]:
             continue
         c = e["check"]
-        res = check(parse_file(folder / e["file"]), find_profile(c["gpu"]), c["model"], c["flags"], version=c["version"])
+        res = check(parse_file(folder / e["file"]), find_profile(c["gpu"]), _model_arg(c["model"], folder), c["flags"],
+                    version=c["version"])
         for r in res.rows:
             if r.predicted is None or r.actual is None or r.what in ("max_running_requests", "context_len",
                                                                       "Memory pool end avail"):
@@ -129,4 +138,26 @@ def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
             raw = abs(r.actual - r.predicted) / max(abs(r.actual), 1e-9)
             rows.append({"id": e["id"], "what": r.what, "predicted": r.predicted, "actual": r.actual, "err": err,
                          "raw_err": raw})
+    return rows
+
+
+def refusal_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Launches that use what the planner does not model ('refusal' in uses): each must be refused by name
+    (BadInput, exit 2), never given a verdict."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.errors import BadInput  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if "refusal" not in e["uses"]:
+            continue
+        p = e["plan"]
+        try:
+            plan = make_plan(find_profile(p["gpu"]), resolve_model(_model_arg(p["model"], folder)), p["flags"],
+                             version=p["version"])
+            rows.append({"id": e["id"], "refused": False, "message": f"verdict {plan.verdict}"})
+        except BadInput as exc:
+            rows.append({"id": e["id"], "refused": True, "message": str(exc)})
     return rows

@@ -23,7 +23,8 @@ from typing import Any
 from planner.catalog.catalog import ResolvedModel, find_entry, resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.logs import Launch, ParsedLog, detect_version, guess_version, interleave_reasons, parse_file, spec_lines
+from planner.logs import (Launch, ParsedLog, SchedulerSummary, detect_version, guess_version, interleave_reasons,
+                          parse_file, spec_lines)
 from planner.plan import GIB, Plan, make_plan
 
 ROUNDING_GIB = 0.01  # SGLang prints two decimals
@@ -482,8 +483,11 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
                             "(R+1) x draft tokens x conv window (memory_pool.py:287-331)"))
     kv = rank.kv_cache
     prof = plan.profile
+    # releases before #tokens was printed on the KV line: the scheduler summary's max_total_num_tokens
+    sched = [x.max_total_num_tokens for x in rank.of(SchedulerSummary) if x.max_total_num_tokens]
+    kv_tokens = kv.num_tokens if kv and kv.num_tokens else (sched[0] if sched else None)
     rows.append(Row("KV #tokens (max_total_num_tokens)", prof.max_total_num_tokens if prof else None,
-                    kv.num_tokens if kv else None, "", "N = (post - P(1-f) - spec reservation - M x S) // cell (kv_cache_mixin.py:56-131, "
+                    kv_tokens, "", "N = (post - P(1-f) - spec reservation - M x S) // cell (kv_cache_mixin.py:56-131, "
                     "pool_configurator.py:170-175): a difference points at the free memory SGLang measured when "
                     "profiling (minimum over TP ranks; the RoPE cache grows after 'Load weight end')",
                     tol=tok_tol))

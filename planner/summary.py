@@ -64,7 +64,10 @@ def build_summary(plan: Plan) -> dict[str, Any]:
     p = plan.profile
     if p is not None:
         s.update(
-            pre_model_load_gib=p.pre_model_load_gib, rest_gib_before_mamba=p.rest_gib_before_mamba,
+            pre_model_load_gib=p.pre_model_load_gib,
+            # SGLang splits a rest between mamba and KV only for hybrid models: None for a plain-attention one,
+            # as its own summary has it (tests/golden/quant/sglang-0.5.23, dense checkpoints)
+            rest_gib_before_mamba=p.rest_gib_before_mamba if plan.state is not None else None,
             spec_reserved_bytes=p.spec_reserved_bytes, mamba_cache_per_req_bytes=p.mamba_cache_per_req_bytes,
             max_mamba_cache_size=p.max_mamba_cache_size, available_kv_bytes=p.available_kv_bytes,
             kv_cell_bytes_per_token=p.kv_cell_bytes_per_token, max_total_num_tokens=p.max_total_num_tokens,

@@ -26,7 +26,7 @@ TOTALS = json.loads((ROOT / "tests" / "data" / "quantized_totals.json").read_tex
 
 
 def _spec(base: str, qcfg: dict | None) -> ModelSpec:
-    cfg = json.loads((CONFIGS / base).read_text())
+    cfg = json.loads((ROOT / base if "/" in base else CONFIGS / base).read_text())
     if qcfg is not None:
         cfg["quantization_config"] = qcfg
     return ModelSpec.from_hf_config(cfg, name=base)

@@ -16,6 +16,11 @@ Changes against v0_5_20 (all follow ModelRunner's own calls; no arithmetic):
 - KVCacheConfigurator._profile_available_bytes reads get_parallel().launch_world_size (0.5.21+): added to the
   parallel overrides (= tp, like world_size).
 - spec_reserved_bytes_after reads attn_dp_size from the configurator (ps no longer exists).
+- The checkpoint's quantization (issue 10): the empty model carries the quant_config SGLang's loader builds
+  (model_loader/loader.py _get_quantization_config with the LoadConfig ModelRunner.load_model builds through
+  load_model_utils.build_load_config), set only if the architecture's class keeps ``self.quant_config``, so
+  configure_kv_cache_dtype reads a checkpoint's kv_cache_scheme / kv_cache_quant_algo as on a GPU (as the
+  shared oracle's 0.5.23 adapter does). Unquantized checkpoints are unchanged (no quant config).
 """
 import dataclasses
 import inspect
@@ -42,9 +47,52 @@ def load():
     return S
 
 
+def _quant_config_for(S, r):
+    """model_loader/loader.py _get_quantization_config(model_config, load_config), with the LoadConfig
+    ModelRunner.load_model builds (model_runner.py:1200-1209 @0.5.21, :1267-1277 @0.5.22, :1286-1296 @0.5.23);
+    None for an unquantized checkpoint."""
+    if r.model_config.quantization is None:
+        return None
+    from sglang.srt.model_executor.model_runner_components.load_model_utils import build_load_config
+    from sglang.srt.model_loader import loader
+
+    m = S.rc.get_model()
+    kw = dict(server_args=r.server_args, load_format=None, tp_rank=0,
+              remote_instance_weight_transporter_engine=None, remote_instance_weight_transporter_session_id="",
+              draft_model_idx=r.draft_model_idx, weight_cache_mode=getattr(m, "weight_cache_mode", None),
+              weight_cache_socket=getattr(m, "weight_cache_socket", None), load_group=None)
+    params = inspect.signature(build_load_config).parameters
+    load_config = build_load_config(**{k: v for k, v in kw.items() if k in params})
+    return loader._get_quantization_config(r.model_config, load_config)
+
+
+def _model_class_keeps_quant_config(r):
+    """True if the class SGLang's loader picks stores the quant_config it is built with
+    (``self.quant_config = quant_config`` in an __init__ of its MRO): configure_kv_cache_dtype reads
+    getattr(model, "quant_config", None)."""
+    from sglang.srt.model_loader import loader
+
+    try:
+        cls, _ = loader.get_model_architecture(r.model_config)
+    except Exception:  # noqa: BLE001 - unknown class: let SGLang's own dtype code see the config
+        return True
+    for k in cls.__mro__:
+        init = vars(k).get("__init__")
+        try:
+            src = inspect.getsource(init) if init is not None else ""
+        except (OSError, TypeError):
+            continue
+        if "self.quant_config = " in src or "self.quant_config=" in src:
+            return True
+    return False
+
+
 def after_load_model(S, r):
     rec = _unwrap(r.server_args)
+    qc = _quant_config_for(S, r)
     r.model = types.SimpleNamespace()
+    if qc is not None and _model_class_keeps_quant_config(r):
+        r.model.quant_config = qc
     r.dtype = r.model_config.dtype
     r.sliding_window_size = S.resolve_sliding_window_size(r.model, r.model_config)
     r.spec_aux_config = S.resolve_spec_aux_hidden_state_config(  # ModelRunner.init_spec_aux_hidden_state

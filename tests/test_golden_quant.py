@@ -1,0 +1,71 @@
+"""Quantized checkpoints against SGLang 0.5.23's own code, every summary field (issue 10, item 2).
+
+The expected values are the ``summary`` objects the shared sglang-oracle's 0.5.23 adapter printed: it gives the
+empty model object the quant config SGLang's loader builds from the checkpoint (``_get_quantization_config``),
+so ``configure_kv_cache_dtype`` sees ``kv_cache_scheme`` / ``kv_cache_quant_algo`` as on a GPU.
+tests/golden/quant/sglang-0.5.23/README.md gives the command; nothing here is hand-derived.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from planner.catalog.catalog import resolve_model
+from planner.hardware.profiles import find_profile
+from planner.plan import make_plan
+from planner.summary import SUMMARY_FIELDS, build_summary
+
+ROOT = Path(__file__).parent / "golden" / "quant"
+FOLDER = ROOT / "sglang-0.5.23"
+# 0.5.23: the shared oracle's adapter; 0.5.21: this repository's scripts/oracle/adapters/v0_5_21.py, which
+# gives the empty model the loader's quant config the same way (the 0.5.11 / 0.5.16 adapters do not)
+RELEASES = ("0.5.23", "0.5.21")
+
+
+def _load(version: str) -> list[tuple[dict, dict]]:
+    folder = ROOT / f"sglang-{version}"
+    if not (folder / "results.jsonl").exists():
+        return []
+    res = {}
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        if line.strip():
+            d = json.loads(line)
+            res[d["id"]] = d["summary"]
+    return [({**c, "version": version, "folder": str(folder)}, res[c["id"]])
+            for c in map(json.loads, (folder / "cases.jsonl").read_text().splitlines()) if c]
+
+
+CASES = _load("0.5.23")
+ALL = [x for v in RELEASES for x in _load(v)]
+
+
+def _model(case: dict) -> str:
+    m = case["planner_model"]
+    return str(Path(case["folder"]) / m) if m.endswith(".json") else m
+
+
+@pytest.mark.parametrize("case,expected", ALL, ids=[f"{c['version']}-{c['id']}" for c, _ in ALL])
+def test_quantized_case_matches_sglang(case, expected):
+    gpu = find_profile(case["gpu"])
+    assert gpu.capacity_mib == case["gpu_total_mib"] and gpu.compute_capability == case["gpu_sm"]
+    plan = make_plan(gpu, resolve_model(_model(case)), case["flags"], case.get("env") or {},
+                     case["free_before_gib"], case["free_after_gib"], version=case["version"])
+    got = build_summary(plan)
+    diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
+    assert not diffs, f"{case['id']}: (oracle, planner) differ: {diffs}"
+
+
+def test_quant_set_covers_schemes_kv_choices_and_outcomes():
+    assert len(CASES) >= 30
+    kinds = {c["config_json"].rsplit("/", 1)[-1] for c, _ in CASES}
+    assert len(kinds) >= 10  # NVFP4, FP8 block, compressed-tensors (3), AWQ, modelopt FP8, ...
+    dtypes = {e["kv_cache_dtype"] for _, e in CASES}
+    assert {"bfloat16", "float8_e4m3fn", "float8_e5m2"} <= dtypes
+    assert {"ok", "startup_failed"} <= {e["outcome"] for _, e in CASES}
+    # the NVFP4 27B gets fp8 KV from its kv_cache_scheme under --kv-cache-dtype auto, bf16 when asked
+    nv = {c["id"]: e["kv_cache_dtype"] for c, e in CASES if c["planner_model"] == "qwen3.6-27b-nvfp4"}
+    assert nv["qwen3.6-27b-nvfp4_rtxpro6000_tp1_kvauto"] == "float8_e4m3fn"
+    assert nv["qwen3.6-27b-nvfp4_rtxpro6000_tp1_kvbf16"] == "bfloat16"
