@@ -224,9 +224,78 @@ class FlagBase:
         return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
 
 
+def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
+    """The distinct explicit --max-running-requests values of a grid, ascending."""
+    return np.unique(grid["run"][grid["run"] >= 0])
+
+
+def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
+    """``[f(x) for x in xs]`` for a function monotone over the ascending ``xs`` (None where it refuses): where
+    it takes the same value at both ends of a run of ``xs`` it takes it throughout, so only the ends of the
+    runs where it changes are evaluated (about 2 log2(len) calls per change instead of len). A None at an
+    end splits the run. ``exhaustive``: call f everywhere (what the tests compare against)."""
+    if exhaustive or len(xs) <= 2:
+        return [f(x) for x in xs]
+    out: list = [None] * len(xs)
+    known: dict[int, Any] = {}
+
+    def at(i: int):
+        if i not in known:
+            known[i] = f(xs[i])
+        return known[i]
+
+    stack = [(0, len(xs) - 1)]
+    while stack:
+        lo, hi = stack.pop()
+        a, b = at(lo), at(hi)
+        if a is not None and a == b:
+            out[lo:hi + 1] = [a] * (hi - lo + 1)
+        elif hi - lo <= 1:
+            out[lo], out[hi] = a, b
+        else:
+            mid = (lo + hi) // 2
+            stack += [(lo, mid), (mid, hi)]
+    return out
+
+
+def _default_mfs(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs,
+                 grid: dict[str, np.ndarray], values: np.ndarray | None = None, exhaustive: bool = False,
+                 containers: tuple[str, ...] | None = None) -> np.ndarray:
+    """SGLang's default mem_fraction_static at every point (used where the grid leaves the flag unset).
+
+    On 0.5.22+ it depends on an explicit --max-running-requests only through the decode graph max_bs clipped
+    to it (more requests, a larger max_bs, more reserved, a smaller fraction): monotone, so it is solved
+    along the axis (:func:`solve_monotone`) rather than resolved at every value."""
+    n_pts = grid["mfs"].size
+    if not (args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user):
+        return np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
+    # 0.5.22+: an explicit --max-running-requests clips the default decode graph max_bs, which moves the
+    # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
+    values = run_values(grid) if values is None else values
+    dev = engine.device_for(plan0)
+    containers = container_keys(raw) if containers is None else containers
+
+    def mfs_at(u: int) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
+        try:  # the flag parsed onto this combination's dict: what parsing combo + the flag gives
+            raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
+            return resolve(raw_u, spec, dev, plan0.env, plan0.rules).mem_fraction_static
+        except (SGLangArgError, Rejected):
+            return None
+
+    found = solve_monotone(values.tolist(), mfs_at, exhaustive)
+    table = np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
+    run = grid["run"]
+    if values.size == 0:
+        return np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
+    return np.where(run >= 0, table[np.minimum(np.searchsorted(values, run), values.size - 1)], args.mem_fraction_static)
+
+
 def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
-                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None) -> Evaluation:
-    """Resolve one categorical combination, then evaluate every numeric point with arrays."""
+                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None,
+                   values: np.ndarray | None = None, exhaustive: bool = False) -> Evaluation:
+    """Resolve one categorical combination, then evaluate every numeric point with arrays (``values``: the
+    grid's :func:`run_values`, when the caller found them once for many combinations; ``exhaustive``: resolve
+    SGLang's default mem_fraction_static at every --max-running-requests value, see :func:`_default_mfs`)."""
     spec = model.spec
     ev = Evaluation(combo, None, grid)
     try:
@@ -246,19 +315,8 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
         return ev
     ev.args = args
     n_pts = grid["mfs"].size
-    mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
-    if args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user:
-        # 0.5.22+: an explicit --max-running-requests clips the default decode graph max_bs, which moves the
-        # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
-        for u in np.unique(grid["run"][grid["run"] >= 0]):
-            try:
-                more = [*combo, "--max-running-requests", str(int(u))]
-                raw_u = base.parse(more) if base is not None else parse_flags(plan0.rules.flags,
-                                                                              ["--model-path", spec.name, *more])
-                mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules).mem_fraction_static
-            except (SGLangArgError, Rejected):
-                continue
-            mfs_default = np.where(grid["run"] == u, mfs_u, mfs_default)
+    mfs_default = _default_mfs(plan0, spec, raw, args, grid, values, exhaustive,
+                               base.containers if base is not None and base.base is not None else None)
     mfs = np.where(np.isnan(grid["mfs"]), mfs_default, grid["mfs"])
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
@@ -344,6 +402,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
     base = FlagBase(plan0.rules.flags, spec.name, fixed_flags)
+    values = run_values(grid)
     evaluated = feasible_count = 0
     cands: list[tuple[tuple, Candidate]] = []
     closest: tuple[tuple, Candidate] | None = None
@@ -351,7 +410,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     for choice in itertools.product(*[opts for _, opts in axes]):
         chosen = [t for part in choice for t in part]
         combo = fixed_flags + chosen
-        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx, base)
+        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx, base, values)
         evaluated += grid["mfs"].size
         if ev.args is None:
             continue
@@ -362,7 +421,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         if idx.size == 0:
             continue
         score = _score(o, needs.objective, need_ctx)
-        for i in idx[np.argsort(-score[idx], kind="stable")][: max(top, 3)]:
+        for i in top_points(idx, score, max(top, 3)):
             pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
             c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
                           running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
@@ -392,6 +451,18 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
     return result
+
+
+def top_points(idx: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` of ``idx`` ordered by descending score, ties in ``idx`` order: what a stable sort of the
+    whole of ``idx`` gives, from a partition to the k-th best score (every point below it cannot be in the
+    first k) and a stable sort of what is left."""
+    s = score[idx]
+    if idx.size > k:
+        kth = np.partition(s, idx.size - k)[idx.size - k]
+        keep = s >= kth
+        idx, s = idx[keep], s[keep]
+    return idx[np.argsort(-s, kind="stable")][:k]
 
 
 def _score(o: dict[str, np.ndarray], objective: str, need_ctx: int = 1) -> np.ndarray:
