@@ -274,14 +274,16 @@ def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: 
     dev = engine.device_for(plan0)
     containers = container_keys(raw) if containers is None else containers
 
-    def mfs_at(u: int) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
+    def mfs_at(u: int | None) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
+        if u is None:  # the flag unset: what a value too large to clip anything gives, the end of the axis
+            return args.mem_fraction_static
         try:  # the flag parsed onto this combination's dict: what parsing combo + the flag gives
             raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
             return resolve(raw_u, spec, dev, plan0.env, plan0.rules).mem_fraction_static
         except (SGLangArgError, Rejected):
             return None
 
-    found = solve_monotone(values.tolist(), mfs_at, exhaustive)
+    found = solve_monotone([*values.tolist(), None], mfs_at, exhaustive)[:-1]
     return np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
 
 
