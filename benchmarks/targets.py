@@ -140,7 +140,7 @@ def planner_oracle_cases(n: int, version: str) -> bytes:
     """oracle_cases as planner --batch lines (the profile id, the release the oracle venv runs)."""
     lines = [json.dumps({"id": c["id"], "gpu": "rtxpro6000", "model": "qwen3.6-27b", "sglang_version": version,
                          "free_before_gib": c["free_before_gib"], "free_after_gib": c["free_after_gib"],
-                         "flags": c["flags"]}) for c in oracle_cases(n)]
+                         "flags": c["flags"], "search": False}) for c in oracle_cases(n)]
     return ("\n".join(lines) + "\n").encode()
 
 
