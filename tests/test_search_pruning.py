@@ -141,3 +141,33 @@ def test_pruned_search_returns_the_exhaustive_optimum():
     # and the pruning does skip combinations where an incumbent exists
     res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), [], top=1, relax=False, prune=True)
     assert res.pruned > 0
+
+
+def test_parse_flags_fast_path_equals_argparse():
+    """parse_flags applies plain flags onto the release's cached defaults: the very dict (or error) argparse
+    gives over the whole command line, in every release."""
+    from planner.engines.sglang.cli_flags import SGLangArgError, _parse_full, parse_flags
+
+    lines = [[], ["--tp-size", "2"], ["--speculative-algorithm", "EAGLE", "--max-running-requests", "8"],
+             ["--mem-fraction-static=0.8", "--mamba-ssm-dtype", "bfloat16"], ["--page-size", "sixty"],
+             ["--disable-radix-cache", "--page-size", "64", "--tp-size", "4", "--tp-size", "2"],
+             ["--kv-cache-dtype", "fp9"], ["--max-mamba-cache-size", "-1"], ["--no-such-flag"],
+             ["--context-length", "32768", "--chunked-prefill-size", "4096", "--disable-overlap-schedule"],
+             ["--cuda-graph-bs", "1", "2", "4"], ["--model-path", "other"], ["--mem-frac", "0.7"],
+             ["--mamba-scheduler-strategy", "extra_buffer"], ["--mamba-radix-cache-strategy", "no_buffer"]]
+
+    def outcome(fn, argv):
+        try:
+            return fn(argv)
+        except SGLangArgError as exc:
+            return str(exc)
+
+    for rules in RULES.values():
+        for flags in lines:
+            argv = ["--model-path", "Qwen/Qwen3.6-27B", *flags]
+            fast = outcome(lambda a: parse_flags(rules.flags, a), argv)
+            assert fast == outcome(lambda a: _parse_full(rules.flags, a), argv), (rules.flags, flags)
+            if isinstance(fast, dict):  # the cached defaults stay untouched by what a parse returns
+                fast.get("cuda_graph_bs") is not None and fast["cuda_graph_bs"].append(99)
+                assert outcome(lambda a: parse_flags(rules.flags, a), argv) == outcome(
+                    lambda a: _parse_full(rules.flags, a), argv)

@@ -21,6 +21,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -279,19 +280,28 @@ def _may_have_dist(name: str) -> bool:
     distributions; anything else is True (then importlib.metadata decides)."""
     if any(hasattr(f, "find_distributions") and getattr(f, "__module__", "") not in _STD_FINDERS for f in sys.meta_path):
         return True
-    pat = re.compile(rf"^{re.escape(name)}([-_.].*)?\.(dist|egg)-info$", re.IGNORECASE)
     for entry in sys.path:
         path = entry or "."
-        if not os.path.isdir(path):
-            if os.path.exists(path):
-                return True  # a zip or egg file: leave it to importlib.metadata
-            continue
         try:
-            if any(pat.match(n) for n in os.listdir(path)):
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            return True  # a zip or egg file: leave it to importlib.metadata
+        try:
+            if _dir_has_dist(path, st.st_mtime_ns, name):
                 return True
         except OSError:
             return True
     return False
+
+
+@lru_cache(maxsize=256)
+def _dir_has_dist(path: str, mtime_ns: int, name: str) -> bool:  # noqa: ARG001 - mtime: an install re-scans
+    """Whether directory ``path`` (as of ``mtime_ns``, like importlib.metadata's own cache) holds a
+    ``name-*.dist-info`` / ``.egg-info``."""
+    pat = re.compile(rf"^{re.escape(name)}([-_.].*)?\.(dist|egg)-info$", re.IGNORECASE)
+    return any(pat.match(n) for n in os.listdir(path))
 
 
 _STD_FINDERS = ("importlib._bootstrap_external", "_frozen_importlib_external", "importlib.machinery",
