@@ -261,7 +261,8 @@ def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
 
 
 def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs, values: np.ndarray,
-                       exhaustive: bool = False, containers: tuple[str, ...] | None = None) -> np.ndarray | None:
+                       exhaustive: bool = False, containers: tuple[str, ...] | None = None,
+                       draft: ModelSpec | None = None) -> np.ndarray | None:  # noqa: ARG001 - draft: see resolve
     """SGLang's default mem_fraction_static at each explicit --max-running-requests value in ``values``, or None
     when it does not depend on it (the resolved default holds at every point).
 
@@ -301,7 +302,8 @@ class Prepared:
 
 
 def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: FlagBase | None = None,
-                  values: np.ndarray | None = None, exhaustive: bool = False) -> Prepared | Rejected:
+                  values: np.ndarray | None = None, exhaustive: bool = False,
+                  draft: ModelSpec | None = None) -> Prepared | Rejected:
     """Parse and resolve one combination as ``plan`` would (the Rejected when SGLang or the planner refuses it)."""
     spec = model.spec
     try:
@@ -318,7 +320,7 @@ def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: Fla
         return exc
     values = np.zeros(0, dtype=np.int64) if values is None else values
     table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive,
-                               base.containers if base is not None and base.base is not None else None)
+                               base.containers if base is not None and base.base is not None else None, draft)
     return Prepared(combo, args, state, values, table)
 
 
@@ -328,7 +330,8 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     """Resolve one categorical combination, then evaluate every numeric point with arrays (``values``: the
     grid's :func:`run_values`, when the caller found them once for many combinations; ``exhaustive``: resolve
     SGLang's default mem_fraction_static at every --max-running-requests value, see :func:`_default_mfs_table`)."""
-    prep = prepare_combo(plan0, model, combo, base, run_values(grid) if values is None else values, exhaustive)
+    prep = prepare_combo(plan0, model, combo, base, run_values(grid) if values is None else values, exhaustive,
+                         draft)
     if isinstance(prep, Rejected):
         return Evaluation(combo, None, grid, rejected=prep)
     return Evaluation(combo, prep.args, grid, out=evaluate_points(plan0, model, prep, grid, draft, needs, need_ctx))
@@ -441,7 +444,7 @@ def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid:
     sc = _Scan()
     for choice in itertools.product(*[opts for _, opts in axes]):
         chosen = [t for part in choice for t in part]
-        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values)
+        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft)
         sc.evaluated += grid["mfs"].size
         if isinstance(prep, Rejected):
             continue

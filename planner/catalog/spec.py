@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.errors import BadInput
 
@@ -94,6 +94,10 @@ class ModelSpec:
     num_experts: int | None
     shared_expert_intermediate_size: int | None
     raw: dict[str, Any]
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> "ModelSpec":
+        """A copy with ``update``'s fields changed (pydantic's name, for code written against the pydantic model)."""
+        return replace(self, **(update or {}))
 
     def kv_quant_algo_for(self, version: str | None) -> str | None:
         """``quant_config.kv_cache_quant_algo`` as SGLang ``version`` resolves it from this checkpoint."""
