@@ -93,6 +93,7 @@ class SearchResult:
     runner_up: str = ""
     relaxations: list[str] = field(default_factory=list)
     no_radix_best: Candidate | None = None  # the best feasible point with the radix cache off, when not allowed
+    pruned: int = 0  # combinations skipped by run_search(prune=True)
 
 
 def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
@@ -224,42 +225,128 @@ class FlagBase:
         return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
 
 
-def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
-                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None) -> Evaluation:
-    """Resolve one categorical combination, then evaluate every numeric point with arrays."""
+def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
+    """The distinct explicit --max-running-requests values of a grid, ascending."""
+    return np.unique(grid["run"][grid["run"] >= 0])
+
+
+def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
+    """``[f(x) for x in xs]`` for a function monotone over the ascending ``xs``: where it takes the same value at
+    both ends of a run of ``xs`` it takes it throughout, so only the ends of the runs where it changes are
+    evaluated (about 2 log2(len) calls per change instead of len). None (a refused value) counts as one more
+    value of the order: refusals form a prefix or a suffix of ``xs`` (e.g. too few running requests), never
+    a hole. ``exhaustive``: call f everywhere (what the tests compare against)."""
+    if exhaustive or len(xs) <= 2:
+        return [f(x) for x in xs]
+    out: list = [None] * len(xs)
+    known: dict[int, Any] = {}
+
+    def at(i: int):
+        if i not in known:
+            known[i] = f(xs[i])
+        return known[i]
+
+    stack = [(0, len(xs) - 1)]
+    while stack:
+        lo, hi = stack.pop()
+        a, b = at(lo), at(hi)
+        if a == b:
+            out[lo:hi + 1] = [a] * (hi - lo + 1)
+        elif hi - lo <= 1:
+            out[lo], out[hi] = a, b
+        else:
+            mid = (lo + hi) // 2
+            stack += [(lo, mid), (mid, hi)]
+    return out
+
+
+def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs, values: np.ndarray,
+                       exhaustive: bool = False, containers: tuple[str, ...] | None = None,
+                       draft: ModelSpec | None = None) -> np.ndarray | None:
+    """SGLang's default mem_fraction_static at each explicit --max-running-requests value in ``values``, or None
+    when it does not depend on it (the resolved default holds at every point).
+
+    On 0.5.22+ an explicit --max-running-requests clips the default decode graph max_bs, which moves the
+    default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): more requests, a larger
+    max_bs, more reserved, a smaller fraction. That is monotone, so it is solved along the axis
+    (:func:`solve_monotone`) rather than resolved at every value."""
+    if not (args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user) or values.size == 0:
+        return None
+    dev = engine.device_for(plan0)
+    containers = container_keys(raw) if containers is None else containers
+
+    def mfs_at(u: int | None) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
+        if u is None:  # the flag unset: what a value too large to clip anything gives, the end of the axis
+            return args.mem_fraction_static
+        try:  # the flag parsed onto this combination's dict: what parsing combo + the flag gives
+            raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
+            return resolve(raw_u, spec, dev, plan0.env, plan0.rules, draft).mem_fraction_static
+        except (SGLangArgError, Rejected):
+            return None
+
+    found = solve_monotone([*values.tolist(), None], mfs_at, exhaustive)[:-1]
+    return np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
+
+
+@dataclass
+class Prepared:
+    """One categorical combination resolved (the scalar part of its evaluation), ready for any numeric points."""
+
+    combo: list[str]
+    args: ResolvedArgs
+    state: Any
+    values: np.ndarray  # the explicit --max-running-requests values mfs_table is for
+    mfs_table: np.ndarray | None
+    static_needs: int | None = None  # post-pool needs that do not scale with the captured batch sizes
+    pools: tuple | None = None  # geometries(), found once
+
+
+def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: FlagBase | None = None,
+                  values: np.ndarray | None = None, exhaustive: bool = False,
+                  draft: ModelSpec | None = None) -> Prepared | Rejected:
+    """Parse and resolve one combination as ``plan`` would (the Rejected when SGLang or the planner refuses it)."""
     spec = model.spec
-    ev = Evaluation(combo, None, grid)
     try:
         raw = base.parse(combo) if base is not None else parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
     except SGLangArgError as exc:
-        ev.rejected = Rejected("SystemExit", str(exc), "argparse")
-        return ev
+        return Rejected("SystemExit", str(exc), "argparse")
     if check_scope(raw, plan0.rules) or check_values(raw):
-        ev.rejected = Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
-        return ev
+        return Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
     try:
         args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
         state = mamba_state(spec, args.tp_size, args.env)
         engine._check_heads(spec, args.tp_size)
     except Rejected as exc:
-        ev.rejected = exc
-        return ev
-    ev.args = args
+        return exc
+    values = np.zeros(0, dtype=np.int64) if values is None else values
+    table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive,
+                               base.containers if base is not None and base.base is not None else None, draft)
+    return Prepared(combo, args, state, values, table)
+
+
+def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
+                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None,
+                   values: np.ndarray | None = None, exhaustive: bool = False) -> Evaluation:
+    """Resolve one categorical combination, then evaluate every numeric point with arrays (``values``: the
+    grid's :func:`run_values`, when the caller found them once for many combinations; ``exhaustive``: resolve
+    SGLang's default mem_fraction_static at every --max-running-requests value, see :func:`_default_mfs_table`)."""
+    prep = prepare_combo(plan0, model, combo, base, run_values(grid) if values is None else values, exhaustive,
+                         draft)
+    if isinstance(prep, Rejected):
+        return Evaluation(combo, None, grid, rejected=prep)
+    return Evaluation(combo, prep.args, grid, out=evaluate_points(plan0, model, prep, grid, draft, needs, need_ctx))
+
+
+def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+           draft: ModelSpec | None) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
+    """(the chain's inputs, :func:`size_chain` over the grid's points, their mem_fraction_static)."""
+    args, state = prep.args, prep.state
     n_pts = grid["mfs"].size
     mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
-    if args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user:
-        # 0.5.22+: an explicit --max-running-requests clips the default decode graph max_bs, which moves the
-        # default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): resolve per value
-        for u in np.unique(grid["run"][grid["run"] >= 0]):
-            try:
-                more = [*combo, "--max-running-requests", str(int(u))]
-                raw_u = base.parse(more) if base is not None else parse_flags(plan0.rules.flags,
-                                                                              ["--model-path", spec.name, *more])
-                mfs_u = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules,
-                                draft).mem_fraction_static
-            except (SGLangArgError, Rejected):
-                continue
-            mfs_default = np.where(grid["run"] == u, mfs_u, mfs_default)
+    if prep.mfs_table is not None:
+        run, vals = grid["run"], prep.values
+        mfs_default = np.where(run >= 0, prep.mfs_table[np.minimum(np.searchsorted(vals, run), vals.size - 1)],
+                               mfs_default)
     mfs = np.where(np.isnan(grid["mfs"]), mfs_default, grid["mfs"])
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
@@ -267,52 +354,162 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
     r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
-    inp = chain_inputs(args, spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    inp = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
     inp.update(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
-    pre, post, cell = inp["pre_gib"], inp["post_gib"], inp["cell"]
-    out = size_chain(**inp)
+    return inp, size_chain(**inp), mfs
+
+
+def bound_values(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+                 draft: ModelSpec | None, need_ctx: int) -> dict[str, np.ndarray]:
+    """What :func:`may_improve` reads (KV tokens, running requests, longest request, concurrency), from the chain
+    alone: the numbers evaluate_points gives at those points, without the pools and needs."""
+    _, out, _ = _chain(plan0, model, prep, grid, draft)
+    n, r = out["n"], out["r"]
+    return {"n": n, "r": r, "longest": np.minimum(prep.args.context_len - 1, n - 1),
+            "conc": np.minimum(r, n // max(need_ctx, 1))}
+
+
+def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+                    draft: ModelSpec | None, needs: Needs, need_ctx: int) -> dict[str, np.ndarray]:
+    """Every numeric point of ``grid`` for a prepared combination, as arrays: :func:`size_chain` (the function
+    ``plan`` runs on scalars), pool bytes, post-pool needs and feasibility."""
+    spec, args, state = model.spec, prep.args, prep.state
+    n_pts = grid["mfs"].size
+    inp, out, mfs = _chain(plan0, model, prep, grid, draft)
     n, r, m = out["n"], out["r"], out["m"]
     fail = out["fail"] | (plan0.free_after_bytes <= 0)
     if args.rules.zero_checks:
         fail = fail | (out["fail_m"] & (state is not None))
     if args.rules.weights_check:
         fail = fail | out["fail_rest"]
-    graphs = not args.disable_cuda_graph
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
-    dev = engine.device_for(plan0)
     try:
-        engine.gdn_backend_check(args, spec, dev)
+        engine.gdn_backend_check(args, spec, engine.device_for(plan0))
     except Rejected:
         ok = np.zeros_like(ok)
     # pools: the same pool_bytes() that itemizes a single plan
-    geo, dgeo = geometries(args, spec, state, draft)
+    if prep.pools is None:
+        prep.pools = geometries(args, spec, state, draft)
+    geo, dgeo = prep.pools
     total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"]).values())  # 0.5.9: R_pool
     headroom = plan0.free_after_bytes - total
     # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
-    probe = Plan(gpu=plan0.gpu, model=model, flags=combo, env=plan0.env, sglang_version=engine.VERSION,
-                 free_before_bytes=plan0.free_before_bytes, free_after_bytes=plan0.free_after_bytes,
-                 free_before_source="", free_after_source="", assumptions=[])
-    probe.capture_bs = None
-    from planner.engines.sglang.pipeline.memory_profile import Profile  # noqa: PLC0415
-
-    fake = Profile(pre, post, 0.0, None, None, None, 0, cell, 1, 1)
-    static_needs = sum(x.bytes for x in estimate_needs(probe, args, spec, fake, draft))
+    if prep.static_needs is None:
+        prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
     graph_need = np.zeros(n_pts, dtype=np.int64)
-    if graphs:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
+    if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         from planner.engines.sglang.pipeline.headroom import cuda_graph_need_array  # noqa: PLC0415
 
         graph_need = cuda_graph_need_array(args, spec, draft, r)
-    need_total = static_needs + graph_need
+    need_total = prep.static_needs + graph_need
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
     conc = np.minimum(r, n // max(need_ctx, 1))
     fits = ok & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
     meets = (longest >= need_ctx) & (conc >= needs.concurrency)
-    ev.out = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
-              "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
-              "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest,
-              "mfs": mfs}
-    return ev
+    return {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
+            "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
+            "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest, "mfs": mfs}
+
+
+def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None) -> int:
+    """The post-pool estimates (headroom.estimate_needs) that do not depend on the numeric point."""
+    from planner.engines.sglang.pipeline.memory_profile import Profile  # noqa: PLC0415
+
+    probe = Plan(gpu=plan0.gpu, model=model, flags=prep.combo, env=plan0.env, sglang_version=engine.VERSION,
+                 free_before_bytes=plan0.free_before_bytes, free_after_bytes=plan0.free_after_bytes,
+                 free_before_source="", free_after_source="", assumptions=[])
+    probe.capture_bs = None
+    fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
+    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft))
+
+
+@dataclass
+class _Scan:
+    evaluated: int = 0
+    feasible: int = 0
+    pruned: int = 0
+    cands: list = field(default_factory=list)  # (rank key, Candidate) of feasible points
+    closest: tuple | None = None
+    no_radix: tuple | None = None
+    best: tuple | None = None  # the best rank key in cands (what prune compares with)
+
+
+def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid: dict[str, np.ndarray],
+          draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool) -> _Scan:
+    """Every categorical combination (the product of ``axes``) over the numeric grid."""
+    base = FlagBase(plan0.rules.flags, model.spec.name, fixed_flags)
+    values = run_values(grid)
+    bound = bound_grid(grid) if prune else None
+    sc = _Scan()
+    for choice in itertools.product(*[opts for _, opts in axes]):
+        chosen = [t for part in choice for t in part]
+        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft)
+        sc.evaluated += grid["mfs"].size
+        if isinstance(prep, Rejected):
+            continue
+        if bound is not None and not may_improve(bound_values(plan0, model, prep, bound, draft, need_ctx),
+                                                 needs, need_ctx, sc.best):
+            sc.pruned += 1
+            continue
+        _collect(sc, evaluate_points(plan0, model, prep, grid, draft, needs, need_ctx), grid, fixed_flags, chosen,
+                 needs, need_ctx, top)
+    return sc
+
+
+def _collect(sc: _Scan, o: dict[str, np.ndarray], grid: dict[str, np.ndarray], fixed_flags: list[str],
+             chosen: list[str], needs: Needs, need_ctx: int, top: int) -> None:
+    """A combination's best points into the scan: feasible ones ranked, else the closest to feasible."""
+    feas = o["feasible"]
+    sc.feasible += int(feas.sum())
+    idx = np.flatnonzero(feas) if feas.any() else np.flatnonzero(o["ok"])
+    if idx.size == 0:
+        return
+    score = _score(o, needs.objective, need_ctx)
+    for i in top_points(idx, score, max(top, 3)):
+        pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
+        c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
+                      running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
+                      feasible=bool(feas[i]))
+        key = _rank_key(c, needs.objective, pf, need_ctx)
+        if c.feasible and not needs.allow_no_radix and "--disable-radix-cache" in pf:
+            if sc.no_radix is None or key > sc.no_radix[0]:
+                sc.no_radix = (key, c)
+            continue
+        if c.feasible:
+            sc.cands.append((key, c))
+            if sc.best is None or key > sc.best:
+                sc.best = key
+        elif sc.closest is None or (c.concurrency, c.longest, c.headroom_left) > (
+                sc.closest[1].concurrency, sc.closest[1].longest, sc.closest[1].headroom_left):
+            sc.closest = (key, c)
+
+
+def bound_grid(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The points that bound the rest: on every line of the grid (ratio, mamba size and running requests fixed)
+    the largest explicit mem_fraction_static and the unset one (SGLang's default, which can be larger). KV
+    tokens, running requests, the longest request and the concurrency only grow with the fraction (more memory
+    for the pools: the property ``test_search`` checks), so a line's values are at most these points'."""
+    mfs = grid["mfs"]
+    explicit = mfs[~np.isnan(mfs)]
+    keep = np.isnan(mfs) if explicit.size == 0 else (np.isnan(mfs) | (mfs == explicit.max()))
+    return {k: v[keep] for k, v in grid.items()}
+
+
+def may_improve(b: dict[str, np.ndarray], needs: Needs, need_ctx: int, best: tuple | None) -> bool:
+    """Whether a combination whose bounding points (:func:`bound_grid`) gave ``b`` can hold a feasible point
+    that ranks above ``best``: some line must meet the needs at its bound, and the leading part of the rank key
+    (concurrency, then KV in 4096-token buckets; for kv-tokens the other way round) must be able to reach
+    ``best``'s. The headroom objective ranks by what shrinks with the fraction: only the needs prune there."""
+    if b["n"].size == 0 or not ((b["longest"] >= need_ctx) & (b["conc"] >= needs.concurrency)).any():
+        return False
+    if best is None or needs.objective == "headroom":
+        return True
+    conc_ub, kv_ub = int(b["conc"].max()), int(b["n"].max()) // 4096
+    if needs.objective == "kv-tokens":
+        fill = np.minimum(b["n"], np.maximum(b["r"], 0) * max(need_ctx, 1))
+        return (int(fill.max()) // 4096, conc_ub) >= best[:2]
+    return (conc_ub, kv_ub) >= best[:2]
 
 
 def _flag_count(flags: list[str]) -> int:
@@ -322,7 +519,11 @@ def _flag_count(flags: list[str]) -> int:
 def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
                needs: Needs | None = None, free_before_gib: float | None = None,
                free_after_gib: float | None = None, draft: ModelSpec | None = None, top: int = 5,
-               relax: bool = True, version: str | None = None) -> SearchResult:
+               relax: bool = True, version: str | None = None, prune: bool = False) -> SearchResult:
+    """The feasible configurations, best first. ``prune``: skip the combinations that cannot hold a feasible
+    point or beat the best found so far (:func:`may_improve`): the same ``ranked[0]`` (and recommendation) as
+    the exhaustive search, for callers that read only that (the counts, Pareto front and closest then cover the
+    combinations evaluated)."""
     needs = needs or Needs()
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
@@ -348,46 +549,16 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
-    base = FlagBase(plan0.rules.flags, spec.name, fixed_flags)
-    evaluated = feasible_count = 0
-    cands: list[tuple[tuple, Candidate]] = []
-    closest: tuple[tuple, Candidate] | None = None
-    no_radix: tuple[tuple, Candidate] | None = None
-    for choice in itertools.product(*[opts for _, opts in axes]):
-        chosen = [t for part in choice for t in part]
-        combo = fixed_flags + chosen
-        ev = evaluate_combo(plan0, model, combo, grid, draft, needs, need_ctx, base)
-        evaluated += grid["mfs"].size
-        if ev.args is None:
-            continue
-        o = ev.out
-        feas = o["feasible"]
-        feasible_count += int(feas.sum())
-        idx = np.flatnonzero(feas) if feas.any() else np.flatnonzero(o["ok"])
-        if idx.size == 0:
-            continue
-        score = _score(o, needs.objective, need_ctx)
-        for i in idx[np.argsort(-score[idx], kind="stable")][: max(top, 3)]:
-            pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
-            c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
-                          running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
-                          feasible=bool(feas[i]))
-            key = _rank_key(c, needs.objective, pf, need_ctx)
-            if c.feasible and not needs.allow_no_radix and "--disable-radix-cache" in pf:
-                if no_radix is None or key > no_radix[0]:
-                    no_radix = (key, c)
-                continue
-            if c.feasible:
-                cands.append((key, c))
-            elif closest is None or (c.concurrency, c.longest, c.headroom_left) > (
-                    closest[1].concurrency, closest[1].longest, closest[1].headroom_left):
-                closest = (key, c)
+    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune)
+    evaluated, feasible_count, cands, closest, no_radix = (scan.evaluated, scan.feasible, scan.cands, scan.closest,
+                                                           scan.no_radix)
     cands.sort(key=lambda kc: kc[0], reverse=True)
     ranked = [c for _, c in cands]
     ranked = _dedupe(ranked)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=evaluated, feasible=feasible_count,
                           ranked=ranked[:top], pareto=_pareto(ranked), closest=None if closest is None else closest[1],
-                          recommended=None, no_radix_best=None if no_radix is None else no_radix[1])
+                          recommended=None, no_radix_best=None if no_radix is None else no_radix[1],
+                          pruned=scan.pruned)
     if ranked:
         best = ranked[0]
         result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft,
@@ -397,6 +568,18 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
     return result
+
+
+def top_points(idx: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` of ``idx`` ordered by descending score, ties in ``idx`` order: what a stable sort of the
+    whole of ``idx`` gives, from a partition to the k-th best score (every point below it cannot be in the
+    first k) and a stable sort of what is left."""
+    s = score[idx]
+    if idx.size > k:
+        kth = np.partition(s, idx.size - k)[idx.size - k]
+        keep = s >= kth
+        idx, s = idx[keep], s[keep]
+    return idx[np.argsort(-s, kind="stable")][:k]
 
 
 def _score(o: dict[str, np.ndarray], objective: str, need_ctx: int = 1) -> np.ndarray:
@@ -501,7 +684,8 @@ def _relaxations(gpu, model, flags, env, needs, fb, fa, draft, version) -> list[
     for label, fl, nd, g in trials:
         try:
             given = (fb, fa) if g is gpu and not any(f == "--tp-size" for f in fl) else (None, None)
-            r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False, version=version)
+            r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False, version=version,
+                           prune=True)
         except BadInput:
             continue
         if r.ranked:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass, replace
 
 from planner.errors import BadInput
 
@@ -38,10 +38,9 @@ DTYPE_BYTES = {
 }
 
 
-class MambaShape(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class MambaShape:
     """Inputs of ``Mamba2StateShape.create`` (srt/configs/mamba_utils.py:141-175 @0.5.11)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     intermediate_size: int
     n_groups: int
@@ -51,18 +50,17 @@ class MambaShape(BaseModel):
     conv_kernel: int
 
 
-class VisionSpec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+@dataclass(frozen=True, kw_only=True)
+class VisionSpec:
     num_hidden_layers: int | None  # None when the config has no such key (Qwen3.5: 'depth')
     depth: int | None
     hidden_size: int | None
 
 
-class ModelSpec(BaseModel):
-    """One model as SGLang sizes it. Derived values are plain fields, computed once."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """One model as SGLang sizes it. Derived values are plain fields, computed once (by :func:`_parse`, which
+    checks the config; a frozen dataclass rather than a pydantic model, so importing it costs nothing)."""
 
     name: str
     architecture: str
@@ -102,6 +100,10 @@ class ModelSpec(BaseModel):
     draft_kind: str | None = None
     checkpoint_weight_bytes: int | None = None
     checkpoint_weight_source: str | None = None
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> "ModelSpec":
+        """A copy with ``update``'s fields changed (pydantic's name, for code written against the pydantic model)."""
+        return replace(self, **(update or {}))
 
     def kv_quant_algo_for(self, version: str | None) -> str | None:
         """``quant_config.kv_cache_quant_algo`` as SGLang ``version`` resolves it from this checkpoint."""

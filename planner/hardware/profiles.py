@@ -1,4 +1,4 @@
-"""GPU profiles: one TOML file per GPU in ``hwprofiles/``, loaded into pydantic models.
+"""GPU profiles: one TOML file per GPU in ``hwprofiles/``, loaded into frozen dataclasses (checked by hand: no pydantic import).
 
 A profile states what a card *should* have: the NVML name strings it reports, the NVML total
 in MiB (the number SGLang keys its defaults on, ``nvidia-smi --query-gpu=memory.total``), the
@@ -13,13 +13,13 @@ near matches.
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.errors import BadInput
 
@@ -36,56 +36,121 @@ _SOURCED_FIELDS = (
 )
 
 
-class GpuProfile(BaseModel):
-    """What one GPU model has, with a source for every number."""
+class ProfileInvalid(ValueError):
+    """A profile field that breaks the schema: ``loc`` names it, the message says how."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    def __init__(self, loc: str, msg: str):
+        super().__init__(f"{loc}: {msg}")
+        self.loc, self.msg = loc, msg
 
-    id: str = Field(description="file stem, lower case, e.g. 'rtxpro6000'")
+
+# field -> (types accepted, default (REQUIRED: none), constraint); a frozen dataclass checked by hand rather
+# than a pydantic model, so the default command does not import pydantic (about as long as numpy's import)
+REQUIRED = object()
+_SCHEMA: dict[str, tuple[tuple[type, ...], Any, str]] = {
+    "id": ((str,), REQUIRED, ""),
+    "display_name": ((str,), REQUIRED, ""),
+    "vendor": ((str,), REQUIRED, "nvidia|amd"),
+    "nvml_names": ((list,), REQUIRED, "non-empty list of str"),
+    "aliases": ((list,), (), "list of str"),
+    "memory_total_mib": ((int, type(None)), None, "> 0"),
+    "memory_total_estimated": ((bool,), False, ""),
+    "driver_reserved_mib": ((int, type(None)), None, ">= 0"),
+    "cuda_total_mib": ((int, type(None)), None, "> 0"),
+    "system_memory_mib": ((int, type(None)), None, "> 0"),
+    "compute_capability": ((str, type(None)), None, "major.minor"),
+    "gfx_arch": ((str, type(None)), None, ""),
+    "memory_bandwidth_gbps": ((float, int, type(None)), None, "> 0"),
+    "unified_memory": ((bool,), False, ""),
+    "notes": ((str,), "", ""),
+    "sources": ((dict,), (), "str -> str"),
+}
+
+
+def _check_field(name: str, value: Any) -> Any:
+    """The value as the profile keeps it (an int bandwidth as float, lists as lists), or ProfileInvalid."""
+    types, _, rule = _SCHEMA[name]
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        want = " or ".join("none" if t is type(None) else t.__name__ for t in types)
+        raise ProfileInvalid(name, f"expected {want}, got {type(value).__name__} {value!r}"[:200])
+    if value is None:
+        return None
+    if rule == "nvidia|amd" and value not in ("nvidia", "amd"):
+        raise ProfileInvalid(name, f"expected 'nvidia' or 'amd', got {value!r}")
+    if rule in ("> 0", ">= 0") and not (value > 0 or (rule == ">= 0" and value == 0)):
+        raise ProfileInvalid(name, f"must be {rule}, got {value!r}")
+    if rule == "major.minor" and not re.fullmatch(r"\d+\.\d+", value):
+        raise ProfileInvalid(name, f"expected 'major.minor' (e.g. '12.0'), got {value!r}")
+    if rule.endswith("list of str"):
+        if not all(isinstance(x, str) for x in value):
+            raise ProfileInvalid(name, "expected a list of strings")
+        if rule.startswith("non-empty") and not value:
+            raise ProfileInvalid(name, "expected at least 1 item")
+        return list(value)
+    if rule == "str -> str":
+        bad = [k for k, v in value.items() if not isinstance(v, str)]
+        if bad:
+            raise ProfileInvalid(f"{name}.{bad[0]}", "expected a string")
+        return dict(value)
+    if name == "memory_bandwidth_gbps":
+        return float(value)
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuProfile:
+    """What one GPU model has, with a source for every number (the fields: ``_SCHEMA``)."""
+
+    id: str  # file stem, lower case, e.g. 'rtxpro6000'
     display_name: str
     vendor: Literal["nvidia", "amd"]
-    nvml_names: list[str] = Field(min_length=1, description="exact NVML / nvidia-smi name strings")
-    aliases: list[str] = Field(default_factory=list)
-    memory_total_mib: int | None = Field(
-        default=None, gt=0, description="NVML memory.total in MiB; None on unified-memory parts"
-    )
-    memory_total_estimated: bool = Field(
-        default=False, description="true when no real NVML reading was found for memory_total_mib"
-    )
-    driver_reserved_mib: int | None = Field(
-        default=None, ge=0, description="typical NVML 'Reserved' memory (total - CUDA-visible)"
-    )
-    cuda_total_mib: int | None = Field(
-        default=None, gt=0, description="cudaMemGetInfo total where a real reading exists"
-    )
-    system_memory_mib: int | None = Field(
-        default=None, gt=0, description="unified-memory parts: memory the CUDA runtime sees"
-    )
-    compute_capability: str | None = Field(
-        default=None, pattern=r"^\d+\.\d+$", description="'12.0'; None for AMD parts"
-    )
-    gfx_arch: str | None = Field(default=None, description="AMD gfx target, e.g. 'gfx942'")
-    memory_bandwidth_gbps: float | None = Field(default=None, gt=0)
+    nvml_names: list[str]  # exact NVML / nvidia-smi name strings
+    aliases: list[str] = field(default_factory=list)
+    memory_total_mib: int | None = None  # NVML memory.total in MiB; None on unified-memory parts
+    memory_total_estimated: bool = False  # true when no real NVML reading was found for memory_total_mib
+    driver_reserved_mib: int | None = None  # typical NVML 'Reserved' memory (total - CUDA-visible)
+    cuda_total_mib: int | None = None  # cudaMemGetInfo total where a real reading exists
+    system_memory_mib: int | None = None  # unified-memory parts: memory the CUDA runtime sees
+    compute_capability: str | None = None  # '12.0'; None for AMD parts
+    gfx_arch: str | None = None  # AMD gfx target, e.g. 'gfx942'
+    memory_bandwidth_gbps: float | None = None
     unified_memory: bool = False
     notes: str = ""
-    sources: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
 
-    @model_validator(mode="after")
-    def _check(self) -> "GpuProfile":
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            object.__setattr__(self, f.name, _check_field(f.name, getattr(self, f.name)))
+        self._check()
+
+    @classmethod
+    def validate(cls, data: Any) -> "GpuProfile":
+        """A profile from a TOML table: unknown or missing fields, wrong types and broken rules raise
+        ProfileInvalid naming the field."""
+        if not isinstance(data, dict):
+            raise ProfileInvalid("profile", "expected a table")
+        for k in data:
+            if k not in _SCHEMA:
+                raise ProfileInvalid(str(k), "extra inputs are not permitted (unknown field)")
+        for k, (_, default, _) in _SCHEMA.items():
+            if default is REQUIRED and k not in data:
+                raise ProfileInvalid(k, "field required")
+        return cls(**data)
+
+    def _check(self) -> None:
         for name in _SOURCED_FIELDS:
             if getattr(self, name) is not None and not self.sources.get(name, "").strip():
-                raise ValueError(f"field '{name}' has a value but no entry in [sources]")
+                raise ProfileInvalid("profile", f"field '{name}' has a value but no entry in [sources]")
         unknown = set(self.sources) - set(_SOURCED_FIELDS)
         if unknown:
-            raise ValueError(f"[sources] names unknown fields: {sorted(unknown)}")
+            raise ProfileInvalid("profile", f"[sources] names unknown fields: {sorted(unknown)}")
         if self.unified_memory:
             if self.system_memory_mib is None:
-                raise ValueError("unified_memory profiles need system_memory_mib")
+                raise ProfileInvalid("profile", "unified_memory profiles need system_memory_mib")
         elif self.memory_total_mib is None:
-            raise ValueError("memory_total_mib is required unless unified_memory = true")
+            raise ProfileInvalid("profile", "memory_total_mib is required unless unified_memory = true")
         if self.vendor == "nvidia" and self.compute_capability is None:
-            raise ValueError("NVIDIA profiles need compute_capability")
-        return self
+            raise ProfileInvalid("profile", "NVIDIA profiles need compute_capability")
 
     # ---- derived facts -------------------------------------------------------------------
     @property
@@ -116,12 +181,11 @@ def _profile_dirs() -> list[Path]:
     here = Path(__file__).resolve().parents[2] / "hwprofiles"
     if here.is_dir():
         dirs.append(here)
-    try:
-        installed = Path(str(resources.files("planner") / "hwprofiles"))
-        if installed.is_dir() and installed not in dirs:
-            dirs.append(installed)
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover - defensive
-        pass
+    # the package's own directory (what importlib.resources.files("planner") names for an installed package;
+    # found from this file, so the command does not import importlib.resources and what it pulls in)
+    installed = Path(__file__).resolve().parents[1] / "hwprofiles"
+    if installed.is_dir() and installed not in dirs:
+        dirs.append(installed)
     return dirs
 
 
@@ -132,11 +196,9 @@ def load_profile(path: Path) -> GpuProfile:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"hwprofile {path.name}: cannot read TOML ({exc})") from None
     try:
-        return GpuProfile.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "profile"
-        raise BadInput(f"hwprofile {path.name}: {loc}: {err['msg']}") from None
+        return GpuProfile.validate(data)
+    except ProfileInvalid as exc:
+        raise BadInput(f"hwprofile {path.name}: {exc.loc}: {exc.msg}") from None
 
 
 @lru_cache(maxsize=1)

@@ -130,8 +130,8 @@ def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: 
     c = coefficients()
     r = np.maximum(np.asarray(running, dtype=np.int64), 0)
     bs = np.array(sorted(set(cuda_graph_bs)), dtype=np.int64)
-    kept = (bs[None, :] <= r[:, None]).sum(axis=1)
-    appended = (bs.max() > r) & ~np.isin(r, bs)
+    kept = np.searchsorted(bs, r, side="right")  # how many captured sizes are <= r (bs sorted, distinct)
+    appended = (bs.max() > r) & ~((kept > 0) & (bs[np.maximum(kept - 1, 0)] == r))  # r not in bs
     n = kept + appended.astype(np.int64)
     max_bs = np.minimum(bs.max(), r)
     gl = n * layers + (n * draft_layers * (draft_steps + 1) if draft_layers else 0)

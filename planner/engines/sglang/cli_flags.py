@@ -186,11 +186,32 @@ def build_parser(version_dir: str) -> _Parser:
 
 
 def parse_flags(version_dir: str, argv: list[str]) -> dict[str, Any]:
-    """Parse launch_server flags as that SGLang version would; raises SGLangArgError."""
+    """Parse launch_server flags as that SGLang version would; raises SGLangArgError.
+
+    ``--model-path X`` followed by flags in the plain ``--flag VALUE`` / ``--flag`` form is applied onto the
+    release's defaults, parsed once per process (:func:`parse_flags_onto`'s exact path: argparse's result
+    without running argparse over the ~400 actions again); anything else goes through argparse."""
+    argv = list(argv)
+    if len(argv) >= 2 and argv[0] == "--model-path" and not argv[1].startswith("-"):
+        base, containers = _defaults(version_dir)
+        out = _apply_plain(version_dir, base, argv, containers)
+        if out is not None:
+            return out
+    return _parse_full(version_dir, argv)
+
+
+def _parse_full(version_dir: str, argv: list[str]) -> dict[str, Any]:
     ns = build_parser(version_dir).parse_args(list(argv))
     out = vars(ns)
     out.pop("_warnings", None)
     return out
+
+
+@lru_cache(maxsize=32)
+def _defaults(version_dir: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """What argparse gives for ``--model-path`` alone (every other field its default), and its list/dict keys."""
+    base = _parse_full(version_dir, ["--model-path", "model"])
+    return base, container_keys(base)
 
 
 def parse_flags_onto(version_dir: str, base: dict[str, Any], argv: list[str],

@@ -17,8 +17,11 @@ scripts/oracle/adapters/), and each switch by worked cases (tests/test_release_r
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from dataclasses import dataclass
-from importlib import metadata
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -314,10 +317,48 @@ LATEST = max(RULES, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 def installed_sglang() -> str | None:
     """The version of an sglang installed beside the planner, from package metadata (never imported)."""
+    if not _may_have_dist("sglang"):
+        return None
+    from importlib import metadata  # noqa: PLC0415 - with its imports, about a fifth of numpy's import time
+
     try:
         return metadata.version("sglang")
     except metadata.PackageNotFoundError:
         return None
+
+
+def _may_have_dist(name: str) -> bool:
+    """False only when importlib.metadata cannot find ``name``: no sys.path directory holds its .dist-info /
+    .egg-info, every sys.path entry is a directory (or absent), and no extra finder on sys.meta_path can list
+    distributions; anything else is True (then importlib.metadata decides)."""
+    if any(hasattr(f, "find_distributions") and getattr(f, "__module__", "") not in _STD_FINDERS for f in sys.meta_path):
+        return True
+    for entry in sys.path:
+        path = entry or "."
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            return True  # a zip or egg file: leave it to importlib.metadata
+        try:
+            if _dir_has_dist(path, st.st_mtime_ns, name):
+                return True
+        except OSError:
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _dir_has_dist(path: str, mtime_ns: int, name: str) -> bool:  # noqa: ARG001 - mtime: an install re-scans
+    """Whether directory ``path`` (as of ``mtime_ns``, like importlib.metadata's own cache) holds a
+    ``name-*.dist-info`` / ``.egg-info``."""
+    pat = re.compile(rf"^{re.escape(name)}([-_.].*)?\.(dist|egg)-info$", re.IGNORECASE)
+    return any(pat.match(n) for n in os.listdir(path))
+
+
+_STD_FINDERS = ("importlib._bootstrap_external", "_frozen_importlib_external", "importlib.machinery",
+                "_frozen_importlib", "importlib._bootstrap")
 
 
 def default_version() -> tuple[str, str]:

@@ -1,0 +1,173 @@
+"""The search's structure shortcuts give what the exhaustive evaluation gives.
+
+* the default mem_fraction_static along --max-running-requests (0.5.22+) is solved along that monotone axis
+  (``solve_monotone``): equal to resolving every value;
+* ``run_search(prune=True)`` skips combinations by bounding points (``bound_grid`` / ``may_improve``): the same
+  best configuration as the exhaustive search, and the bound really bounds every line of the grid.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.catalog.catalog import resolve_model
+from planner.engines.sglang.rules import RULES
+from planner.hardware.profiles import find_profile
+from planner.plan import make_plan
+from planner.summary import build_summary
+from planner.search import (
+    FlagBase,
+    Needs,
+    _numeric_grid,
+    bound_grid,
+    evaluate_combo,
+    run_search,
+    run_values,
+    solve_monotone,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=40), st.integers(0, 40), st.booleans(), st.booleans())
+def test_solve_monotone_equals_every_value(steps, cut, prefix, down):
+    """A monotone step function, refused (None) below ``cut`` or from ``cut`` on: the solved list is the full
+    one, with only the two ends called when the function is constant."""
+    xs = list(range(len(steps)))
+    values = list(itertools.accumulate(-s if down else s for s in steps))
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return None if (x < cut if prefix else x >= cut) else values[x]
+
+    full = [f(x) for x in xs]
+    calls.clear()
+    assert solve_monotone(xs, f) == full
+    if len(xs) > 8 and not any(steps) and (cut == 0 if prefix else cut >= len(xs)):
+        assert len(calls) == 2  # constant: only the two ends
+    assert solve_monotone(xs, f, exhaustive=True) == full
+
+
+CLIPPED = [v for v, r in RULES.items() if r.graph_max_bs_clipped_to_mrr]
+COMBOS = [[], ["--cuda-graph-max-bs-decode", "64"], ["--chunked-prefill-size", "4096"], ["--disable-cuda-graph"],
+          ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk", "1",
+           "--speculative-num-draft-tokens", "3"], ["--tp-size", "2"], ["--mem-fraction-static", "0.8"]]
+
+
+def test_default_fraction_solved_along_running_requests_equals_every_value():
+    """0.5.22+: the solved default mem_fraction_static at every grid point equals resolving each
+    --max-running-requests value (every clipping release x GPUs of each tier x combinations)."""
+    assert CLIPPED, "no release clips the decode graph max_bs to --max-running-requests"
+    model = resolve_model("qwen3.6-27b")
+    grid = _numeric_grid(set(), True)
+    sub = {k: v[::7] for k, v in grid.items()}  # every 7th point: all running values, a sample of the rest
+    for version, gpu_id, combo in itertools.product(CLIPPED, ["rtx4090", "l40s", "rtxpro6000", "b200"], COMBOS):
+        gpu = find_profile(gpu_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        base = FlagBase(plan0.rules.flags, model.spec.name, [])
+        fast = evaluate_combo(plan0, model, combo, sub, None, Needs(), 32768, base, run_values(grid))
+        full = evaluate_combo(plan0, model, combo, sub, None, Needs(), 32768, base, run_values(grid), exhaustive=True)
+        assert (fast.args is None) == (full.args is None), (version, gpu_id, combo)
+        for k in full.out:
+            assert np.array_equal(fast.out[k], full.out[k]), (version, gpu_id, combo, k)
+
+
+def _lines(grid):
+    """Point indices of each grid line (ratio, mamba size, running requests fixed; mem_fraction_static varies)."""
+    keys = np.stack([grid["ratio"], grid["msize"].astype(np.float64), grid["run"].astype(np.float64)], axis=1)
+    _, inv = np.unique(np.nan_to_num(keys, nan=-9.0), axis=0, return_inverse=True)
+    return inv.ravel()
+
+
+BOUND_CASES = [("rtxpro6000", "qwen3.6-27b", "0.5.11", ["--speculative-algorithm", "EAGLE", "--disable-radix-cache"]),
+               ("rtxpro6000", "qwen3.6-27b", "0.5.23", ["--mamba-radix-cache-strategy", "extra_buffer"]),
+               ("h100", "qwen3.5-9b", "0.5.16", ["--disable-radix-cache"]),
+               ("b200", "qwen3-next-80b-a3b", "0.5.19", ["--speculative-algorithm", "EAGLE", "--tp-size", "2"]),
+               ("l40s", "llama-3.1-8b-instruct", "0.5.9", []),
+               ("h200", "nemotron-3-nano-30b-a3b", "0.5.21", ["--page-size", "64"]),
+               ("rtx5090", "qwen3.6-35b-a3b", "0.5.14", ["--kv-cache-dtype", "fp8_e4m3"])]
+
+
+def test_bounding_points_bound_every_line():
+    """What prune=True rests on: on every line of the grid, KV tokens, running requests, the longest request
+    and the concurrency at the bounding points (bound_grid) are at least those of any point of the line."""
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        ev = evaluate_combo(plan0, model, combo, grid, None, Needs(context=65536), 65536)
+        assert ev.args is not None, (gpu_id, model_id, version, combo, ev.rejected)
+        b_mask = np.isnan(grid["mfs"]) | (grid["mfs"] == np.nanmax(grid["mfs"]))
+        assert np.array_equal(bound_grid(grid)["mfs"], grid["mfs"][b_mask], equal_nan=True)
+        line = _lines(grid)
+        for key in ("n", "r", "longest", "conc"):
+            v = ev.out[key].astype(np.int64)
+            line_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
+            np.maximum.at(line_max, line, v)
+            bound_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
+            np.maximum.at(bound_max, line[b_mask], v[b_mask])
+            assert np.array_equal(bound_max, line_max), (gpu_id, model_id, version, combo, key)
+
+
+PRUNE_CASES = [
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(), None),
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), "0.5.11"),
+    ("h100", "qwen3.5-9b", [], Needs(objective="kv-tokens", allow_fp8_kv=True), None),
+    ("rtx5090", "qwen3.5-9b", [], Needs(context=16384, concurrency=4), "0.5.16"),
+    ("h200", "llama-3.1-8b-instruct", ["--tp-size", "2"], Needs(context=65536, concurrency=8), "0.5.21"),
+    ("b200", "nemotron-3-nano-30b-a3b", [], Needs(objective="headroom"), "0.5.19"),
+    ("rtx4090", "qwen3.6-27b", ["--tp-size", "4"], Needs(context=65536), "0.5.23"),
+    ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None),  # nothing fits: every combination pruned
+]
+
+
+def test_pruned_search_returns_the_exhaustive_optimum():
+    """run_search(prune=True) recommends exactly what the exhaustive search does (flags, numbers, plan)."""
+    for gpu_id, model_id, flags, needs, version in PRUNE_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        full = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version)
+        fast = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version, prune=True)
+        case = (gpu_id, model_id, flags, needs.objective, version)
+        assert bool(full.ranked) == bool(fast.ranked), case
+        if full.ranked:
+            assert vars(fast.ranked[0]) == vars(full.ranked[0]), case
+            assert build_summary(fast.recommended) == build_summary(full.recommended), case
+            assert fast.why == full.why, case  # (the runner-up may be a pruned combination's: not compared)
+        assert fast.evaluated == full.evaluated and fast.pruned <= fast.evaluated, case
+    # and the pruning does skip combinations where an incumbent exists
+    res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), [], top=1, relax=False, prune=True)
+    assert res.pruned > 0
+
+
+def test_parse_flags_fast_path_equals_argparse():
+    """parse_flags applies plain flags onto the release's cached defaults: the very dict (or error) argparse
+    gives over the whole command line, in every release."""
+    from planner.engines.sglang.cli_flags import SGLangArgError, _parse_full, parse_flags
+
+    lines = [[], ["--tp-size", "2"], ["--speculative-algorithm", "EAGLE", "--max-running-requests", "8"],
+             ["--mem-fraction-static=0.8", "--mamba-ssm-dtype", "bfloat16"], ["--page-size", "sixty"],
+             ["--disable-radix-cache", "--page-size", "64", "--tp-size", "4", "--tp-size", "2"],
+             ["--kv-cache-dtype", "fp9"], ["--max-mamba-cache-size", "-1"], ["--no-such-flag"],
+             ["--context-length", "32768", "--chunked-prefill-size", "4096", "--disable-overlap-schedule"],
+             ["--cuda-graph-bs", "1", "2", "4"], ["--model-path", "other"], ["--mem-frac", "0.7"],
+             ["--mamba-scheduler-strategy", "extra_buffer"], ["--mamba-radix-cache-strategy", "no_buffer"]]
+
+    def outcome(fn, argv):
+        try:
+            return fn(argv)
+        except SGLangArgError as exc:
+            return str(exc)
+
+    for rules in RULES.values():
+        for flags in lines:
+            argv = ["--model-path", "Qwen/Qwen3.6-27B", *flags]
+            fast = outcome(lambda a: parse_flags(rules.flags, a), argv)
+            assert fast == outcome(lambda a: _parse_full(rules.flags, a), argv), (rules.flags, flags)
+            if isinstance(fast, dict):  # the cached defaults stay untouched by what a parse returns
+                fast.get("cuda_graph_bs") is not None and fast["cuda_graph_bs"].append(99)
+                assert outcome(lambda a: parse_flags(rules.flags, a), argv) == outcome(
+                    lambda a: _parse_full(rules.flags, a), argv)
