@@ -151,7 +151,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
-        if rules.draft_weights_before_sizing and _spec_in(flags):
+        if rules.draft_weights_before_sizing and _spec_in(flags) and not _ngram_in(flags):  # NGRAM loads no draft
             from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
 
             dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
@@ -169,6 +169,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
                       free_after_bytes=fa, weights_per_gpu_bytes=w)
     _take(plan, engine.run(job, draft))
+    if plan.args is not None and plan.args.speculative_algorithm == "NGRAM":  # the trie is host memory
+        from planner.engines.sglang.pipeline.ngram import trie_note  # noqa: PLC0415
+
+        plan.notes.append(trie_note(int(plan.args.raw.get("speculative_ngram_capacity") or 0),
+                                    rules.ngram_trie_node_bytes, plan.args.tp_size, rules.version))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
@@ -204,6 +209,16 @@ def draft_from_flags(flags: list[str]) -> ModelSpec | None:
 
 def _spec_in(flags: list[str]) -> bool:
     return any(f == "--speculative-algorithm" or f.startswith("--speculative-algorithm=") for f in flags)
+
+
+def _ngram_in(flags: list[str]) -> bool:
+    """--speculative-algorithm NGRAM (any case): the drafts come from a host-memory trie, no draft model."""
+    for i, f in enumerate(flags):
+        v = flags[i + 1] if f == "--speculative-algorithm" and i + 1 < len(flags) else (
+            f.split("=", 1)[1] if f.startswith("--speculative-algorithm=") else None)
+        if v is not None and v.upper() == "NGRAM":
+            return True
+    return False
 
 
 def _quantization_from_flags(flags: list[str]) -> str | None:

@@ -58,7 +58,9 @@ def build_summary(plan: Plan) -> dict[str, Any]:
     p = plan.profile
     if p is not None:
         s.update(
-            pre_model_load_gib=p.pre_model_load_gib, rest_gib_before_mamba=p.rest_gib_before_mamba,
+            # handle_max_mamba_cache is only called for a mambaish model (kv_cache_configurator.py:3039-3040 @0.5.23)
+            pre_model_load_gib=p.pre_model_load_gib,
+            rest_gib_before_mamba=p.rest_gib_before_mamba if plan.state is not None else None,
             spec_reserved_bytes=p.spec_reserved_bytes, mamba_cache_per_req_bytes=p.mamba_cache_per_req_bytes,
             max_mamba_cache_size=p.max_mamba_cache_size, available_kv_bytes=p.available_kv_bytes,
             kv_cell_bytes_per_token=p.kv_cell_bytes_per_token, max_total_num_tokens=p.max_total_num_tokens,

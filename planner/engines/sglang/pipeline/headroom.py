@@ -51,7 +51,7 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
-    if args.spec_on and not args.rules.draft_weights_before_sizing:
+    if args.spec_on and not args.rules.draft_weights_before_sizing and args.speculative_algorithm != "NGRAM":
         if draft is not None:
             n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
             needs.append(NeedLine("draft model weights", n,
@@ -110,12 +110,13 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
 
 def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> dict:
     draft_layers = 0
-    if args.spec_on:
+    ngram = args.speculative_algorithm == "NGRAM"  # NGRAM: no draft model, so no draft graphs
+    if args.spec_on and not ngram:
         draft_layers = draft.num_hidden_layers if draft is not None else (model.mtp_layers or 0)
     return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
-                draft_steps=(args.speculative_num_steps or 1) if args.spec_on else 0)
+                draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0)
 
 
 def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":

@@ -198,7 +198,7 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM", "DFLASH", "STANDALONE", "DSPARK"):
+    if str(raw.get("speculative_algorithm") or "").upper() in ("DFLASH", "STANDALONE", "DSPARK"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
                 "yet (EAGLE, EAGLE3 and NEXTN are)")
     if (raw.get("attn_dp_size") or 1) > 1:

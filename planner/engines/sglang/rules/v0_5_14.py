@@ -45,6 +45,9 @@ V0_5_14 = replace(
     weights_check=True, conv_window_dedup=True, draft_weights_before_sizing=True, draft_layers_in_cell=True,
     pcg_ctx_clamp=False, tp_worker_checks_first=True,
 )
+# --- NGRAM --- 0.5.14: overlap kept, steps = D // topk (srt/arg_groups/speculative_hook.py:408-430 @0.5.14)
+V0_5_14 = replace(V0_5_14, ngram_disables_overlap=False, ngram_steps_from_draft_tokens=True,
+                  ngram_alloc_without_draft_kv=True)
 V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_default="breakable",
                   decode_term_always=False, fa4_page_any=True)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
