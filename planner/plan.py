@@ -103,14 +103,16 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
 
-def target_weight_bytes(model: ResolvedModel, tp: int) -> tuple[int, str]:
-    """Bytes the target's weights take per GPU (MTP weights load later, with the draft)."""
+def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> tuple[int, str]:
+    """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
     detail = f"{model.weight_source}: {total:,} B"
     if mtp:
         total -= mtp
-        detail += f" - MTP layer {mtp:,} B (loaded by the draft worker)"
+        # the target's loader skips the checkpoint's MTP weights; NGRAM has no draft worker to load them
+        detail += f" - MTP layer {mtp:,} B " + ("(never loaded: NGRAM has no draft worker)" if ngram
+                                                else "(loaded by the draft worker)")
     per = -(-total // tp)
     if tp > 1:
         detail += f", / tp {tp} (even split assumed)"
@@ -147,7 +149,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess)
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=_ngram_in(flags))
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))

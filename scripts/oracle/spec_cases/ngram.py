@@ -150,6 +150,12 @@ def curated(version: str) -> list[dict]:
         _case(version, "ngram_trtllm_mha_breadth1_b200", "b200", q, ng + ["--attention-backend", "trtllm_mha",
                                                                           "--speculative-ngram-max-bfs-breadth", 1]),
         _case(version, "ngram_fa3_h200_dense", "h200", "qwen3-8b", ng + ["--attention-backend", "fa3"]),
+        # breadth 0: 0.5.14+'s own D // topk raises; a given --speculative-num-steps skips it
+        _case(version, "ngram_breadth0", "rtxpro6000", q, ng + ["--speculative-ngram-max-bfs-breadth", 0,
+                                                                  "--disable-radix-cache", "--max-running-requests", 4]),
+        _case(version, "ngram_breadth0_steps2", "rtxpro6000", q, ng + ["--speculative-ngram-max-bfs-breadth", 0,
+                                                                         "--speculative-num-steps", 2, "--disable-radix-cache",
+                                                                         "--max-running-requests", 4]),
     ]
     if "extra_buffer_lazy" in strategies:
         out.append(_case(version, "ngram_extra_buffer_lazy", "rtxpro6000", q, ng + [strat, "extra_buffer_lazy"]))

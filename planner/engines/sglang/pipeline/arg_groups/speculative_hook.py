@@ -119,6 +119,9 @@ def _handle_ngram(s: ArgState) -> None:
             why["speculative_num_draft_tokens"] = ("12 by default for NGRAM (srt/arg_groups/speculative_hook.py:"
                                                    "1314-1323 @0.5.23; server_args.py:3571-3576 @0.5.11)")
     if rules.ngram_steps_from_draft_tokens and s.steps is None:
+        if s.topk == 0:  # --speculative-ngram-max-bfs-breadth 0: SGLang's own D // topk raises
+            raise Rejected("ZeroDivisionError", "integer division or modulo by zero",
+                           "srt/arg_groups/speculative_hook.py:1324-1330 @0.5.23")
         s.steps = s.ndraft // s.topk
         why["speculative_num_steps"] = (f"D {s.ndraft} // topk {s.topk} (srt/arg_groups/speculative_hook.py:"
                                         "1324-1330 @0.5.23; :484-488 @0.5.14)")
