@@ -103,14 +103,16 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
 
-def target_weight_bytes(model: ResolvedModel, tp: int) -> tuple[int, str]:
-    """Bytes the target's weights take per GPU (MTP weights load later, with the draft)."""
+def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> tuple[int, str]:
+    """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
     detail = f"{model.weight_source}: {total:,} B"
     if mtp:
         total -= mtp
-        detail += f" - MTP layer {mtp:,} B (loaded by the draft worker)"
+        # the target's loader skips the checkpoint's MTP weights; NGRAM has no draft worker to load them
+        detail += f" - MTP layer {mtp:,} B " + ("(never loaded: NGRAM has no draft worker)" if ngram
+                                                else "(loaded by the draft worker)")
     per = -(-total // tp)
     if tp > 1:
         detail += f", / tp {tp} (even split assumed)"
@@ -149,11 +151,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess)
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=_ngram_in(flags))
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
-        if rules.draft_weights_before_sizing and _spec_in(flags):
+        if rules.draft_weights_before_sizing and _spec_in(flags) and not _ngram_in(flags):  # NGRAM loads no draft
             from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
 
             dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
@@ -178,6 +180,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     _take(plan, engine.run(job, draft))
     if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
         plan.notes.extend(standalone_notes(plan, draft, tp_guess))
+    if plan.args is not None and plan.args.speculative_algorithm == "NGRAM":  # the trie is host memory
+        from planner.engines.sglang.pipeline.ngram import trie_note  # noqa: PLC0415
+
+        plan.notes.append(trie_note(int(plan.args.raw.get("speculative_ngram_capacity") or 0),
+                                    rules.ngram_trie_node_bytes, plan.args.tp_size, rules.version))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
@@ -259,6 +266,16 @@ def standalone_notes(plan: Plan, draft: ModelSpec, tp: int) -> list[str]:
 
 def _spec_in(flags: list[str]) -> bool:
     return any(f == "--speculative-algorithm" or f.startswith("--speculative-algorithm=") for f in flags)
+
+
+def _ngram_in(flags: list[str]) -> bool:
+    """--speculative-algorithm NGRAM (any case): the drafts come from a host-memory trie, no draft model."""
+    for i, f in enumerate(flags):
+        v = flags[i + 1] if f == "--speculative-algorithm" and i + 1 < len(flags) else (
+            f.split("=", 1)[1] if f.startswith("--speculative-algorithm=") else None)
+        if v is not None and v.upper() == "NGRAM":
+            return True
+    return False
 
 
 def _quantization_from_flags(flags: list[str]) -> str | None:

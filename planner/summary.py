@@ -79,6 +79,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["spec_reserved_bytes"] = 0
         if plan.state is None:  # no mamba state: SGLang has no "rest before the mamba split" (oracle: null)
             s["rest_gib_before_mamba"] = None
+        if plan.state is None and a is not None:  # no mamba state: ServerArgs' max_mamba_cache_size as given
+            s["max_mamba_cache_size"] = a.max_mamba_cache_size
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools

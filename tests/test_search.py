@@ -94,7 +94,7 @@ def test_vectorized_equals_scalar_plan(point):
                 assert int(o[key][i]) == s[f], (flags, f)
         if s["available_kv_bytes"] is not None:
             assert int(o["available"][i]) == s["available_kv_bytes"], flags
-        if s["max_mamba_cache_size"] is not None:
+        if s["max_mamba_cache_size"] is not None and p.state is not None:  # a dense model's is the flag as given
             assert int(o["m"][i]) == s["max_mamba_cache_size"], flags
         if s["spec_reserved_bytes"]:
             assert int(o["spec_reserved"][i]) == s["spec_reserved_bytes"], flags

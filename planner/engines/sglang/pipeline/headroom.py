@@ -52,7 +52,7 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
     tp = args.tp_size
     wbytes = DTYPE_BYTES[model_dtype(model)]
     needs: list[NeedLine] = []
-    if args.spec_on and not args.rules.draft_weights_before_sizing:
+    if args.spec_on and not args.rules.draft_weights_before_sizing and args.speculative_algorithm != "NGRAM":
         if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
             needs.append(NeedLine("draft model weights", *draft_weight_bytes(draft, tp)))
         elif draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
@@ -143,7 +143,8 @@ def dspark_draft_params(draft: ModelSpec) -> tuple[int, str]:
 
 def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> dict:
     draft_layers = 0
-    if args.spec_on:
+    ngram = args.speculative_algorithm == "NGRAM"  # NGRAM: no draft model, so no draft graphs
+    if args.spec_on and not ngram:
         draft_layers = draft.num_hidden_layers if draft is not None else (model.mtp_layers or 0)
         if draft is not None and args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
             from planner.engines.sglang.pipeline.standalone import loaded_as_mtp  # noqa: PLC0415
@@ -153,7 +154,7 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
     return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
-                draft_steps=(args.speculative_num_steps or 1) if args.spec_on else 0)
+                draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0)
 
 
 def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":

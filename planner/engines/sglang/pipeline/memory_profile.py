@@ -362,6 +362,7 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     inp = chain_inputs(args, model, state, free_before_bytes, free_after_bytes, draft)
     out = size_chain(**inp)
     mamba = state is not None
+    _ratio_inside_spec_solve(args, inp, out, mamba)
     if not mamba:
         source = ""
     elif args.max_mamba_cache_size is not None:
@@ -426,6 +427,27 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         exc.profile = prof
         raise exc
     return prof
+
+
+def _ratio_inside_spec_solve(args: ResolvedArgs, inp: dict, out: dict, mamba: bool) -> None:
+    """0.5.17+ (extra_buffer_lazy allowed with speculative decoding): the joint speculative solve calls
+    _calculate_mamba_ratio inside _handle_max_mamba_cache, so its lazy-needs-overlap assertion fires before any
+    pool number exists; max_mamba_cache_size is set only when given (srt/mem_cache/kv_cache_configurator.py:
+    3302-3323, 3350-3358 @0.5.23). Without speculative decoding the ratio is computed after the budget."""
+    if not (mamba and args.spec_on and args.rules.lazy_with_spec and args.rules.mamba_solve == "joint"
+            and not inp["replay"]):
+        return
+    if args.max_mamba_cache_size is None and args.disable_radix_cache and args.max_running_requests is not None:
+        return  # M = R: no ratio in that branch
+    try:
+        mamba_ratio(args)
+    except Rejected as exc:
+        exc.profile = Profile(
+            pre_model_load_gib=float(inp["pre_gib"]), post_model_load_gib=float(inp["post_gib"]),
+            rest_gib_before_mamba=float(out["rest_before"]), spec_reserved_bytes=None,
+            max_mamba_cache_size=args.max_mamba_cache_size, mamba_cache_per_req_bytes=int(inp["per_req"]),
+            available_kv_bytes=None, kv_cell_bytes_per_token=None)
+        raise
 
 
 def _zero_checks(args: ResolvedArgs, prof: Profile, inp: dict, out: dict, mamba: bool) -> None:

@@ -72,7 +72,7 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     layers = len(model.full_attention_layer_ids) if state is not None else model.num_hidden_layers
     target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
     d = None
-    if args.spec_on:
+    if args.spec_on and args.speculative_algorithm != "NGRAM":  # NGRAM: no draft model, no draft KV pool
         if model.is_mambaish and draft is None:
             # MTP draft of a hybrid model: HybridLinearKVPool with full_attention_layer_ids=[0]
             # (srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11)
@@ -99,7 +99,9 @@ def req_to_token_extra(args: ResolvedArgs) -> int:
     steps, topk = args.speculative_num_steps or 1, args.speculative_eagle_topk or 1
     if mode == "none" or not args.spec_on or args.page_size <= 1 or (mode == "topk_gt1" and topk <= 1):
         return extra
-    if topk == 1:  # get_alloc_len_per_decode
+    # get_alloc_len_per_decode; 0.5.14+ NGRAM writes no draft KV, so no per-topk page rounding
+    # (srt/mem_cache/allocation_sizing.py:40-45 @0.5.23, srt/speculative/spec_info.py:174-178 @0.5.23)
+    if topk == 1 or (args.rules.ngram_alloc_without_draft_kv and args.speculative_algorithm == "NGRAM"):
         alloc = max(steps * topk, d)
     else:
         alloc = max((((args.page_size - 1) + steps + args.page_size - 1) // args.page_size) * args.page_size * topk, d)
@@ -349,4 +351,4 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes)
     lines = [PoolLine(k, _LABELS[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), _LABELS[k][1])
              for k, v in sizes.items()]
-    return Pools(lines, not (args.spec_on and dg is None))
+    return Pools(lines, not (args.spec_on and dg is None and args.speculative_algorithm != "NGRAM"))

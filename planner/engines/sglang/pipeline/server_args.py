@@ -209,9 +209,6 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if str(raw.get("speculative_algorithm") or "").upper() in ("NGRAM",):
-        return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
-                "yet (EAGLE, EAGLE3 and NEXTN are)")
     if (raw.get("attn_dp_size") or 1) > 1:
         return "--attn-dp-size: attention data parallelism is not modelled by this planner yet"
     if raw.get("moe_a2a_backend", "none") != "none":
@@ -222,7 +219,7 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         return "--startup-weight-load-mode overlap: not modelled (weights are committed after graph capture)"
     if str(raw.get("speculative_algorithm") or "").upper() in ("UNO", "FROZEN_KV_MTP"):
         return (f"--speculative-algorithm {raw['speculative_algorithm']}: not modelled by this planner "
-                "yet (EAGLE, EAGLE3 and NEXTN are)")
+                "yet (EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, DFLASH and DSPARK are)")
     if raw.get("kv_cache_dtype") == "fp4_e2m1":
         return "--kv-cache-dtype fp4_e2m1: not modelled by this planner yet"
     if raw.get("device") not in (None, "cuda"):

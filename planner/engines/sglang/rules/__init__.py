@@ -297,6 +297,21 @@ class Rules:
     # before, the target's init_attention_backends raises ValueError for DSPARK on it
     # (srt/model_executor/model_runner_components/attention_backend_setup.py:55-65, model_runner.py:819-830 @0.5.16)
     dspark_nemotron_capture: bool = False
+    # --- NGRAM ---
+    # 0.5.9: NGRAM's default D is --speculative-ngram-max-match-window-size (srt/server_args.py:2476-2479
+    # @0.5.9); 0.5.10+: 12 (srt/server_args.py:3092-3112 @0.5.10)
+    ngram_draft_tokens_from_window: bool = False
+    # <= 0.5.13: NGRAM turns the overlap scheduler off (srt/arg_groups/speculative_hook.py:399 @0.5.13); 0.5.14
+    # drops that line (srt/arg_groups/speculative_hook.py:408-470 @0.5.14)
+    ngram_disables_overlap: bool = True
+    # 0.5.14+: speculative_num_steps = D // topk when not given (srt/arg_groups/speculative_hook.py:426-430 @0.5.14)
+    ngram_steps_from_draft_tokens: bool = False
+    # sizeof(TrieNode) of NGRAM's host-memory trie: 168 B <= 0.5.10 (srt/speculative/cpp_ngram/ngram.h:21-36 @0.5.9),
+    # 176 B from 0.5.11 (+ uint64_t version, jit_kernel/csrc/ngram_corpus/trie.h:17-37 @0.5.11)
+    ngram_trie_node_bytes: int = 176
+    # 0.5.14+: NGRAM has no draft KV (has_draft_kv), so the decode allocation is max(steps x topk, D) even with
+    # topk > 1 and page > 1 (srt/mem_cache/common.py get_alloc_len_per_decode @0.5.14, spec_info.py has_draft_kv)
+    ngram_alloc_without_draft_kv: bool = False
 
 
 def _releases() -> dict[str, Rules]:

@@ -38,6 +38,10 @@ V0_5_9 = replace(
     pingpong_width_by_draft=True, spec_no_buffer_disables_radix=True, extra_buffer_needs_radix=False,
     qwen_hybrid_sm100_trtllm=False, trtllm_mha_sm100_only=True, fa4_page_without_sm100=True, oom_message_fstring=True,
 )
+# --- NGRAM --- 0.5.9: D defaults to --speculative-ngram-max-match-window-size (srt/server_args.py:2476-2479 @0.5.9);
+# the trie node is 168 B up to 0.5.10
+V0_5_9 = replace(V0_5_9, ngram_draft_tokens_from_window=True, ngram_trie_node_bytes=168)
+V0_5_10 = replace(V0_5_10, ngram_trie_node_bytes=168)  # no TrieNode.version yet (jit_kernel/csrc/ngram_corpus/trie.h:17-32 @0.5.10)
 V0_5_12 = replace(V0_5_11, version="0.5.12", flags="v0_5_12", spec_algo_registry=True)
 
 RELEASES = {r.version: r for r in (V0_5_9, V0_5_10, V0_5_11, V0_5_12)}

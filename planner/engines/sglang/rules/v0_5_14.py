@@ -48,6 +48,9 @@ V0_5_14 = replace(
 # DFLASH keeps the overlap scheduler from 0.5.14 (the spec-v2 dflash_worker_v2; _handle_dflash no longer sets
 # disable_overlap_schedule: srt/arg_groups/speculative_hook.py:133-246 @0.5.14)
 V0_5_14 = replace(V0_5_14, dflash_overlap_off=False)
+# --- NGRAM --- 0.5.14: overlap kept, steps = D // topk (srt/arg_groups/speculative_hook.py:408-430 @0.5.14)
+V0_5_14 = replace(V0_5_14, ngram_disables_overlap=False, ngram_steps_from_draft_tokens=True,
+                  ngram_alloc_without_draft_kv=True)
 V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_default="breakable",
                   decode_term_always=False, fa4_page_any=True)
 V0_5_15 = replace(V0_5_15, dflash_draft_backend="0.5.15")  # DFLASH (speculative_hook.py:240 @0.5.15)

@@ -210,6 +210,53 @@ def _handle_dspark(s: ArgState) -> None:
                                       "speculative reservation"
 
 
+# --- NGRAM ---
+def _handle_ngram(s: ArgState) -> None:
+    """NGRAM: drafts come from a token trie in host memory (no draft model, no draft KV pool).
+
+    ``_handle_speculative_decoding``'s NGRAM branch (srt/server_args.py:2461-2501 @0.5.9, :3557-3617
+    @0.5.11); ``_handle_ngram`` (srt/arg_groups/speculative_hook.py:389-447 @0.5.13, :466-535 @0.5.16,
+    :1285-1371 @0.5.23): max_running_requests 48 unless given; topk = --speculative-ngram-max-bfs-breadth;
+    D = --speculative-num-draft-tokens, else the release's default; 0.5.14+ steps = D // topk when not
+    given; overlap off (<= 0.5.13) and mixed chunk off; topk > 1 with page > 1 only on flashinfer.
+    """
+    a, rules, why = s.a, s.rules, s.why
+    if s.mrr is None:
+        s.mrr = 48
+        why["max_running_requests"] = ("reset to 48 for speculative decoding (_handle_ngram, "
+                                       "srt/arg_groups/speculative_hook.py:1293-1301 @0.5.23; server_args.py:2467-2471 @0.5.9)")
+    if rules.ngram_disables_overlap:
+        s.overlap_off = True
+        why["disable_overlap_schedule"] = ("NGRAM turns the overlap scheduler off "
+                                           "(srt/server_args.py:2473 @0.5.9; arg_groups/speculative_hook.py:399 @0.5.13)")
+    breadth = a.get("speculative_ngram_max_bfs_breadth")
+    s.topk = 10 if breadth is None else int(breadth)
+    why["speculative_eagle_topk"] = (f"--speculative-ngram-max-bfs-breadth {s.topk} "
+                                     "(srt/arg_groups/speculative_hook.py:1309-1313 @0.5.23; server_args.py:2475 @0.5.9)")
+    if s.ndraft is None:
+        if rules.ngram_draft_tokens_from_window:
+            window = a.get("speculative_ngram_max_match_window_size")
+            s.ndraft = 12 if window is None else int(window)
+            why["speculative_num_draft_tokens"] = (f"--speculative-ngram-max-match-window-size {s.ndraft} "
+                                                   "(srt/server_args.py:2476-2479 @0.5.9)")
+        else:
+            s.ndraft = 12
+            why["speculative_num_draft_tokens"] = ("12 by default for NGRAM (srt/arg_groups/speculative_hook.py:"
+                                                   "1314-1323 @0.5.23; server_args.py:3571-3576 @0.5.11)")
+    if rules.ngram_steps_from_draft_tokens and s.steps is None:
+        if s.topk == 0:  # --speculative-ngram-max-bfs-breadth 0: SGLang's own D // topk raises
+            raise Rejected("ZeroDivisionError", "integer division or modulo by zero",
+                           "srt/arg_groups/speculative_hook.py:1324-1330 @0.5.23")
+        s.steps = s.ndraft // s.topk
+        why["speculative_num_steps"] = (f"D {s.ndraft} // topk {s.topk} (srt/arg_groups/speculative_hook.py:"
+                                        "1324-1330 @0.5.23; :484-488 @0.5.14)")
+    if s.topk > 1 and s.page > 1 and s.attn != "flashinfer":
+        raise Rejected("ValueError", f"speculative_eagle_topk({s.topk}) > 1 with page_size({s.page}) > 1 is "
+                       "unstable and produces incorrect results for paged attention backends. This combination is "
+                       "only supported for the 'flashinfer' backend.",
+                       "srt/arg_groups/speculative_hook.py:1355-1366 @0.5.23; server_args.py:2486-2495 @0.5.9")
+
+
 def speculative_decoding(s: ArgState) -> None:
     """0.9 _handle_speculative_decoding (srt/server_args.py:3286-3630 @0.5.11)."""
     a = s.a
@@ -237,3 +284,5 @@ def speculative_decoding(s: ArgState) -> None:
     elif algo == "DSPARK":  # not registered before 0.5.16 (srt/speculative/spec_info.py:30-57 @0.5.15)
         raise Rejected("ValueError", f"Unknown speculative algorithm name: {s.spec_user}",
                        "srt/speculative/spec_info.py:44-57 @0.5.15")
+    elif algo == "NGRAM":
+        _handle_ngram(s)
