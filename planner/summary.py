@@ -55,6 +55,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         )
         if plan.state is not None:
             s["mamba_ssm_dtype"] = plan.state.ssm_dtype
+        if plan.stage == "model_config":  # no ModelConfig built: no context length, no KV dtype decided (oracle)
+            s["context_len"] = s["kv_cache_dtype"] = None
     p = plan.profile
     if p is not None:
         s.update(
@@ -66,6 +68,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         )
         if plan.state is not None and a is not None and not a.spec_on:
             s["spec_reserved_bytes"] = 0
+        if plan.state is None:  # no mamba state: SGLang has no "rest before the mamba split" (oracle: null)
+            s["rest_gib_before_mamba"] = None
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools

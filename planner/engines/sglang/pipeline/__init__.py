@@ -33,6 +33,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
     ResolvedArgs,
+    _env_bool,
     _NotModelled,
     check_scope,
     check_values,
@@ -83,7 +84,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     res = EngineResult()
     try:
         args = res.args = server_args(job)
-        state = res.state = model_config(job, args)
+        state = res.state = model_config(job, args, draft)
         load_model(job)
         prof = res.profile = memory_pool_config(job, args, state, draft, res)
         init_pools(job, args, state, prof, draft, res)
@@ -117,14 +118,31 @@ def server_args(job: EngineInput) -> ResolvedArgs:
         raise BadInput(str(exc)) from None
 
 
-def model_config(job: EngineInput, args: ResolvedArgs) -> MambaState | None:
-    """model_config: state shapes and TP divisibility of attention heads."""
+def model_config(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None = None) -> MambaState | None:
+    """model_config: state shapes, TP divisibility of attention heads, the draft's context length."""
     try:
         state = mamba_state(job.model.spec, args.tp_size, args.env)
         _check_heads(job.model.spec, args.tp_size)
+        if draft is not None:
+            _draft_context(draft, args)
     except Rejected as exc:
         raise _Stop(exc, OUTCOME_FAILED) from None
     return state
+
+
+def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
+    """The draft's ModelConfig gets the target's context length; a draft (an EAGLE3 head) derived shorter
+    refuses it unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (ModelConfig._derive_context_length,
+    srt/configs/model_config.py:452-476 @0.5.11, :729-754 @0.5.16, the same words 0.5.9-0.5.23)."""
+    derived = draft.derived_context_len
+    if args.context_len <= derived or _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+        return
+    raise Rejected("ValueError", f"Warning: Target model's context_length ({args.context_len}) is greater than the "
+                   f"derived context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. "
+                   "Note that the derived context_length may differ from max_position_embeddings in the model's "
+                   "config. To allow overriding this maximum, set the env var "
+                   "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "srt/configs/model_config.py:452-476 @0.5.11",
+                   stage="model_config")
 
 
 def load_model(job: EngineInput) -> None:
