@@ -38,6 +38,25 @@ _QK_NORM_TYPES = ("qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_vl_te
 _QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
 
 
+def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
+    """A MoE model's dense layers: the first ``first_k_dense_replace`` (GLM-4.x MoE, DeepSeek) and Qwen-MoE's
+    ``mlp_only_layers`` / ``decoder_sparse_step`` (as the HF checkpoints of those families lay them out)."""
+    if not spec.num_experts:
+        return False
+    first_k = t.get("first_k_dense_replace")
+    if isinstance(first_k, int) and layer < first_k:
+        return True
+    only = t.get("mlp_only_layers")
+    if isinstance(only, list) and layer in only:
+        return True
+    step = t.get("decoder_sparse_step")
+    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
+
+
+def _dense_mlp_params(spec: ModelSpec) -> int:
+    return 3 * spec.hidden_size * (spec.intermediate_size or 4 * spec.hidden_size)
+
+
 def _attn_params(spec: ModelSpec) -> int:
     h = spec.hidden_size
     q = spec.num_attention_heads * spec.head_dim
@@ -82,7 +101,7 @@ def estimate_params(spec: ModelSpec) -> int:
             c = spec.text.get("hybrid_override_pattern", "")[layer]
             total += h + (_attn_params(spec) if c == "*" else _mixer_params(spec) if c == "M" else mlp)
             continue
-        total += 2 * h + mlp
+        total += 2 * h + (_dense_mlp_params(spec) if _is_dense_layer(spec, t, layer) else mlp)
         total += _attn_params(spec) if layer in full else 0
         total += _mixer_params(spec) if layer in mixer else 0
     if spec.mtp_layers:
