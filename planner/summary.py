@@ -27,6 +27,11 @@ SUMMARY_FIELDS = (
 )
 
 
+def _before_0_5_11(version: str | None) -> bool:
+    parts = [int("".join(ch for ch in p if ch.isdigit()) or 0) for p in (version or "0.5.11").split(".")[:3]]
+    return tuple(parts) < (0, 5, 11)
+
+
 def build_summary(plan: Plan) -> dict[str, Any]:
     from planner.engines.sglang.pipeline.memory_profile import kv_dtype_name  # noqa: PLC0415
 
@@ -70,6 +75,11 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["spec_reserved_bytes"] = 0
         if plan.state is None:  # no mamba state: SGLang has no "rest before the mamba split" (oracle: null)
             s["rest_gib_before_mamba"] = None
+            if _before_0_5_11(plan.sglang_version):
+                # 0.5.9 / 0.5.10 turn rest_memory into tokens inline (profile_max_num_token,
+                # srt/model_executor/model_runner_kv_cache_mixin.py:143-149 @0.5.9): no available-bytes value
+                # (_profile_available_bytes exists from 0.5.11); only the mamba path hands one back
+                s["available_kv_bytes"] = None
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools
