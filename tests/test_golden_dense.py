@@ -24,6 +24,8 @@ RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.21", "0.5.23")
 # where the planner stops at one of them and the oracle says ok, the sizing fields must still agree
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
 OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
+# releases whose EAGLE3 cases the oracle cannot run (a stand-in artifact, listed in their dropped.jsonl; README)
+NO_EAGLE3 = {"0.5.9"}
 
 
 def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
@@ -95,5 +97,6 @@ def test_the_golden_sets_cover_the_families():
         assert {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
                 "MixtralForCausalLM", "MistralForCausalLM", "Qwen3VLForConditionalGeneration"} <= archs, version
         assert any(e["kv_cache_dtype"] and "fp8" in e["kv_cache_dtype"] and e["outcome"] == "ok" for _, e in rows)
-        assert any(e["speculative_algorithm"] == "EAGLE3" and e["outcome"] == "ok" for _, e in rows), version
+        if version not in NO_EAGLE3:
+            assert any(e["speculative_algorithm"] == "EAGLE3" and e["outcome"] == "ok" for _, e in rows), version
         assert any(e["tp_size"] == 8 and e["outcome"] == "ok" for _, e in rows), version
