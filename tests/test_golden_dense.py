@@ -26,6 +26,11 @@ BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
 OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
 # releases whose EAGLE3 cases the oracle cannot run (a stand-in artifact, listed in their dropped.jsonl; README)
 NO_EAGLE3 = {"0.5.9"}
+# (release, case) where the oracle's adapter does not run the SGLang code that decides, and the planner follows
+# SGLang's code: the EAGLE worker sets the draft's context length to the target's before building the draft
+# (srt/speculative/eagle_worker_v2.py:964-965 @0.5.14), whose _derive_context_length then raises; the repo's 0.5.14
+# adapter builds the draft ModelConfig from the user's --context-length (None), so it reports ok
+ORACLE_GAPS = {("0.5.14", "llama8b_eagle3_ctx_rejected"): "draft context set to the target's (eagle_worker_v2.py:965)"}
 
 
 def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
@@ -83,6 +88,10 @@ def test_every_release_has_golden_cases():
 
 @pytest.mark.parametrize("version,case,expected", ALL, ids=[f"{v}-{c['id']}" for v, c, _ in ALL])
 def test_planner_matches_sglang(version, case, expected):
+    if (version, case["id"]) in ORACLE_GAPS:
+        got = _plan_summary(case)  # SGLang's own code raises here: the planner says so
+        assert got["stage"] == "model_config" and "Target model's context_length" in got["error_message"]
+        return
     diffs = _compare(case, expected)
     assert not diffs, f"{version} {case['id']}: (oracle, planner) {diffs}"
 
