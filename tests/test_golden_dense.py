@@ -28,9 +28,12 @@ OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message
 NO_EAGLE3 = {"0.5.9"}
 # (release, case) where the oracle's adapter does not run the SGLang code that decides, and the planner follows
 # SGLang's code: the EAGLE worker sets the draft's context length to the target's before building the draft
-# (srt/speculative/eagle_worker_v2.py:964-965 @0.5.14), whose _derive_context_length then raises; the repo's 0.5.14
-# adapter builds the draft ModelConfig from the user's --context-length (None), so it reports ok
-ORACLE_GAPS = {("0.5.14", "llama8b_eagle3_ctx_rejected"): "draft context set to the target's (eagle_worker_v2.py:965)"}
+# (srt/speculative/eagle_worker_v2.py:964-965 @0.5.14, :208-211 @0.5.21), whose _derive_context_length then raises;
+# the repo's 0.5.14 / 0.5.21 adapters build the draft ModelConfig from the user's --context-length (None), so they
+# report ok
+ORACLE_GAPS = {("0.5.14", "llama8b_eagle3_ctx_rejected"): "draft context set to the target's (eagle_worker_v2.py:965)",
+               ("0.5.21", "llama8b_eagle3_ctx_rejected"): "ModelConfig(context_length=target's, "
+                                                          "srt/speculative/eagle_worker_v2.py:210 @0.5.21)"}
 
 
 def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
@@ -105,7 +108,7 @@ def test_the_golden_sets_cover_the_families():
             archs.add(resolve_model(_relative(c["folder"], c["planner_model"])).spec.architecture)
         assert {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
                 "MixtralForCausalLM", "MistralForCausalLM", "Qwen3VLForConditionalGeneration"} <= archs, version
-        assert any(e["kv_cache_dtype"] and "fp8" in e["kv_cache_dtype"] and e["outcome"] == "ok" for _, e in rows)
+        assert any(e["kv_cache_dtype"] and "float8" in e["kv_cache_dtype"] and e["outcome"] == "ok" for _, e in rows)
         if version not in NO_EAGLE3:
             assert any(e["speculative_algorithm"] == "EAGLE3" and e["outcome"] == "ok" for _, e in rows), version
         assert any(e["tp_size"] == 8 and e["outcome"] == "ok" for _, e in rows), version
