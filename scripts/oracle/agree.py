@@ -85,7 +85,10 @@ def main() -> int:
                 f.write(json.dumps(c) + "\n")
         out = subprocess.run([py, os.path.join(args.oracle, "oracle.py"), "--batch", cases_path, "--summary-only"],
                              cwd=folder, capture_output=True, text=True, check=False)
-        results = {r["id"]: r["summary"] for r in map(json.loads, out.stdout.splitlines()) if r}
+        lines = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
+        if args.family == "dense" and dense_cases._one_kv_tensor(args.version):
+            lines = dense_cases._kv_one_tensor_convention(lines)  # the repository's K/V convention (0.5.23)
+        results = {r["id"]: r["summary"] for r in lines if r}
     finally:
         if os.path.exists(cases_path):
             os.remove(cases_path)
