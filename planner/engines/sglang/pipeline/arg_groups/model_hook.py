@@ -135,7 +135,7 @@ def _qwen3vl_hopper_serving(s: ArgState) -> None:
         return  # SGLang's EnvInt rejects it later, in the reservation (mm_reserve_gib)
     retention = (s.raw.get("mm_preprocess_cache_size_mb") or 0) > 0 or vlm_mb > 0
     transport = s.raw.get("mm_feature_transport")
-    if transport is None and (s.raw.get("nnodes") or 1) == 1 and not retention:
+    if transport is None and not retention:  # one node (the planner sizes one node: nnodes is not read)
         transport = "cuda_ipc"
     mrr = s.a.get("max_running_requests")
     if ("SGLANG_MM_FEATURE_CACHE_MB" not in env and mrr is not None and mrr >= 400 and not retention
