@@ -13,7 +13,7 @@ from typing import Any
 
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import mtp_weight_bytes
+from planner.catalog.weights import mtp_weight_bytes, replicated_kv_bytes
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -116,6 +116,11 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> t
     per = -(-total // tp)
     if tp > 1:
         detail += f", / tp {tp} (even split assumed)"
+    repl = replicated_kv_bytes(model.spec, tp)
+    if repl:
+        per += repl
+        detail += (f" + {repl:,} B of k/v projections replicated ({model.spec.num_key_value_heads} KV heads < tp {tp}: "
+                   "one head per GPU)")
     return per, detail
 
 

@@ -27,6 +27,11 @@ SUMMARY_FIELDS = (
 )
 
 
+def _before_0_5_11(version: str | None) -> bool:
+    parts = [int("".join(ch for ch in p if ch.isdigit()) or 0) for p in (version or "0.5.11").split(".")[:3]]
+    return tuple(parts) < (0, 5, 11)
+
+
 def build_summary(plan: Plan) -> dict[str, Any]:
     from planner.engines.sglang.pipeline.memory_profile import kv_dtype_name  # noqa: PLC0415
 
@@ -61,6 +66,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             from planner.engines.sglang.pipeline.memory_profile import available_gib  # noqa: PLC0415
             # free memory was read (pre_model_load) before the target ModelRunner raised (oracle)
             s["pre_model_load_gib"] = available_gib(plan.free_before_bytes, a.tp_size)
+        if plan.stage == "model_config":  # no ModelConfig built: no context length, no KV dtype decided (oracle)
+            s["context_len"] = s["kv_cache_dtype"] = None
     p = plan.profile
     if p is not None:
         s.update(
@@ -81,6 +88,11 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             s["rest_gib_before_mamba"] = None
         if plan.state is None and a is not None:  # no mamba state: ServerArgs' max_mamba_cache_size as given
             s["max_mamba_cache_size"] = a.max_mamba_cache_size
+            if _before_0_5_11(plan.sglang_version):
+                # 0.5.9 / 0.5.10 turn rest_memory into tokens inline (profile_max_num_token,
+                # srt/model_executor/model_runner_kv_cache_mixin.py:143-149 @0.5.9): no available-bytes value
+                # (_profile_available_bytes exists from 0.5.11); only the mamba path hands one back
+                s["available_kv_bytes"] = None
     if plan.capture_bs and plan.stage != "cuda_graph_batch_sizes":
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools

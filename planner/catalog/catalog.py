@@ -55,9 +55,12 @@ class CatalogEntry:
     targets: tuple[str, ...] = ()
     published_as: tuple[str, ...] = ()
     note: str = ""
+    hub_first: bool = False  # its org/name id goes to the HF cache / Hub (planner.catalog.hub); the id names this copy
 
     @property
     def names(self) -> tuple[str, ...]:
+        if self.hub_first:
+            return (self.id, *self.aliases, self.hf_id.split("/")[-1])
         return (self.id, *self.aliases, self.hf_id, self.hf_id.split("/")[-1], *self.published_as,
                 *(p.split("/")[-1] for p in self.published_as))
 
@@ -93,6 +96,7 @@ def load_catalog() -> tuple[CatalogEntry, ...]:
                 targets=tuple(m.get("targets", ())),
                 published_as=tuple(m.get("published_as", ())),
                 note=m.get("note", ""),
+                hub_first=bool(m.get("hub_first", False)),
             )
         )
     return tuple(out)
@@ -159,7 +163,13 @@ def _from_hub(name: str) -> ResolvedModel:
     if parsed is None:
         raise BadInput(f"--model: '{name}' is not a valid Hugging Face id (org/name[@revision]) nor a path")
     repo_id, revision = parsed
-    hub = resolve_hub_model(repo_id, revision, near=_near_catalog_models(repo_id))
+    bundled = next((e.id for e in load_catalog() if e.hub_first and e.hf_id.lower() == repo_id.lower()), None)
+    try:
+        hub = resolve_hub_model(repo_id, revision, near=_near_catalog_models(repo_id))
+    except BadInput as exc:
+        if bundled is None:
+            raise
+        raise BadInput(f"{exc}; or --model {bundled}, the copy bundled with the planner") from None
     spec = ModelSpec.from_hf_config(hub.config, name=repo_id)
     if hub.weights is not None:
         return ResolvedModel(spec, hub.weights.total, hub.weights.source,

@@ -304,6 +304,16 @@ def _falcon_h1_layout(text: dict[str, Any], where: str) -> _Layout:
     return "mamba2", n_layers, full_ids, mamba_ids, mamba
 
 
+def _shared_expert_intermediate(text: dict[str, Any]) -> int | None:
+    """Width of the shared expert(s): Qwen2/3.5-MoE name it; GLM-4.x MoE checkpoints hold one shared MLP of
+    ``moe_intermediate_size * n_shared_experts`` (transformers' Glm4MoeMoE, as the HF checkpoint stores it)."""
+    named = _opt_int(text, "shared_expert_intermediate_size")
+    if named:
+        return named
+    n, moe = _opt_int(text, "n_shared_experts"), _opt_int(text, "moe_intermediate_size")
+    return n * moe if n and moe else None
+
+
 def _layer_layout(arch: str, text: dict[str, Any], where: str) -> _Layout:
     """(hybrid kind, layers, full-attention layer ids, mamba layer ids, mamba shape) for an architecture."""
     if arch in GDN_ARCHS:
@@ -400,8 +410,10 @@ def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
         tie_word_embeddings=tie,
         intermediate_size=_opt_int(text, "intermediate_size"),
         moe_intermediate_size=_opt_int(text, "moe_intermediate_size"),
-        num_experts=_opt_int(text, "num_experts") or _opt_int(text, "n_routed_experts"),
-        shared_expert_intermediate_size=_opt_int(text, "shared_expert_intermediate_size"),
+        # routed experts: Qwen3-MoE 'num_experts', DeepSeek / GLM-4.x 'n_routed_experts', Mixtral 'num_local_experts'
+        num_experts=(_opt_int(text, "num_experts") or _opt_int(text, "n_routed_experts")
+                     or _opt_int(text, "num_local_experts")),
+        shared_expert_intermediate_size=_shared_expert_intermediate(text),
         raw=cfg,
     )
 

@@ -32,12 +32,44 @@ def _mlp_params(spec: ModelSpec, t: dict) -> int:
     return mats * h * inter
 
 
+# model types whose checkpoints hold q_norm / k_norm (one head_dim vector each), and those whose q/k/v
+# projections carry a bias (transformers' Qwen2Attention builds them with bias=True whatever the config says)
+_QK_NORM_TYPES = ("qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_vl_text", "qwen3_vl_moe_text")
+_QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
+
+
+def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
+    """A MoE model's dense layers: the first ``first_k_dense_replace`` (GLM-4.x MoE, DeepSeek) and Qwen-MoE's
+    ``mlp_only_layers`` / ``decoder_sparse_step`` (as the HF checkpoints of those families lay them out)."""
+    if not spec.num_experts:
+        return False
+    first_k = t.get("first_k_dense_replace")
+    if isinstance(first_k, int) and layer < first_k:
+        return True
+    only = t.get("mlp_only_layers")
+    if isinstance(only, list) and layer in only:
+        return True
+    step = t.get("decoder_sparse_step")
+    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
+
+
+def _dense_mlp_params(spec: ModelSpec) -> int:
+    return 3 * spec.hidden_size * (spec.intermediate_size or 4 * spec.hidden_size)
+
+
 def _attn_params(spec: ModelSpec) -> int:
     h = spec.hidden_size
     q = spec.num_attention_heads * spec.head_dim
     kv = spec.num_key_value_heads * spec.head_dim
     gated = 2 if spec.hybrid == "gdn" else 1  # Qwen3-Next/3.5 q_proj carries the output gate
-    return h * q * gated + 2 * h * kv + q * h
+    extra = 0
+    if spec.hybrid is None:
+        mtype = str(spec.text.get("model_type") or spec.model_type)
+        if mtype in _QK_NORM_TYPES:
+            extra += 2 * spec.head_dim
+        if mtype in _QKV_BIAS_TYPES or spec.text.get("attention_bias") is True:
+            extra += q + 2 * kv
+    return h * q * gated + 2 * h * kv + q * h + extra
 
 
 def _mixer_params(spec: ModelSpec) -> int:
@@ -69,7 +101,7 @@ def estimate_params(spec: ModelSpec) -> int:
             c = spec.text.get("hybrid_override_pattern", "")[layer]
             total += h + (_attn_params(spec) if c == "*" else _mixer_params(spec) if c == "M" else mlp)
             continue
-        total += 2 * h + mlp
+        total += 2 * h + (_dense_mlp_params(spec) if _is_dense_layer(spec, t, layer) else mlp)
         total += _attn_params(spec) if layer in full else 0
         total += _mixer_params(spec) if layer in mixer else 0
     if spec.mtp_layers:
@@ -109,3 +141,23 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
     per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
     per_layer += 2 * spec.head_dim  # q_norm and k_norm weights
     return spec.mtp_layers * per_layer * 2
+
+
+def replicated_kv_bytes(spec: ModelSpec, tp: int) -> int:
+    """Bytes per GPU above an even 1/tp split when there are fewer KV heads than GPUs.
+
+    ``QKVParallelLinear`` gives each rank ``max(1, kv_heads // tp)`` K and V heads and replicates them
+    ``tp // kv_heads`` times when ``tp >= kv_heads`` (srt/layers/linear.py:945-950 @0.5.11), so every GPU holds
+    one head's k_proj / v_proj (and bias) instead of ``kv_heads / tp`` of them. Unquantized checkpoints only
+    (a quantized checkpoint's k/v tensors are not sized per head here): 0 for them.
+    """
+    kv = spec.num_key_value_heads
+    if tp <= kv or spec.quant_method:
+        return 0
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    mtype = str(spec.text.get("model_type") or spec.model_type)
+    bias = spec.head_dim if (mtype in _QKV_BIAS_TYPES or spec.text.get("attention_bias") is True) else 0
+    one_head = 2 * (spec.hidden_size * spec.head_dim + bias)  # k_proj + v_proj rows of one head
+    layers = len(spec.full_attention_layer_ids)
+    # per GPU: one head; an even split would give kv / tp of one
+    return layers * per * -(-(one_head * (tp - kv)) // tp)

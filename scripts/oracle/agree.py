@@ -3,7 +3,7 @@
 
     python3 scripts/oracle/agree.py --version 0.5.19 --seed 7 --count 60 \
         [--py ~/.cache/sglang-oracle/0.5.19/venv/bin/python] [--oracle /tmp/sglang-oracle-adapted]
-        [--algorithm NGRAM|STANDALONE|DFLASH|DSPARK]
+        [--algorithm NGRAM|STANDALONE|DFLASH|DSPARK] [--family dense]
 
 The golden sets in tests/golden/ are fixed; this draws new ones (any seed) to check that the agreement is
 not an artifact of those particular cases. Cases come from make_cases.py (releases up to 0.5.13, old flag
@@ -11,6 +11,10 @@ spellings) or make_cases_v0516.py (0.5.14+); they run in one oracle batch (env-f
 caveat of the golden READMEs does not apply: cases with an "env" are dropped); oracle errors and meta-tensor
 artifacts are dropped as in filter_results.py. Prints one line per disagreement and a count line; exit 1
 when any modelled case disagrees. Cases the planner refuses as not modelled are counted separately.
+
+--family dense draws dense / MoE full-attention launches (Llama, Qwen2.5, Qwen3, Qwen3-MoE, Mixtral, Mistral,
+Qwen3-VL, GLM-4.x MoE; EAGLE3 heads) from scripts/oracle/dense_cases.py; without --oracle it runs the shared
+oracle for 0.5.11 / 0.5.16 / 0.5.23 and /tmp/oracle-dense (scripts/oracle/oracle_copy.sh) for the others.
 """
 from __future__ import annotations
 
@@ -37,7 +41,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
-    ap.add_argument("--oracle", default="/tmp/sglang-oracle-adapted")
+    ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
+    ap.add_argument("--family", choices=("hybrid", "dense"), default="hybrid",
+                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py")
     ap.add_argument("--algorithm", default=None,
                     help="draw launches of one speculative algorithm from scripts/oracle/spec_cases/<algorithm>.py")
     args = ap.parse_args()
@@ -49,6 +55,16 @@ def main() -> int:
     cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     gen = [sys.executable, os.path.join(HERE, "make_cases_v0516.py"), "cases"] if new_gen else \
         [sys.executable, os.path.join(HERE, "make_cases.py")]
+    if args.family == "dense":
+        import dense_cases  # noqa: PLC0415
+        folder = os.path.join(dense_cases.GOLDEN, f".agree-{os.getpid()}")  # ../configs, ../drafts resolve
+        os.makedirs(folder, exist_ok=True)
+        dense_cases.write_drafts()
+        cases_path = os.path.join(folder, "cases.jsonl")
+        drawn = dense_cases.build(args.version, "random", cases_path, args.seed, args.count)
+        args.oracle = args.oracle or (dense_cases.SHARED_ORACLE if args.version in dense_cases.SHARED_RELEASES
+                                      else dense_cases.ADAPTED_ORACLE)
+    args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
         # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)
         import importlib  # noqa: PLC0415
@@ -56,7 +72,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm:
+        if args.algorithm or args.family == "dense":
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -93,9 +109,10 @@ def main() -> int:
         if exp is None or drop_reason(exp):
             dropped += 1
             continue
-        flags = [os.path.join(folder, f) if f.startswith("drafts/") else f for f in c["flags"]]
+        flags = [os.path.join(folder, f) if f.startswith(("drafts/", "../")) else f for f in c["flags"]]
+        name = os.path.join(folder, c["planner_model"]) if c["planner_model"].startswith("../") else c["planner_model"]
         try:
-            plan = make_plan(find_profile(c["gpu"]), resolve_model(c["planner_model"]), flags, {},
+            plan = make_plan(find_profile(c["gpu"]), resolve_model(name), flags, {},
                              c["free_before_gib"], c["free_after_gib"], version=args.version)
         except BadInput as exc:
             refused += 1
@@ -114,7 +131,8 @@ def main() -> int:
                 k, v = f"{side}_k_bytes", f"{side}_v_bytes"
                 if isinstance(exp.get(k), int) and isinstance(exp.get(v), int):
                     exp[k], exp[v] = exp[k] + exp[v], 0
-        skip = {"spec_reserved_bytes"} if not new_gen and args.version not in ("0.5.11", "0.5.12") else set()
+        skip = {"spec_reserved_bytes"} if (args.family != "dense" and not new_gen
+                                          and args.version not in ("0.5.11", "0.5.12")) else set()
         if exp["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE:
             # SGLang's own later asserts, which the oracle does not execute (tests/test_golden_oracle.py)
             skip |= {"outcome", "startup_ok", "stage", "error_type", "error_message"}
@@ -125,6 +143,8 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
+    if args.family == "dense":
+        os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "
           "oracle does not run (sizing fields compared)")

@@ -29,8 +29,20 @@ _HERE = Path(__file__).resolve().parent
 SUPPRESS = "==SUPPRESS=="
 
 # Architectures the pipeline implements, as targets: the hybrid GDN and Mamba2 layouts it derives
-# (planner/catalog/spec.py) and the plain-attention models its golden sets cover (tests/golden/).
-PLAIN_ATTENTION_ARCHS = frozenset({"LlamaForCausalLM", "Qwen3ForCausalLM"})
+# (planner/catalog/spec.py) and the plain-attention (MHA / GQA) dense and MoE models its golden sets cover
+# for every release with an oracle venv (tests/golden/, tests/golden/dense/): one K and one V tensor per
+# layer of get_num_kv_heads(tp) heads x head_dim (srt/configs/model_config.py:756-763 @0.5.11).
+PLAIN_ATTENTION_ARCHS = frozenset({
+    "LlamaForCausalLM",  # Llama 3.x
+    "MistralForCausalLM",  # Mistral 7B v0.3 (sliding_window null; a set window is refused below)
+    "Qwen2ForCausalLM",  # Qwen2 / Qwen2.5 (use_sliding_window false)
+    "Qwen3ForCausalLM",  # Qwen3 dense
+    "Qwen3MoeForCausalLM",  # Qwen3-MoE
+    "MixtralForCausalLM",  # Mixtral 8x7B / 8x22B
+    "Glm4MoeForCausalLM",  # GLM-4.5 / 4.6 / 4.7 MoE (GQA; its NextN draft is refused below)
+    "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
+    "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
+})
 TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
@@ -168,7 +180,32 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         if problem:
             return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
-    return quant_refusal(spec.quant_method, flag_quant) or flag_problem
+    return quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
+
+
+def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
+    """A plain-attention target's own MTP / NextN layers as the draft (EAGLE / NEXTN without a draft path):
+    SGLang builds e.g. Glm4MoeForCausalLMNextN from the target's config (srt/configs/model_config.py:351-354
+    @0.5.11); no golden case checks that draft's pools, so it is refused. EAGLE3 heads given by path are
+    modelled."""
+    if spec.hybrid is not None or not spec.mtp_layers:
+        return None
+    raw = _parsed(version_dir, tuple(flags), spec.name)
+    if raw is None or raw.get("speculative_algorithm") not in ("EAGLE", "NEXTN", "MTP"):
+        return None
+    if raw.get("speculative_draft_model_path"):
+        return None
+    return (f"--speculative-algorithm {raw['speculative_algorithm']}: the {spec.architecture} target's own "
+            f"{spec.mtp_layers} MTP / NextN layer(s) as the draft are not modelled; modelled: EAGLE3 heads "
+            "(--speculative-draft-model-path), NGRAM, or the hybrid Qwen3.5 / 3.6 / Next MTP layer")
+
+
+@lru_cache(maxsize=256)
+def _parsed(version_dir: str, flags: tuple[str, ...], model_name: str) -> dict[str, Any] | None:
+    try:
+        return parse_flags(version_dir, ["--model-path", model_name, *flags])
+    except SGLangArgError:
+        return None
 
 
 __all__ = ["TARGET_ARCHS", "DRAFT_ARCHS", "flag_audit", "unmodelled", "architecture_refusal", "flag_refusal"]

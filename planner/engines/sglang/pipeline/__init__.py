@@ -34,6 +34,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
     ResolvedArgs,
+    _env_bool,
     _NotModelled,
     check_scope,
     check_values,
@@ -85,7 +86,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     try:
         args = res.args = server_args(job, draft)
         _dflash_target_layers(job, args, draft, res)
-        state = res.state = model_config(job, args)
+        state = res.state = model_config(job, args, draft)
         standalone_draft_config(args, draft)  # --- STANDALONE ---
         load_model(job)
         _dspark_draft_config_check(args, draft)
@@ -121,11 +122,13 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
         raise BadInput(str(exc)) from None
 
 
-def model_config(job: EngineInput, args: ResolvedArgs) -> MambaState | None:
-    """model_config: state shapes and TP divisibility of attention heads."""
+def model_config(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None = None) -> MambaState | None:
+    """model_config: state shapes, TP divisibility of attention heads, the draft's context length."""
     try:
         state = mamba_state(job.model.spec, args.tp_size, args.env)
         _check_heads(job.model.spec, args.tp_size)
+        if draft is not None:
+            _draft_context(draft, args)
     except Rejected as exc:
         raise _Stop(exc, OUTCOME_FAILED) from None
     return state
@@ -163,6 +166,23 @@ def standalone_draft_config(args: ResolvedArgs, draft: ModelSpec | None) -> None
         "overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
         "srt/configs/model_config.py:1291-1316 @0.5.23 (the draft's ModelConfig)", stage="model_config"),
         OUTCOME_FAILED)
+
+
+def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
+    """The draft's ModelConfig gets the target's context length; a draft (an EAGLE3 head) derived shorter
+    refuses it unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set (ModelConfig._derive_context_length,
+    srt/configs/model_config.py:452-476 @0.5.11, :729-754 @0.5.16, the same words 0.5.9-0.5.23)."""
+    if args.speculative_algorithm == "STANDALONE":
+        return  # its own rule, with 0.5.17's exception (standalone_draft_config)
+    derived = draft.derived_context_len
+    if args.context_len <= derived or _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+        return
+    raise Rejected("ValueError", f"Warning: Target model's context_length ({args.context_len}) is greater than the "
+                   f"derived context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. "
+                   "Note that the derived context_length may differ from max_position_embeddings in the model's "
+                   "config. To allow overriding this maximum, set the env var "
+                   "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "srt/configs/model_config.py:452-476 @0.5.11",
+                   stage="model_config")
 
 
 def load_model(job: EngineInput) -> None:

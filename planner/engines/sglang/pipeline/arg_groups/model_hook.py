@@ -105,10 +105,45 @@ def model_specific_adjustments(s: ArgState) -> None:
         mamba_radix(s, True, sm100_default)
     elif arch == "FalconH1ForCausalLM":
         mamba_radix(s, False, "triton")
+    elif arch in _QWEN3_VL_ARCHS:
+        _qwen3vl_hopper_serving(s)
     elif rules.strategy_needs_mamba and not s.radix_off and a["mamba_scheduler_strategy"] in ("extra_buffer",
                                                                                             "extra_buffer_lazy"):
         raise Rejected("ValueError", f"--mamba-radix-cache-strategy {a['mamba_scheduler_strategy']} needs mamba "
                        f"state, got {arch}.", "srt/arg_groups/model_hook.py:947-954 @0.5.21")
+
+
+_QWEN3_VL_ARCHS = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
+
+
+def _qwen3vl_hopper_serving(s: ArgState) -> None:
+    """0.5.20+: Qwen3-VL on a large Hopper GPU (SM90, >= 60 GiB) gets its profiled serving path, which moves
+    the multimodal KV reservation: no embedding cache (SGLANG_VLM_CACHE_SIZE_MB 0 unless set), CUDA IPC
+    feature transport when no cache is retained, and a 3 GiB feature pool from 400 running requests
+    (srt/arg_groups/model_overrides/qwen3_vl.py:80-125 @0.5.21, :20-31 for the GPU test). The envs it sets are
+    set here on the launch's env copy, which mm_reserve_gib reads, as SGLang's reservation reads them."""
+    version = tuple(int(x) for x in s.rules.version.split(".")[:3])
+    mtype = str(s.model.raw.get("model_type", ""))
+    if version < (0, 5, 20) or not (s.dev.sm90 and s.dev.total_mib >= 60 * 1024 and s.is_mm
+                                    and mtype in ("qwen3_vl", "qwen3_vl_moe")):
+        return
+    env = dict(s.env)
+    env.setdefault("SGLANG_VLM_CACHE_SIZE_MB", "0")
+    try:
+        vlm_mb = int(env["SGLANG_VLM_CACHE_SIZE_MB"])
+    except ValueError:
+        return  # SGLang's EnvInt rejects it later, in the reservation (mm_reserve_gib)
+    retention = (s.raw.get("mm_preprocess_cache_size_mb") or 0) > 0 or vlm_mb > 0
+    transport = s.raw.get("mm_feature_transport")
+    if transport is None and not retention:  # one node (the planner sizes one node: nnodes is not read)
+        transport = "cuda_ipc"
+    mrr = s.a.get("max_running_requests")
+    if ("SGLANG_MM_FEATURE_CACHE_MB" not in env and mrr is not None and mrr >= 400 and not retention
+            and transport == "cuda_ipc"):
+        env["SGLANG_MM_FEATURE_CACHE_MB"] = str(3 * 1024)
+    s.env = env
+    s.raw = {**s.raw, "mm_feature_transport": transport}
+    s.why["mm_feature_transport"] = "Qwen3-VL large-Hopper serving overrides (model_overrides/qwen3_vl.py @0.5.21)"
 
 
 def language_model_only(s: ArgState) -> None:
