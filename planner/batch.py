@@ -38,7 +38,7 @@ class BatchRequest(BaseModel):
     search: StrictBool = True
     need_context: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
     need_concurrency: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
-    speculative: Literal["off", "EAGLE", "EAGLE3", "NEXTN"] | None = None
+    speculative: Literal["off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"] | None = None
     allow_fp8_kv: StrictBool = False
     allow_bf16_ssm: StrictBool = False
     allow_no_radix: StrictBool = False

@@ -90,7 +90,7 @@ def _parser() -> _ArgParser:
                    "(default: 32768, capped at the model's context)")
     s.add_argument("--need-concurrency", type=int, default=1, metavar="N",
                    help="requests of that length at once (default 1)")
-    s.add_argument("--speculative", choices=["off", "EAGLE", "EAGLE3", "NEXTN"],
+    s.add_argument("--speculative", choices=["off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"],
                    help="want speculative decoding (default: as your flags say)")
     s.add_argument("--allow-fp8-kv", action="store_true", help="allow --kv-cache-dtype fp8_e4m3 (quality)")
     s.add_argument("--allow-bf16-ssm", action="store_true", help="allow --mamba-ssm-dtype bfloat16 (quality)")

@@ -577,6 +577,9 @@ def render_recommendation(res, model, width: int) -> list[str]:
         out.append(nr)
     if res.runner_up:
         out.append(res.runner_up)
+    if getattr(res, "d_tradeoff", None):  # DFLASH / DSPARK: the recommended launch re-planned at a smaller D
+        out.append("What D costs (draft tokens per verify; same flags otherwise):")
+        out += [f"  {x}" for x in res.d_tradeoff]
     if len(res.ranked) > 1:
         out.append(f"Top {len(res.ranked)}:")
         for i, c in enumerate(res.ranked, 1):

@@ -19,7 +19,7 @@ margin, and the stated needs (longest request, concurrency at that length) are m
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,7 @@ class SearchResult:
     relaxations: list[str] = field(default_factory=list)
     no_radix_best: Candidate | None = None  # the best feasible point with the radix cache off, when not allowed
     pruned: int = 0  # combinations skipped by run_search(prune=True)
+    d_tradeoff: list[str] = field(default_factory=list)  # DFLASH / DSPARK: what the draft's D costs (d_tradeoff)
 
 
 def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
@@ -139,9 +140,17 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
         add("disable_radix_cache", [[], ["--disable-radix-cache"]])
     add("disable_overlap_schedule", [[], ["--disable-overlap-schedule"]])
     add("page_size", [[], ["--page-size", "64"]])
-    if spec_on:
+    if spec_on in ("EAGLE", "EAGLE3", "STANDALONE", True):
         add("speculative_num_steps", [["--speculative-num-steps", str(s), "--speculative-eagle-topk", "1",
                                        "--speculative-num-draft-tokens", str(s + 1)] for s in (1, 2, 3, 4)])
+    elif spec_on == "NGRAM":
+        # D (draft tokens from the trie) with a BFS breadth that keeps steps = D // topk = 1, as NGRAM's own
+        # default 12 // 10 does (_handle_ngram, srt/arg_groups/speculative_hook.py:1309-1330 @0.5.23): fewer
+        # draft tokens, fewer mamba intermediates per running request
+        add("speculative_num_draft_tokens", [[], *[["--speculative-num-draft-tokens", str(d),
+                                                    "--speculative-ngram-max-bfs-breadth", str(d)] for d in (8, 4)]])
+    # DFLASH / DSPARK: D is the draft's trained block size and is kept (a smaller one would trade acceptance for
+    # slots, which memory cannot judge); what D costs is reported beside the recommendation (d_tradeoff)
     if needs.allow_fp8_kv:
         add("kv_cache_dtype", [[], ["--kv-cache-dtype", "fp8_e4m3"]])
     if needs.allow_bf16_ssm and model.is_mambaish:
@@ -531,9 +540,23 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     fixed_flags = list(flags)
     if needs.speculative and needs.speculative != "off" and "--speculative-algorithm" not in flags:
         fixed_flags += ["--speculative-algorithm", needs.speculative]
+        fixed_flags += default_draft_flags(needs.speculative, model, fixed_flags)
+    elif _algo_in(fixed_flags) in ("DFLASH", "DSPARK"):  # SGLang rejects these without a draft: offer the catalog's
+        try:
+            fixed_flags += default_draft_flags(_algo_in(fixed_flags), model, fixed_flags)
+        except BadInput:
+            pass  # no catalog head: the plan says SGLang's own rejection
     if draft is None:
         draft = draft_from_flags(fixed_flags)
     plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
+    if plan0.stage == "model_config" and draft is not None and "--context-length" not in " ".join(fixed_flags) \
+            and draft.derived_context_len < model.spec.derived_context_len:
+        # the draft's ModelConfig refuses the target's longer context (_derive_context_length): every point of
+        # the search would be rejected, so the context is capped at the draft's, as the user would have to
+        fixed_flags += ["--context-length", str(draft.derived_context_len)]
+        plan0 = make_plan(gpu, model, fixed_flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
+        if needs.context is None:  # the longest request is the context less one token
+            needs = replace(needs, context=min(32768, draft.derived_context_len - 1))
     version = plan0.sglang_version
     fixed = given_dests(fixed_flags, plan0.rules)
     spec = model.spec
@@ -541,11 +564,10 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
     if need_ctx < 1:
         raise BadInput("--need-context: must be at least 1 token")
-    # the steps/topk/draft-tokens axis is EAGLE's; DSPARK forces steps = topk = 1 and D = gamma + 1 (a D that is
-    # not gamma + 1 is a ValueError), so it keeps its own D (the DSPARK axis, --speculative-dspark-block-size, is
-    # the search integration's to add)
-    spec_on = "--speculative-algorithm" in fixed_flags \
-        and not (plan0.args is not None and plan0.args.speculative_algorithm == "DSPARK")
+    # each algorithm's own draft-shape axis (_categorical_axes): EAGLE's steps/topk/draft tokens, NGRAM's D and
+    # breadth; DFLASH / DSPARK keep the draft's D (steps = topk = 1 forced, D = the block size / gamma + 1)
+    spec_on = (plan0.args.speculative_algorithm if plan0.args is not None else True) \
+        if "--speculative-algorithm" in fixed_flags else False
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
@@ -555,15 +577,20 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     cands.sort(key=lambda kc: kc[0], reverse=True)
     ranked = [c for _, c in cands]
     ranked = _dedupe(ranked)
+    ranked, first_plan = _drop_rejected(ranked, gpu, model, env, free_before_gib, free_after_gib, draft, version)
+    if no_radix is not None and not _drop_rejected([no_radix[1]], gpu, model, env, free_before_gib, free_after_gib,
+                                                   draft, version)[0]:
+        no_radix = None
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=evaluated, feasible=feasible_count,
                           ranked=ranked[:top], pareto=_pareto(ranked), closest=None if closest is None else closest[1],
                           recommended=None, no_radix_best=None if no_radix is None else no_radix[1],
                           pruned=scan.pruned)
     if ranked:
         best = ranked[0]
-        result.recommended = make_plan(gpu, model, best.flags, env, free_before_gib, free_after_gib, draft=draft,
-                                       version=version)
+        result.recommended = first_plan
         result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
+        result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
+                                       free_after_gib, draft, version)
     elif relax:
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
@@ -723,3 +750,115 @@ def recommendation_dict(res: SearchResult, model: ResolvedModel) -> dict[str, An
             "why": res.why, "runner_up": res.runner_up, "summary": build_summary(res.recommended),
             "concurrency_at_need": best.concurrency, "kv_tokens": best.kv_tokens, "running": best.running,
             "longest_request": best.longest, "headroom_left_bytes": best.headroom_left}
+
+
+# --------------------------------------------------------------------------- speculative drafts in the search
+
+DRAFTED = {"DFLASH": "DFLASH", "DSPARK": "DSPARK", "EAGLE3": "EAGLE3"}  # algorithms that need a draft head
+
+
+def default_draft_flags(algorithm: str, model: ResolvedModel, flags: list[str]) -> list[str]:
+    """``--speculative X`` with no draft given: the catalog's draft head of that kind for this model (SGLang itself
+    rejects DFLASH / DSPARK without ``--speculative-draft-model-path``); a one-line error naming the fix when the
+    catalog has none. STANDALONE needs the user's choice of draft model; EAGLE / NEXTN / NGRAM need no path."""
+    algo = algorithm.upper()
+    if algo not in DRAFTED and algo != "STANDALONE":
+        return []
+    if any(f.startswith("--speculative-draft-model-path") or f.startswith("--speculative-draft-model")
+           for f in flags):
+        return []
+    from planner.catalog.drafts import catalog_drafts  # noqa: PLC0415
+
+    target = getattr(model, "catalog_id", None) or model.spec.name
+    names = {str(target).lower(), str(model.spec.name).lower()}
+    found = [e.id for e in catalog_drafts() if e.kind == DRAFTED.get(algo) and names & {t.lower() for t in e.targets}]
+    if found:
+        return ["--speculative-draft-model-path", found[0]]
+    kinds = sorted(e.id for e in catalog_drafts() if e.kind == DRAFTED.get(algo))
+    what = "a smaller model with the same vocabulary" if algo == "STANDALONE" else f"a {algo} head for this model"
+    raise BadInput(f"--speculative {algo}: needs --speculative-draft-model-path ({what}); the catalog has none for "
+                   f"{model.spec.name}" + (f" (its {algo} heads: {', '.join(kinds)})" if kinds else "")
+                   + "; give a catalog name, a config.json, a checkpoint directory or a Hub id")
+
+
+def d_tradeoff(plan: Plan, gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str],
+               free_before_gib: float | None, free_after_gib: float | None, draft: ModelSpec | None,
+               version: str | None) -> list[str]:
+    """DFLASH / DSPARK: the recommended launch re-planned with a smaller draft block, so the report says what
+    the draft's D costs (each running request holds mamba intermediates for D draft tokens and D verify slots);
+    the search keeps the draft's own D (it was trained for it)."""
+    a = plan.args
+    if a is None or a.speculative_algorithm not in ("DFLASH", "DSPARK") or _capacity(plan) is None:
+        return []
+    d0 = int(a.speculative_num_draft_tokens or 0)
+    flag = "--speculative-dflash-block-size" if a.speculative_algorithm == "DFLASH" else "--speculative-dspark-block-size"
+    out = [f"D = {d0} (recommended: the draft's own block): {_capacity(plan)}"]
+    for d in sorted({max(2, d0 // 2), max(2, d0 // 4)}, reverse=True):
+        if d >= d0:
+            continue
+        block = d if a.speculative_algorithm == "DFLASH" else d - 1  # DSPARK: D = gamma + 1
+        try:
+            p = make_plan(gpu, model, [*_drop_flag(flags, "--speculative-num-draft-tokens"), flag, str(block)], env,
+                          free_before_gib, free_after_gib, draft=draft, version=version)
+        except BadInput:
+            continue
+        cap = _capacity(p)
+        if cap is None:
+            out.append(f"D = {d} ({flag} {block}): {p.verdict} ({p.error_type}: {p.error_message})")
+        else:
+            out.append(f"D = {d} ({flag} {block}): {cap} (the draft was trained for D = {d0}: acceptance may drop)")
+    return out
+
+
+def _drop_rejected(ranked: list[Candidate], gpu: GpuProfile, model: ResolvedModel, env: dict[str, str],
+                   free_before_gib: float | None, free_after_gib: float | None, draft: ModelSpec | None,
+                   version: str | None) -> tuple[list[Candidate], Plan | None]:
+    """The ranked points whose whole plan SGLang's code would not reject. The vectorised scan sizes the pools;
+    a check the scan does not run (a draft's ModelConfig refusing the target's context length, a DFLASH draft's
+    target layers) can still reject a point, so the best points are re-planned in full, in rank order, and the
+    rejected ones dropped (at most 64 plans; the first accepted one is the recommendation)."""
+    kept: list[Candidate] = []
+    first: Plan | None = None
+    for i, c in enumerate(ranked):
+        if i >= 64 and first is None:
+            break
+        if first is not None and len(kept) >= 64:
+            kept.append(c)
+            continue
+        p = make_plan(gpu, model, c.flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
+        if p.verdict == "rejected":
+            continue
+        kept.append(c)
+        first = first or p
+    return kept, first
+
+
+def _algo_in(flags: list[str]) -> str:
+    for i, f in enumerate(flags):
+        if f == "--speculative-algorithm" and i + 1 < len(flags):
+            return flags[i + 1].upper()
+        if f.startswith("--speculative-algorithm="):
+            return f.split("=", 1)[1].upper()
+    return ""
+
+
+def _capacity(plan: Plan) -> str | None:
+    p = plan.profile
+    if p is None or p.max_running_requests is None or p.max_total_num_tokens is None:
+        return None
+    return f"{p.max_running_requests} running requests, {p.max_total_num_tokens:,} KV tokens"
+
+
+def _drop_flag(flags: list[str], name: str) -> list[str]:
+    out, skip = [], False
+    for f in flags:
+        if skip:
+            skip = False
+            continue
+        if f == name:
+            skip = True
+            continue
+        if f.startswith(name + "="):
+            continue
+        out.append(f)
+    return out

@@ -38,22 +38,69 @@ MATRIX = [
     ("a100-80gb", "qwen3.5-9b", Needs(speculative="EAGLE", context=8192, concurrency=16)),
     ("l40s", "qwen3.5-9b", Needs(context=32768, concurrency=2, allow_fp8_kv=True)),
 ]
+# issue 14: the search with the newer speculative algorithms (no draft given: the catalog's head for the model),
+# and STANDALONE with a draft the user names; ids spec*, rows a release does not have are skipped
+SPEC_MATRIX = [
+    ("rtxpro6000", "qwen3.6-27b", Needs(speculative="DFLASH"), [], "0.5.11"),
+    ("rtxpro6000", "qwen3.6-27b", Needs(context=131072, concurrency=2, speculative="DFLASH"), [], "0.5.11"),
+    ("rtxpro6000", "qwen3.6-27b", Needs(speculative="NGRAM"), [], "0.5.9"),
+    ("h100-sxm", "qwen3.5-27b", Needs(context=65536, concurrency=4, speculative="NGRAM"), [], "0.5.9"),
+    ("rtxpro6000", "qwen3.6-27b", Needs(speculative="DSPARK"), [], "0.5.16"),
+    ("h100-sxm", "qwen3-32b", Needs(speculative="STANDALONE"),
+     ["--tp-size", "4", "--speculative-draft-model-path", "qwen3-8b"], "0.5.9"),
+]
 SEED = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
         "--speculative-num-draft-tokens 4 --mamba-scheduler-strategy extra_buffer "
         "--max-mamba-cache-size 24 --mamba-full-memory-ratio 0.4").split()
 
 
+def _vt(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def oracle_flags(flags: list[str], drafts_dir: str) -> list[str]:
+    """The flags as the oracle takes them: a catalog draft name becomes the folder holding its config.json
+    (tests/golden/recommended/drafts/<id>/, written by --write-drafts)."""
+    out = list(flags)
+    for i, f in enumerate(out[:-1]):
+        if f == "--speculative-draft-model-path":
+            out[i + 1] = f"{drafts_dir}/{out[i + 1]}"
+    return out
+
+
+def write_drafts(root: Path) -> None:
+    from planner.catalog.catalog import CONFIG_DIR  # noqa: PLC0415
+
+    for e in load_catalog():
+        if e.draft or e.id in {r[3][r[3].index("--speculative-draft-model-path") + 1] for r in SPEC_MATRIX
+                                if "--speculative-draft-model-path" in r[3]}:
+            (root / e.id).mkdir(parents=True, exist_ok=True)
+            (root / e.id / "config.json").write_text((CONFIG_DIR / e.file).read_text())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sglang-version", required=True)
-    version = ap.parse_args().sglang_version
+    ap.add_argument("--spec-only", action="store_true", help="only the speculative rows (SPEC_MATRIX)")
+    ap.add_argument("--oracle-input", action="store_true",
+                    help="write the oracle's batch lines: catalog draft names as ../drafts/<id> folders")
+    ap.add_argument("--write-drafts", action="store_true", help="(re)write tests/golden/recommended/drafts/")
+    ns = ap.parse_args()
+    version = ns.sglang_version
+    if ns.write_drafts:
+        write_drafts(Path(__file__).resolve().parents[1] / "tests" / "golden" / "recommended" / "drafts")
     files = {e.id: e.file for e in load_catalog()}
     from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
     from planner.engines.sglang.rules import rules_for  # noqa: PLC0415
 
     seed = translate_flags(SEED, rules_for(version).flags)  # the strategy flag in this release's spelling
-    rows = [(g, m, n, []) for g, m, n in MATRIX] + [("rtxpro6000", "qwen3.6-27b", Needs(), seed)]
-    for i, (gpu_id, model_id, needs, fixed) in enumerate(rows):
+    rows = [(f"rec{i:02d}", g, m, n, []) for i, (g, m, n) in enumerate(MATRIX)]
+    rows += [(f"rec{len(MATRIX):02d}", "rtxpro6000", "qwen3.6-27b", Needs(), seed)]
+    if ns.spec_only:
+        rows = []
+    rows += [(f"spec{i:02d}", g, m, n, translate_flags(f, rules_for(version).flags))
+             for i, (g, m, n, f, since) in enumerate(SPEC_MATRIX) if _vt(version) >= _vt(since)]
+    for rid, gpu_id, model_id, needs, fixed in rows:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
         res = run_search(gpu, model, fixed, needs=needs, relax=False, version=version)
         if res.recommended is None:
@@ -61,9 +108,10 @@ def main() -> None:
             continue
         p = res.recommended
         print(json.dumps({
-            "id": f"rec{i:02d}_{gpu_id}_{model_id}", "gpu": gpu_id, "planner_model": model_id,
+            "id": f"{rid}_{gpu_id}_{model_id}", "gpu": gpu_id, "planner_model": model_id,
             "sglang_version": version,
-            "needs": asdict(needs), "fixed": fixed, "flags": res.ranked[0].flags,
+            "needs": asdict(needs), "fixed": fixed,
+            "flags": oracle_flags(res.ranked[0].flags, "../drafts") if ns.oracle_input else res.ranked[0].flags,
             "gpu_total_mib": gpu.capacity_mib, "gpu_sm": gpu.compute_capability, "gpu_name": gpu.nvml_names[0],
             "config_json": f"../../../../planner/catalog/configs/{files[model.catalog_id]}",
             "free_before_gib": p.free_before_bytes / 2**30, "free_after_gib": p.free_after_bytes / 2**30,

@@ -235,7 +235,14 @@ def context_length(text: dict[str, Any]) -> int:
             if not isinstance(val, (int, float)) or isinstance(val, bool):
                 raise BadInput(f"config.json: '{key}' must be a number, got {val!r}")
             return int(factor * val)
-    return 2048
+    # no key in the file: transformers' config class fills max_position_embeddings with its own default, which
+    # SGLang then reads (Qwen3Config / Qwen2Config / Qwen3MoeConfig 32768, MistralConfig / MixtralConfig 4096 * 32,
+    # LlamaConfig 2048: transformers/models/*/configuration_*.py); 2048 is get_context_length's own fallback
+    return _HF_DEFAULT_MAX_POSITIONS.get(str(text.get("model_type") or ""), 2048)
+
+
+_HF_DEFAULT_MAX_POSITIONS = {"qwen3": 32768, "qwen2": 32768, "qwen3_moe": 32768, "mistral": 131072,
+                             "mixtral": 131072, "llama": 2048}
 
 
 _Layout = tuple[Literal["gdn", "mamba2"] | None, int, list[int], list[int], "MambaShape | None"]
