@@ -19,7 +19,7 @@ from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dense"
-RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.21", "0.5.23")
+RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.18", "0.5.21", "0.5.23")
 # startup checks SGLang runs after the pools that the oracle does not execute (as in test_golden_oracle.py):
 # where the planner stops at one of them and the oracle says ok, the sizing fields must still agree
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
@@ -29,9 +29,11 @@ NO_EAGLE3 = {"0.5.9"}
 # (release, case) where the oracle's adapter does not run the SGLang code that decides, and the planner follows
 # SGLang's code: the EAGLE worker sets the draft's context length to the target's before building the draft
 # (srt/speculative/eagle_worker_v2.py:964-965 @0.5.14, :208-211 @0.5.21), whose _derive_context_length then raises;
-# the repo's 0.5.14 / 0.5.21 adapters build the draft ModelConfig from the user's --context-length (None), so they
+# the repo's 0.5.14 / 0.5.18 / 0.5.21 adapters build the draft ModelConfig from the user's --context-length (None), so they
 # report ok
 ORACLE_GAPS = {("0.5.14", "llama8b_eagle3_ctx_rejected"): "draft context set to the target's (eagle_worker_v2.py:965)",
+               ("0.5.18", "llama8b_eagle3_ctx_rejected"): "ModelConfig(context_length=target's, "
+                                                          "srt/speculative/eagle_worker_v2.py:179 @0.5.18)",
                ("0.5.21", "llama8b_eagle3_ctx_rejected"): "ModelConfig(context_length=target's, "
                                                           "srt/speculative/eagle_worker_v2.py:210 @0.5.21)"}
 
