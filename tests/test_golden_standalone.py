@@ -20,7 +20,7 @@ from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
 FOLDER = Path(__file__).resolve().parent / "golden" / "spec" / "standalone"
-RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.21", "0.5.23")
+RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.18", "0.5.21", "0.5.23")
 DRAFT_CONTEXT = "Target model's context_length"
 
 

@@ -133,6 +133,11 @@ class Rules:
     # 0.5.19+: NemotronH's Blackwell defaults (trtllm_mha + page 64 on SM100, triton with spec elsewhere) and no
     # triton assert (srt/arg_groups/model_overrides/nemotron_h.py:97-123 @0.5.19)
     nemotron_blackwell_defaults: bool = False
+    # 0.5.15-0.5.18: NemotronH's triton assertion runs in _handle_model_specific_adjustments before its
+    # _handle_mamba_radix_cache call (srt/server_args.py:4175-4182, 4224 @0.5.15; :5719-5726, 5795 @0.5.18): NemotronH
+    # is not in the linear-attention registry's pre-dispatch; 0.5.13-0.5.14's nemotron_h_hook.py resolves the radix
+    # cache first (srt/arg_groups/nemotron_h_hook.py:63-67 @0.5.14)
+    nemotron_triton_check_first: bool = False
     # 0.5.19+: trtllm_mha prefill also on SM90/SM120 (srt/arg_groups/attention_hook.py:131-157 @0.5.19)
     trtllm_prefill_sm90_sm120: bool = False
     # 0.5.14+: tp_worker's pool checks run in alloc_memory_pool, before the attention backend and the CUDA
@@ -423,6 +428,8 @@ _CHANGED_IN_0_5_22 = ("graph_max_bs_clipped_to_mrr", "tc_piecewise_removed", "dr
 # What each switch (or group of switches) means for a user, to say what changed between two releases.
 _CHANGES: dict[str | tuple[str, ...], str] = {
     "strategy_key": "--mamba-scheduler-strategy became --mamba-radix-cache-strategy (old name an alias until 0.5.20)",
+    "nemotron_triton_check_first": "NemotronH's triton-backend assertion runs before its radix-cache checks (which "
+                                   "error a launch gets)",
     "auto_extra_buffer": "the default strategy 'auto' means extra_buffer when overlap is on (5 mamba slots per "
                          "running request instead of 3)",
     "cuda_graph_config": "mem_fraction_static no longer adds 4 GiB for speculative decoding, and counts the prefill "
@@ -487,6 +494,7 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
 
 
 _RELEVANT: dict[str | tuple[str, ...], set[str]] = {  # which plans a change can matter to: "mamba" (hybrid model), "spec", "mrr" (flag given)
+    "nemotron_triton_check_first": {"mamba"},
     "strategy_key": {"mamba"}, "auto_extra_buffer": {"mamba"}, "mamba_solve": {"mamba+spec"},
     "spec_v2_env": {"spec"}, "zero_checks": {"mamba"}, "padding_slots": {"mamba"}, "mm_kv_reserve": {"mm"}, "mm_breakable_allowlist": {"mm"},
     _CHANGED_IN_0_5_13: {"mamba"}, "spec_topk_disables_overlap": {"spec"}, "req_to_token_headroom": {"spec"},

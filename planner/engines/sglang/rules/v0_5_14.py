@@ -54,6 +54,8 @@ V0_5_14 = replace(V0_5_14, ngram_disables_overlap=False, ngram_steps_from_draft_
 V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_default="breakable",
                   decode_term_always=False, fa4_page_any=True)
 V0_5_15 = replace(V0_5_15, dflash_draft_backend="0.5.15")  # DFLASH (speculative_hook.py:240 @0.5.15)
+# NemotronH: the triton assertion before the mamba radix-cache checks (srt/server_args.py:4175-4182, 4224 @0.5.15)
+V0_5_15 = replace(V0_5_15, nemotron_triton_check_first=True)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
                   req_to_token_headroom="page", req_generation=True, gdn_blackwell="v0_5_16",
                   unified_init_typeerror=True, dspark=True)

@@ -49,6 +49,7 @@ V0_5_18 = replace(V0_5_17, version="0.5.18", flags="v0_5_18", mm_kv_reserve=True
 V0_5_18 = replace(V0_5_18, dflash_draft_cell_own_geometry=True, dflash_draft_backend="0.5.18")
 V0_5_18 = replace(V0_5_18, draft_nextn_on_text_config=True, draft_context_is_targets=True)  # --- STANDALONE --- (draft nextn on hf_text_config)
 V0_5_19 = replace(V0_5_18, version="0.5.19", flags="v0_5_19", nemotron_blackwell_defaults=True,
+                  nemotron_triton_check_first=False,
                   trtllm_prefill_sm90_sm120=True, unified_mode="v0_5_19", unified_budget_total=True, unified_pad=True,
                   unified_tables=False, unified_refuses_prefill_graph=True, dspark_nemotron_capture=True)
 

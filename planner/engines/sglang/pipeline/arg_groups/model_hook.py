@@ -93,10 +93,13 @@ def model_specific_adjustments(s: ArgState) -> None:
         _nemotron_blackwell_defaults(s)
         mamba_radix(s, True, None)
     elif arch == "NemotronHForCausalLM":
-        mamba_radix(s, rules.nemotron_extra_buffer, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
+        if not rules.nemotron_triton_check_first:
+            mamba_radix(s, rules.nemotron_extra_buffer, "flashinfer")  # srt/arg_groups/nemotron_h_hook.py:58-62 @0.5.13
         if s.attn == "triton":
             raise Rejected("AssertionError", "NemotronHForCausalLM does not support triton attention backend,"
                            "as the first layer might not be an attention layer", "srt/server_args.py:2178-2182 @0.5.11")
+        if rules.nemotron_triton_check_first:  # 0.5.15-0.5.18 (srt/server_args.py:5719-5726, 5795 @0.5.18)
+            mamba_radix(s, rules.nemotron_extra_buffer, "flashinfer")
     elif arch in _QWEN_HYBRID_ARCHS:
         sm100_default = "triton"
         if s.dev.sm100 and rules.qwen_hybrid_sm100_trtllm:  # 0.5.9: always triton (srt/server_args.py:1579-1605 @0.5.9)
