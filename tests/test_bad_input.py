@@ -240,3 +240,17 @@ def test_check_stale_warning_lists_every_differing_flag(capsys):
               "--max-running-requests", "--speculative-num-steps"):
         assert f in stale, f
     assert stale.index("--mamba-scheduler-strategy") < stale.index("--speculative-num-steps")  # memory first
+
+
+def test_a_layer_count_no_model_has_is_one_line_not_a_hang(tmp_path, capsys):
+    """A fuzzed config.json with 10^12 layers once made the GDN layout build a 10^12-entry list (the fuzz test ran
+    for minutes): such a count is bad input, named with the field."""
+    cfg = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_hidden_layers": 10**12,
+           "full_attention_interval": 4, "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 2,
+           "head_dim": 256, "vocab_size": 1000, "linear_num_value_heads": 32, "linear_num_key_heads": 16,
+           "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    assert main(["--gpu", "rtxpro6000", "--model", str(path), "--no-search"]) == 2
+    err = capsys.readouterr().err
+    assert "'num_hidden_layers'" in err and err.count("\n") == 1

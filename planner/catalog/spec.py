@@ -206,7 +206,13 @@ def _req(d: dict[str, Any], key: str, where: str, typ: type = int) -> Any:
         raise BadInput(f"config.json: '{key}' in {where} must be an integer, got {val!r}")
     if typ is int and val <= 0:
         raise BadInput(f"config.json: '{key}' in {where} must be positive, got {val!r}")
+    if typ is int and val > _MAX_COUNTS.get(key, val):  # a count no model has: the layer lists would not fit in memory
+        raise BadInput(f"config.json: '{key}' in {where} is {val:,}, more than any model has "
+                       f"(at most {_MAX_COUNTS[key]:,}); check the file")
     return val
+
+
+_MAX_COUNTS = {"num_hidden_layers": 100_000}
 
 
 def _opt_int(d: dict[str, Any], key: str) -> int | None:
