@@ -9,7 +9,6 @@ Releases: 0.5.11 (the overlap scheduler off, the layer-ratio draft KV, the draft
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,11 +16,11 @@ import pytest
 from planner.errors import BadInput
 
 from test_golden_oracle import BEYOND_ORACLE, OUTCOME_FIELDS, _plan_summary  # noqa: E402
+from golden_sets import read_pairs, releases  # noqa: E402
 from planner.summary import SUMMARY_FIELDS  # noqa: E402
 
 FOLDER = Path(__file__).parent / "golden" / "spec" / "dflash"
-RELEASES = sorted((p.name.split("-", 1)[1] for p in FOLDER.glob("sglang-*") if (p / "results.jsonl").exists()),
-                  key=lambda v: tuple(int(x) for x in v.split(".")))
+RELEASES = releases(FOLDER)
 
 # What SGLang decides that the planner refuses as not modelled (exit 2), by flag: pipeline parallelism, DP
 # attention (both refused by check_scope before DFLASH's own ValueError) and the compact draft cache of
@@ -31,22 +30,8 @@ NOT_MODELLED_FLAGS = ("--pp-size", "--enable-dp-attention", "--speculative-draft
 
 
 def _load(version: str) -> list[tuple[dict, dict]]:
-    folder = FOLDER / f"sglang-{version}"
-    res = {}
-    for line in (folder / "results.jsonl").read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            res[d["id"]] = d["summary"]
-    out = []
-    for line in (folder / "cases.jsonl").read_text().splitlines():
-        if line.strip():
-            c = json.loads(line)
-            if c["id"] not in res:
-                continue
-            c["version"] = version
-            c["flags"] = [str(FOLDER / f) if f.startswith("drafts/") else f for f in c["flags"]]
-            out.append((c, res[c["id"]]))
-    return out
+    return [({**c, "flags": [str(FOLDER / f) if f.startswith("drafts/") else f for f in c["flags"]]}, e)
+            for c, e in read_pairs(FOLDER, version, skip_missing=True)]
 
 
 CASES = [(c, e) for v in RELEASES for c, e in _load(v)]

@@ -9,7 +9,6 @@ tests/golden/spec/dspark/sglang-<release>/README.md gives the command that made 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from planner.errors import BadInput
+from golden_sets import read_pairs, releases
 from planner.summary import SUMMARY_FIELDS
 
 GOLDEN = Path(__file__).parent / "golden" / "spec" / "dspark"
-RELEASES = sorted((p.name.split("-", 1)[1] for p in GOLDEN.glob("sglang-*") if (p / "results.jsonl").exists()),
-                  key=lambda v: tuple(int(x) for x in v.split(".")))
+RELEASES = releases(GOLDEN)
 # launches SGLang decides that the planner refuses as not modelled (exit 2) before its DSPARK rules run:
 # pipeline and data parallelism are outside the planner's scope (server_args.check_scope)
 NOT_MODELLED = {"pp2_rejected": "--pp-size", "dp_attn_no_lm_head_rejected": "--dp-size"}
@@ -39,20 +38,9 @@ def _not_modelled(case: dict) -> str | None:
 
 def _load(version: str) -> list[tuple[dict, dict]]:
     folder = GOLDEN / f"sglang-{version}"
-    res = {}
-    for line in (folder / "results.jsonl").read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            res[d["id"]] = d["summary"]
-    out = []
-    for line in (folder / "cases.jsonl").read_text().splitlines():
-        if line.strip():
-            c = json.loads(line)
-            c["version"] = version
-            # draft paths in the cases are relative to the cases file
-            c["flags"] = [str((folder / f).resolve()) if f.startswith("../drafts/") else f for f in c["flags"]]
-            out.append((c, res[c["id"]]))
-    return out
+    # draft paths in the cases are relative to the cases file
+    return [({**c, "flags": [str((folder / f).resolve()) if f.startswith("../drafts/") else f for f in c["flags"]]}, e)
+            for c, e in read_pairs(GOLDEN, version)]
 
 
 CASES = [(c, e) for v in RELEASES for c, e in _load(v)]

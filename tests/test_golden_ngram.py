@@ -8,32 +8,19 @@ tests/golden/spec/ngram/sglang-<release>/README.md gives the command that made t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from golden_sets import read_pairs, releases
 from planner.summary import SUMMARY_FIELDS
 
 GOLDEN = Path(__file__).parent / "golden" / "spec" / "ngram"
-RELEASES = sorted((p.name.split("-", 1)[1] for p in GOLDEN.glob("sglang-*") if (p / "results.jsonl").exists()),
-                  key=lambda v: tuple(int(x) for x in v.split(".")))
+RELEASES = releases(GOLDEN)
 
 
 def _load(version: str) -> list[tuple[dict, dict]]:
-    folder = GOLDEN / f"sglang-{version}"
-    res = {}
-    for line in (folder / "results.jsonl").read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            res[d["id"]] = d["summary"]
-    out = []
-    for line in (folder / "cases.jsonl").read_text().splitlines():
-        if line.strip():
-            c = json.loads(line)
-            c["version"] = version
-            out.append((c, res[c["id"]]))
-    return out
+    return read_pairs(GOLDEN, version)
 
 
 CASES = [(c, e) for v in RELEASES for c, e in _load(v)]

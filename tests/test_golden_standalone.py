@@ -7,13 +7,13 @@ summary field is compared exactly, with the oracle's documented gaps named where
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from test_golden_oracle import BEYOND_ORACLE, OUTCOME_FIELDS
 
+from golden_sets import read_pairs
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
@@ -25,14 +25,7 @@ DRAFT_CONTEXT = "Target model's context_length"
 
 
 def _load(version: str) -> list[tuple[dict, dict]]:
-    d = FOLDER / f"sglang-{version}"
-    cases = [json.loads(x) for x in (d / "cases.jsonl").read_text().splitlines() if x.strip()]
-    results = {r["id"]: r["summary"] for r in map(json.loads, (d / "results.jsonl").read_text().splitlines()) if r}
-    out = []
-    for c in cases:
-        c = {**c, "version": version}
-        out.append((c, results[c["id"]]))
-    return out
+    return read_pairs(FOLDER, version)
 
 
 CASES = {v: _load(v) for v in RELEASES}
