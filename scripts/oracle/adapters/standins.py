@@ -36,3 +36,22 @@ SERVER_ARG_ALIASES = {
     "cuda_graph_bs": lambda sa: sa.cuda_graph_config.decode.bs,
     "mamba_scheduler_strategy": "mamba_radix_cache_strategy",
 }
+
+
+def dflash_runner_fields(r, sa, model_config):
+    """The DFLASH block of ModelRunner.__init__ the oracle does not run (model_runner.py:417-460 @0.5.11,
+    :513-538 @0.5.14): SGLang's own draft-config parsing and target-layer resolution, the fields set on ``r``."""
+    from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config
+
+    dmc = r._build_model_config(sa, model_path=sa.speculative_draft_model_path,
+                                model_revision=sa.speculative_draft_model_revision, is_draft_model=True)
+    dcfg = parse_dflash_draft_config(draft_hf_config=dmc.hf_config)
+    draft_num_layers = dcfg.require_num_layers()
+    target_num_layers = getattr(model_config.hf_text_config, "num_hidden_layers", None)
+    if target_num_layers is None:
+        raise ValueError("DFLASH requires target num_hidden_layers in config. "
+                         f"Got target={target_num_layers}.")
+    r.dflash_use_aux_hidden_state = True
+    r.dflash_draft_num_layers = int(draft_num_layers)
+    r.dflash_target_layer_ids = dcfg.resolve_target_layer_ids(
+        target_num_layers=int(target_num_layers), draft_num_layers=int(draft_num_layers))

@@ -11,6 +11,7 @@ own functions in that block's order (parse_dflash_draft_config, require_num_laye
 everything else is the shared adapter, unchanged.
 """
 from versions import shared_v0_5_11 as _base
+from versions.standins import dflash_runner_fields
 from versions.shared_v0_5_11 import *  # noqa: F401,F403  (re-exported for oracle.py and the adapters built on it)
 
 globals().update({k: getattr(_base, k) for k in dir(_base) if k.startswith("_") and not k.startswith("__")})
@@ -23,18 +24,5 @@ def make_runner(S, server_args, model_config, is_draft_worker=False, req_to_toke
     sa = server_args
     # (0.5.9 / 0.5.10 reuse this make_runner: their SpeculativeAlgorithm has no DFLASH)
     if getattr(r.spec_algorithm, "is_dflash", lambda: False)() and not is_draft_worker:  # model_runner.py:417-460 @0.5.11
-        from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config
-
-        dmc = r._build_model_config(sa, model_path=sa.speculative_draft_model_path,
-                                    model_revision=sa.speculative_draft_model_revision, is_draft_model=True)
-        dcfg = parse_dflash_draft_config(draft_hf_config=dmc.hf_config)
-        draft_num_layers = dcfg.require_num_layers()
-        target_num_layers = getattr(model_config.hf_text_config, "num_hidden_layers", None)
-        if target_num_layers is None:
-            raise ValueError("DFLASH requires target num_hidden_layers in config. "
-                             f"Got target={target_num_layers}.")
-        r.dflash_use_aux_hidden_state = True
-        r.dflash_draft_num_layers = int(draft_num_layers)
-        r.dflash_target_layer_ids = dcfg.resolve_target_layer_ids(
-            target_num_layers=int(target_num_layers), draft_num_layers=int(draft_num_layers))
+        dflash_runner_fields(r, sa, model_config)
     return r

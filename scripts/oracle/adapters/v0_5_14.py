@@ -23,6 +23,7 @@ import socket
 import types
 
 from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
+from versions.standins import dflash_runner_fields
 from versions.standins import no_kernel_warmups as _no_kernel_warmups
 
 VERSION = "0.5.14"
@@ -216,20 +217,7 @@ def parse_args_block(S, server_args, model_config, is_draft_worker=False, req_to
             except Exception:
                 r.eagle_aux_hidden_state_layer_ids = None
     if spec.is_dflash() and not is_draft_worker:
-        from sglang.srt.speculative.dflash_utils import parse_dflash_draft_config
-
-        dmc = r._build_model_config(sa, model_path=sa.speculative_draft_model_path,
-                                    model_revision=sa.speculative_draft_model_revision, is_draft_model=True)
-        dcfg = parse_dflash_draft_config(draft_hf_config=dmc.hf_config)
-        draft_num_layers = dcfg.require_num_layers()
-        target_num_layers = getattr(model_config.hf_text_config, "num_hidden_layers", None)
-        if target_num_layers is None:
-            raise ValueError("DFLASH requires target num_hidden_layers in config. "
-                             f"Got target={target_num_layers}.")
-        r.dflash_use_aux_hidden_state = True
-        r.dflash_draft_num_layers = int(draft_num_layers)
-        r.dflash_target_layer_ids = dcfg.resolve_target_layer_ids(
-            target_num_layers=int(target_num_layers), draft_num_layers=int(draft_num_layers))
+        dflash_runner_fields(r, sa, model_config)
     return r
 
 
