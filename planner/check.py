@@ -40,6 +40,7 @@ _MEMORY_FIELDS = (
     ("max_total_tokens", "--max-total-tokens"), ("max_mamba_cache_size", "--max-mamba-cache-size"),
     ("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
     ("mamba_scheduler_strategy", "--mamba-scheduler-strategy"), ("mamba_ssm_dtype", "--mamba-ssm-dtype"),
+    ("mamba_radix_cache_strategy", "--mamba-radix-cache-strategy"),  # the field's name from 0.5.14
     ("kv_cache_dtype", "--kv-cache-dtype"), ("attention_backend", "--attention-backend"),
     ("speculative_algorithm", "--speculative-algorithm"), ("speculative_num_steps", "--speculative-num-steps"),
     ("speculative_eagle_topk", "--speculative-eagle-topk"),
@@ -151,7 +152,7 @@ def flags_from_server_args(args: dict[str, Any]) -> list[str]:
         v = args.get(key)
         if v is None or isinstance(v, (dict, list)):
             continue
-        if key == "mamba_scheduler_strategy" and v == "auto":
+        if key in ("mamba_scheduler_strategy", "mamba_radix_cache_strategy") and v == "auto":
             continue
         if key == "kv_cache_dtype" and v == "auto":
             continue

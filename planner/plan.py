@@ -163,7 +163,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         if rules.draft_weights_before_sizing and _spec_in(flags) and not _ngram_in(flags):  # NGRAM loads no draft
             from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
 
-            dw, how = draft_load_before_sizing(model.spec, draft, tp_guess)
+            dw, how = draft_load_before_sizing(model.spec, draft, tp_guess, env)
             if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
                 from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
 

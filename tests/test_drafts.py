@@ -87,9 +87,13 @@ def test_head_model_counts_only_the_head_not_an_embedding_or_lm_head():
     from planner.catalog.weights import estimate_weight_bytes  # noqa: PLC0415
 
     assert estimate_weight_bytes(spec).total - n > vocab * h * 2  # (less the fc it lacks)
-    # DSpark adds its Markov head (2 x vocab x rank) and the float32 confidence head to the same trunk
+    # DSpark adds its Markov head (2 x vocab x rank) to the same trunk; the float32 confidence head (weight, bias and
+    # the sts_temperatures buffer) only where SGLANG_RAGGED_VERIFY_MODE is not its default "static"
+    # (srt/models/dspark.py:424-440, 487-489 @0.5.23; tests/golden/spec/dspark/heads-0.5.23.json)
     ds = resolve_draft("qwen3.8-27b-dspark")
-    assert ds.weight_bytes == 3_460_426_240 + 2 * 248320 * 256 * 2 + (5120 + 256 + 1) * 4
+    assert ds.weight_bytes == 3_460_426_240 + 2 * 248320 * 256 * 2
+    capped, _ = head_weight_bytes(ds.spec, {"SGLANG_RAGGED_VERIFY_MODE": "cap-accept"})
+    assert capped == ds.weight_bytes + (5120 + 256 + 1 + 1) * 4
     assert head_weight_bytes(resolve_draft("qwen3-8b-eagle3").spec) is None  # not a DFLASH/DSPARK head
 
 

@@ -22,10 +22,12 @@ mistral_eagle.py:210), MTP / NextN layers (srt/models/*_mtp.py, *_nextn.py), any
 causal LM, usable as a STANDALONE draft.
 
 Weights: :func:`head_weight_bytes` counts the tensors a DFLASH / DSPARK head holds, as SGLang builds
-the module (srt/models/dflash.py:728-772, srt/models/dspark.py:198-199, 313, 345, 437 @0.5.23): the
-draft layers, the final norm, ``fc`` (one ``hidden_size`` block per target layer it reads) and
-``hidden_norm``, plus DSpark's Markov head and confidence head. These heads hold no embedding and no
-LM head: they use the target's. A checkpoint's own total (index / headers), when given, wins.
+the module (srt/models/dflash.py:728-772, srt/models/dspark.py:198-199, 313, 345, 437 @0.5.23), with the
+pipeline's own count (``engines/sglang/pipeline/dflash.py`` ``head_weights``): the draft layers, the final
+norm, ``fc`` (one ``hidden_size`` block per target layer it reads) and ``hidden_norm``, plus DSpark's
+Markov head, and its float32 confidence head only where SGLANG_RAGGED_VERIFY_MODE builds one (not by
+default). These heads hold no embedding and no LM head: they use the target's. A checkpoint's own
+total (index / headers), when given, wins.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.catalog.catalog import CatalogEntry, ResolvedModel, find_entry, load_catalog, resolve_model
-from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang.pipeline.dflash import head_weights
 from planner.errors import BadInput
 
 FLAG = "--speculative-draft-model-path"
@@ -160,56 +163,17 @@ def _dflash_cfg(spec: ModelSpec) -> dict:
     return out
 
 
-def context_features(spec: ModelSpec) -> int:
-    """How many target-layer hidden states ``fc`` concatenates: ``len(target_layer_ids)``
-    (srt/models/dflash.py:750-760 @0.5.23; SGLang derives the ids from the layer counts when absent)."""
-    cfg = _dflash_cfg(spec)
-    ids = cfg.get("target_layer_ids") or spec.raw.get("target_layer_ids") or spec.raw.get("dspark_target_layer_ids")
-    if isinstance(ids, list) and ids:
-        return len(ids)
-    return spec.num_hidden_layers
-
-
-def _decoder_layer_params(spec: ModelSpec) -> int:
-    """One Qwen3-style draft decoder layer: q/k/v/o, q_norm/k_norm, gate/up/down, two RMSNorms."""
-    h, hd = spec.hidden_size, spec.head_dim
-    q, kv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
-    inter = spec.intermediate_size or 4 * h
-    return h * q + 2 * h * kv + q * h + 2 * hd + 3 * h * inter + 2 * h
-
-
-def head_weight_bytes(spec: ModelSpec) -> tuple[int, str] | None:
-    """(bytes, how) of a DFLASH / DSPARK head from its config; None for another kind (module docstring)."""
+def head_weight_bytes(spec: ModelSpec, env: dict[str, str] | None = None) -> tuple[int, str] | None:
+    """(bytes, how) of a DFLASH / DSPARK head from its config, at tp 1 under ``env`` (SGLang's defaults when
+    None); None for another kind. The count is the pipeline's own (engines/sglang/pipeline/dflash.py
+    ``head_weights``), the one the draft worker's load is sized with."""
     kind = draft_kind(spec)
     if kind not in ("DFLASH", "DSPARK"):
         return None
-    h = spec.hidden_size
-    per = DTYPE_BYTES.get(spec.dtype, 2)
-    k = context_features(spec)
-    layers = spec.num_hidden_layers * _decoder_layer_params(spec)
-    params = layers + h + k * h * h + h  # layers, norm, fc, hidden_norm
-    how = (f"{spec.num_hidden_layers} draft layers + norm + fc ({k} x {h} -> {h}) + hidden_norm")
-    extra_f32 = 0
-    if kind == "DSPARK":
-        cfg = {**_dflash_cfg(spec), **spec.raw}
-        rank = int(cfg.get("markov_rank") or cfg.get("dspark_markov_rank") or 0)
-        vocab = int(cfg.get("draft_vocab_size") or spec.vocab_size)
-        if rank:
-            params += 2 * vocab * rank  # markov_w1 (Embedding vocab x rank) + markov_w2 (rank -> vocab)
-            how += f" + Markov head 2 x {vocab} x {rank}"
-            head_type = str(cfg.get("markov_head_type") or cfg.get("dspark_markov_head_type") or "vanilla")
-            if head_type == "gated":
-                params += (h + rank) * rank + rank
-                how += " + gate_proj"
-            elif head_type == "rnn":
-                params += (2 * rank + h) * 3 * rank + 3 * rank
-                how += " + joint_proj"
-        if cfg.get("enable_confidence_head", True):
-            with_markov = bool(cfg.get("confidence_head_with_markov", rank > 0))
-            extra_f32 = (h + (rank if with_markov else 0)) + 1  # float32 Linear(input_dim, 1) with bias
-            how += " + confidence head (float32)"
-    total = params * per + extra_f32 * 4
-    return total, f"computed from the head's config: {params:,} params x {per} B ({how}); no embedding / LM head (the target's)"
+    w = head_weights(spec, 1, env, dspark=kind == "DSPARK")
+    f32 = f" + {w.f32_bytes:,} B float32" if w.f32_bytes else ""
+    return w.total_bytes, (f"computed from the head's config: {w.params:,} params x {w.dtype_bytes} B{f32} ({w.how}); "
+                           "no embedding / LM head (the target's)")
 
 
 # ----------------------------------------------------------------------------- fit to a target

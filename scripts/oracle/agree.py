@@ -86,13 +86,6 @@ def main() -> int:
         out = subprocess.run([py, os.path.join(args.oracle, "oracle.py"), "--batch", cases_path, "--summary-only"],
                              cwd=folder, capture_output=True, text=True, check=False)
         results = {r["id"]: r["summary"] for r in map(json.loads, out.stdout.splitlines()) if r}
-        if tuple(int(x) for x in args.version.split(".")) >= (0, 5, 23):
-            # the committed K/V convention (kv_one_tensor_convention.py): 0.5.23's one K/V tensor under k, v = 0
-            for sm in results.values():
-                for side in ("pool_kv", "pool_draft_kv"):
-                    k, v = f"{side}_k_bytes", f"{side}_v_bytes"
-                    if isinstance(sm.get(k), int) and isinstance(sm.get(v), int):
-                        sm[k], sm[v] = sm[k] + sm[v], 0
     finally:
         if os.path.exists(cases_path):
             os.remove(cases_path)
@@ -124,13 +117,6 @@ def main() -> int:
             # 0.5.9's argparse names the running script: the oracle's, or launch_server.py, which the planner
             # prints (tests/test_golden_oracle.py test_0_5_9_case_matches_oracle)
             exp = {**exp, "error_message": "launch_server.py" + msg[len("oracle.py"):]}
-        if tuple(int(x) for x in args.version.split(".")) >= (0, 5, 23):
-            # one K/V tensor per layer: the repository files it under K (scripts/oracle/kv_one_tensor_convention.py)
-            exp = dict(exp)
-            for side in ("pool_kv", "pool_draft_kv"):
-                k, v = f"{side}_k_bytes", f"{side}_v_bytes"
-                if isinstance(exp.get(k), int) and isinstance(exp.get(v), int):
-                    exp[k], exp[v] = exp[k] + exp[v], 0
         skip = {"spec_reserved_bytes"} if (args.family != "dense" and not new_gen
                                           and args.version not in ("0.5.11", "0.5.12")) else set()
         if exp["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE:

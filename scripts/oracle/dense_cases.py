@@ -256,20 +256,6 @@ def build(version, mode, out_path, seed=1, count=40):
     return c.cases
 
 
-def _one_kv_tensor(version):
-    """0.5.23 allocates K and V as one tensor per layer: the repository files it under pool_*kv_k_bytes."""
-    return tuple(int(x) for x in version.split(".")) >= (0, 5, 23)
-
-
-def _kv_one_tensor_convention(results):
-    """The shared oracle moves the V half onto pool_*kv_v_bytes; scripts/oracle/kv_one_tensor_convention.py puts
-    the results into the convention of the committed golden sets and the planner (k += v, v = 0)."""
-    import subprocess  # noqa: PLC0415
-    p = subprocess.run([sys.executable, os.path.join(HERE, "kv_one_tensor_convention.py")],
-                       input="".join(json.dumps(r) + "\n" for r in results), capture_output=True, text=True, check=True)
-    return [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
-
-
 def write_drafts():
     for name, (fn, _, _) in DRAFTS.items():
         d = os.path.join(GOLDEN, "drafts", name)
@@ -293,8 +279,6 @@ def regen(a):
         kc, kr, dropped = mcv.filter_results(cases, results)
         for r in kr:
             r.pop("elapsed_s", None)
-        if _one_kv_tensor(a.version):
-            kr = _kv_one_tensor_convention(kr)
         mcv.write_jsonl(os.path.join(out, cases_fn + ".jsonl"), kc)
         mcv.write_jsonl(os.path.join(out, results_fn + ".jsonl"), kr)
         for d in dropped:

@@ -196,11 +196,9 @@ def regen(a) -> None:
     shutil.rmtree(oracle, ignore_errors=True)
     if p.returncode not in (0, 3):
         raise SystemExit(f"oracle failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
-    out_text = p.stdout
-    if a.kv_one_tensor:  # 0.5.23: the repository's K/V convention (per-layer K|V tensor under pool_*kv_k_bytes)
-        out_text = subprocess.run([sys.executable, str(ROOT / "scripts" / "oracle" / "kv_one_tensor_convention.py")],
-                                  input=out_text, capture_output=True, text=True, check=True).stdout
-    results = [json.loads(ln) for ln in out_text.splitlines() if ln.strip()]
+    results = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
+    for r in results:
+        r.pop("elapsed_s", None)
     keep = {r["id"] for r in results if r["summary"].get("outcome") not in ("oracle_error", "input_error")}
     dropped = [{"id": r["id"], "outcome": r["summary"].get("outcome"),
                 "error": (r["summary"].get("error_message") or "")[:300]} for r in results if r["id"] not in keep]
@@ -222,16 +220,12 @@ def main(argv=None) -> int:
     pr.add_argument("--out", required=True)
     pr.add_argument("--py", default=os.path.expanduser("~/.cache/sglang-oracle/0.5.23/venv/bin/python"))
     pr.add_argument("--oracle", default="/work/shared/tools/sglang-oracle")
-    pr.add_argument("--kv-one-tensor", action=argparse.BooleanOptionalAction, default=None,
-                    help="file K|V under pool_kv_k_bytes (0.5.23's one tensor per layer); default: on for 0.5.23")
     a = p.parse_args(argv)
     if a.cmd == "cases":
         out = Path(a.out).resolve()
         out.mkdir(parents=True, exist_ok=True)
         write_jsonl(out / "cases.jsonl", build(out))
     else:
-        if a.kv_one_tensor is None:
-            a.kv_one_tensor = "0.5.23" in a.py
         regen(a)
     return 0
 

@@ -263,14 +263,6 @@ def regen(version: str, py: str, oracle: str, seed: int, count: int) -> None:
             if ln.strip():
                 r = json.loads(ln)
                 results[r["id"]] = {"id": r["id"], "summary": r["summary"]}
-    if _v(version) >= (0, 5, 23):
-        # the committed K/V convention (scripts/oracle/kv_one_tensor_convention.py): 0.5.23's one K/V tensor under k
-        for r in results.values():
-            sm = r["summary"]
-            for side in ("pool_kv", "pool_draft_kv"):
-                k, v = f"{side}_k_bytes", f"{side}_v_bytes"
-                if isinstance(sm.get(k), int) and isinstance(sm.get(v), int):
-                    sm[k], sm[v] = sm[k] + sm[v], 0
     with open(os.path.join(out, "results.jsonl"), "w") as f:
         f.writelines(json.dumps(results[x["id"]]) + "\n" for x in cases if x["id"] in results)
 

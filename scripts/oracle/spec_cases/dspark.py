@@ -195,13 +195,6 @@ def main(argv=None) -> int:
                           "--summary-only"], cwd=d, capture_output=True, text=True, check=False)
     sys.stderr.write(out.stderr[-1500:])
     results = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
-    if _v(a.version) >= (0, 5, 23):  # the committed K/V convention (scripts/oracle/kv_one_tensor_convention.py)
-        for r in results:
-            sm = r.get("summary") or {}
-            for side in ("pool_kv", "pool_draft_kv"):
-                k, v = f"{side}_k_bytes", f"{side}_v_bytes"
-                if isinstance(sm.get(k), int) and isinstance(sm.get(v), int):
-                    sm[k], sm[v] = sm[k] + sm[v], 0
     for r in results:
         r.pop("elapsed_s", None)
     kept_c, kept_r, dropped = split_kept(cases, results, drop_reason)

@@ -255,7 +255,7 @@ python3 scripts/oracle/spec_cases/ngram.py regen --version {version} --oracle /t
 `cases` writes the named cases of `curated()` and {count} random ones (seed {seed}) of
 `scripts/oracle/spec_cases/ngram.py`; `regen` runs them in one oracle batch (`--summary-only`, every case
 env-free), keeps SGLang's decisions and drops oracle errors and stand-in artifacts (`dropped.jsonl`,
-`make_cases_v0516.drop_reason`){"; 0.5.23's K and V, one tensor, are filed under K as in the other golden sets (scripts/oracle/kv_one_tensor_convention.py)" if _v(version) >= (0, 5, 23) else ""}.
+`make_cases_v0516.drop_reason`){"; 0.5.23's K and V, the two halves of one tensor per layer, are filed apart as SGLang reports them (scripts/oracle/kv_one_tensor_split.py)" if _v(version) >= (0, 5, 23) else ""}.
 Free memory after the weights = free before - target weights / tp - overhead: NGRAM loads no draft model.
 
 Kept: {len(res)} cases ({", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))}); dropped: {len(dropped)}.
@@ -289,14 +289,6 @@ def main(argv=None) -> int:
                           "--summary-only"], cwd=d, capture_output=True, text=True, check=False)
     sys.stderr.write(out.stderr[-2000:])
     results = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
-    if _v(a.version) >= (0, 5, 23):
-        # 0.5.23 keeps K and V in one tensor; the repository files it under K (scripts/oracle/kv_one_tensor_convention.py)
-        for r in results:
-            s = r.get("summary") or {}
-            for side in ("pool_kv", "pool_draft_kv"):
-                k, v = f"{side}_k_bytes", f"{side}_v_bytes"
-                if isinstance(s.get(k), int) and isinstance(s.get(v), int):
-                    s[k], s[v] = s[k] + s[v], 0
     kept_c, kept_r, dropped = split_kept(cases, results, drop_reason)
     _write(cases_path, kept_c)
     _write(os.path.join(d, "results.jsonl"), kept_r)

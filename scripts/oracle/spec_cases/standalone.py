@@ -323,12 +323,6 @@ def main(argv=None):
         results = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
         for r in results:
             r.pop("elapsed_s", None)
-            if _v(v) >= (0, 5, 23):  # the committed K/V convention (scripts/oracle/kv_one_tensor_convention.py)
-                sm = r.get("summary") or {}
-                for side in ("pool_kv", "pool_draft_kv"):
-                    k, vv = f"{side}_k_bytes", f"{side}_v_bytes"
-                    if isinstance(sm.get(k), int) and isinstance(sm.get(vv), int):
-                        sm[k], sm[vv] = sm[k] + sm[vv], 0
         kept_cases, kept_results, dropped = split_kept(cases, results, drop_reason)
         _write(os.path.join(d, "cases.jsonl"), kept_cases)
         _write(os.path.join(d, "results.jsonl"), kept_results)

@@ -36,7 +36,7 @@ from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.catalog.weights import estimate_params, mtp_weight_bytes
 from planner.engines.interface import NeedLine
 from planner.engines.sglang.calibration import graph_estimate, workspace_estimate
-from planner.engines.sglang.pipeline.dflash import draft_weight_bytes
+from planner.engines.sglang.pipeline.dflash import DSPARK_ARCHITECTURES, draft_weight_bytes
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
 
@@ -91,7 +91,8 @@ def draft_embed_head_bytes(model: ModelSpec, tp: int) -> int:
     return tensors * (vocab // tp) * model.hidden_size * wbytes
 
 
-def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int) -> tuple[int, str]:
+def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int,
+                              env: dict[str, str] | None = None) -> tuple[int, str]:
     """Bytes per GPU the draft worker holds when SGLang 0.5.14+ sizes the target's pools, with how.
 
     0.5.14+ builds the draft worker (its ModelRunner loads every weight of the draft) before
@@ -103,12 +104,8 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
     parameters (estimated from its config). A real 0.5.16 log shows the MTP draft's whole load,
     0.79 GiB layer + 4.74 GiB embedding/LM head = 5.53 GiB, held when the pools are sized.
     """
-    if draft is not None and draft.architecture == "DFlashDraftModel":  # DFLASH: layers + fc (pipeline/dflash.py)
-        return draft_weight_bytes(draft, tp)
-    if draft is not None and draft.architecture in ("Qwen3DSparkModel", "DSparkDraftModel"):
-        n, how = dspark_draft_params(draft)
-        b = DTYPE_BYTES.get(draft.dtype, 2)
-        return n * b // tp, f"DSpark draft {draft.name}: ~{n / 1e6:.0f}M params ({how}) x {b} B / tp {tp} (estimate)"
+    if draft is not None and (draft.architecture == "DFlashDraftModel" or draft.architecture in DSPARK_ARCHITECTURES):
+        return draft_weight_bytes(draft, tp, env)  # DFLASH / DSPARK heads: pipeline/dflash.py head_weights
     if draft is not None:
         n = estimate_params(draft) * DTYPE_BYTES.get(draft.dtype, 2) // tp
         return n, f"draft head {draft.name}: ~{estimate_params(draft) / 1e6:.0f}M params x {DTYPE_BYTES.get(draft.dtype, 2)} B / tp {tp}"
@@ -119,26 +116,6 @@ def draft_load_before_sizing(model: ModelSpec, draft: ModelSpec | None, tp: int)
     return layer + eh, (f"{model.mtp_layers} MTP layer(s) {layer / (1 << 30):.2f} GiB + the draft's own embedding/LM head "
                         f"{eh / (1 << 30):.2f} GiB (vocab {model.vocab_size:,} x hidden {model.hidden_size}, / tp {tp}), "
                         "all loaded before the pools are sized")
-
-
-def dspark_draft_params(draft: ModelSpec) -> tuple[int, str]:
-    """Parameters of a DSpark draft (DSparkDraftModel = DFlashDraftModel + Markov and confidence heads,
-    srt/models/dspark.py:186-540 @0.5.23, and DFlashDraftModel.__init__ in models/dflash.py): its decoder layers, the fc that fuses
-    the captured target layers and its norms, the Markov head (markov_w1 vocab x rank, markov_w2 rank x vocab;
-    gated / rnn add their projections) and the confidence head. No embedding or LM head: the draft uses the
-    target's. An estimate from the config (the checkpoint's own sizes are not read)."""
-    t, h = draft.text, draft.hidden_size
-    hd, nq, nkv = draft.head_dim, draft.num_attention_heads, draft.num_key_value_heads
-    inter = int(t.get("intermediate_size") or 4 * h)
-    layer = h * nq * hd + 2 * h * nkv * hd + nq * hd * h + 2 * hd + 3 * h * inter + 2 * h
-    taps = len((t.get("dflash_config") or {}).get("target_layer_ids") or t.get("target_layer_ids") or []) \
-        or draft.num_hidden_layers
-    rank = int(t.get("markov_rank") or t.get("dspark_markov_rank") or 0)
-    kind = str(t.get("markov_head_type") or "vanilla").lower()
-    markov = 2 * draft.vocab_size * rank + {"gated": (h + rank) * rank + rank,
-                                            "rnn": (2 * rank + h) * 3 * rank + 3 * rank}.get(kind, 0)
-    n = draft.num_hidden_layers * layer + taps * h * h + 2 * h + markov + (h + rank)
-    return n, f"{draft.num_hidden_layers} layers, fc {taps} x {h} -> {h}, {kind} Markov head rank {rank}"
 
 
 def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> dict:

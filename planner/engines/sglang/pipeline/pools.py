@@ -257,6 +257,10 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     if state is not None and args.raw.get("enable_int8_mamba_checkpoint"):
         out["mamba_int8_checkpoint"] = int8_checkpoint_bytes(args, state, m)
     g = target
+    # 0.5.23 stores equal K and V rows as the two halves of one (2, rows, heads, dim) tensor per layer
+    # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23; rows are whole pages, so no padding) and still reports
+    # them apart: get_kv_size_bytes sizes the k_buffer and v_buffer views (:2753-2767), the log prints
+    # "K size: X GB, V size: Y GB" (:2082-2091); kv_k and kv_v are those views, their sum the tensor
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
     # k/v data_ptrs (uint64, L each), data_ptrs (uint64, 2L), data_strides (int64, 2L); free_pages int64
@@ -265,13 +269,6 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
         out["draft_kv_k"] = draft.layers * (n + page) * draft.heads * draft.head_dim * draft.dtype_bytes
         out["draft_kv_v"] = draft.layers * (n + page) * draft.heads * draft.v_head_dim * draft.dtype_bytes
         out["draft_index_buffers"] = 48 * draft.layers
-    if rules.kv_one_tensor:
-        # 0.5.23: equal K and V rows share one (2, rows, heads, dim) tensor per layer, V a view of it
-        # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23): same bytes, counted once under K
-        for k, v, geo in (("kv_k", "kv_v", g), ("draft_kv_k", "draft_kv_v", draft)):
-            if geo is not None and geo.head_dim == geo.v_head_dim and k in out:
-                out[k] = out[k] + out[v]
-                out[v] = 0
     return out
 
 
@@ -281,8 +278,8 @@ _LABELS = {
     "mamba_ssm": ("mamba ssm state", "srt/mem_cache/memory_pool.py:258-286 @0.5.11"),
     "mamba_intermediate_ssm": ("spec intermediate ssm", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
     "mamba_intermediate_conv": ("spec intermediate conv", "srt/mem_cache/memory_pool.py:287-331 @0.5.11"),
-    "kv_k": ("KV K", "srt/mem_cache/memory_pool.py:888-913 @0.5.11; K and V together from 0.5.23 (:2630-2645)"),
-    "kv_v": ("KV V", "srt/mem_cache/memory_pool.py:888-913 @0.5.11"),
+    "kv_k": ("KV K", "srt/mem_cache/memory_pool.py:888-913 @0.5.11; from 0.5.23 the K half of one K|V tensor (:2630-2645)"),
+    "kv_v": ("KV V", "srt/mem_cache/memory_pool.py:888-913 @0.5.11; from 0.5.23 the V half of one K|V tensor (:2630-2645)"),
     "index_buffers": ("index buffers", "srt/mem_cache/allocator.py:131-138 @0.5.11; memory_pool.py:341, 547-560, "
                       "915-934"),
     "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
@@ -315,10 +312,10 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
         geo = dg if key.startswith("draft") else g
         hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
         one = args.rules.kv_one_tensor and geo.head_dim == geo.v_head_dim
-        if one and key.endswith("_v"):
-            return "a view of the K tensor (one (2, rows, heads, dim) tensor per layer)"
-        return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x {'2 (K and V) x ' if one else ''}"
-                f"(N {n:,} + page {page}) x {geo.heads} heads x {hd} x {geo.dtype_bytes} B")
+        half = (" (the K half of one (2, rows, heads, dim) tensor per layer)" if key.endswith("_k")
+                else " (the V half of one (2, rows, heads, dim) tensor per layer)") if one else ""
+        return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x "
+                f"(N {n:,} + page {page}) x {geo.heads} heads x {hd} x {geo.dtype_bytes} B{half}")
     if key == "mamba_int8_checkpoint":
         slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
         return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
