@@ -260,7 +260,7 @@ def _modelopt(q: dict[str, Any], spec: ModelSpec) -> tuple[Assign, str]:
                 elif a == "NVFP4":
                     kinds[key] = nvfp4(g)
                 elif a == "W4A16_NVFP4":
-                    kinds[key] = nvfp4(g, "w4a16-nvfp4", input_scale_ckpt=False)
+                    kinds[key] = nvfp4(g, "w4a16-nvfp4")  # input_scale stored too: the published totals of nvidia/Qwen3.6-27B- and 35B-A3B-NVFP4 count 4 B per layer (tests/data/quantized_totals.json)
                 else:
                     raise UnmodelledQuantization(
                         f"quantization_config: modelopt MIXED_PRECISION layer algorithm '{a}' has no weight model "
@@ -270,7 +270,10 @@ def _modelopt(q: dict[str, Any], spec: ModelSpec) -> tuple[Assign, str]:
         def assign(l: Linear) -> Scheme | None:
             if skipped(l.name, exclude):
                 return None
-            for v in _variants(l.name):
+            # a routed expert is looked up by its FusedMoE prefix ('...mlp.experts'): _resolve_quant_algo
+            # (modelopt_quant.py:978-1008 @0.5.23) gets the module's prefix, not a projection's
+            names = _variants(l.name.rsplit(".", 1)[0]) if l.expert else []
+            for v in _variants(l.name) + names:
                 if v in layers:
                     return pick(layers[v])
             return None  # _resolve_quant_algo finds nothing: UnquantizedLinearMethod (modelopt_quant.py:1060)
@@ -451,7 +454,7 @@ def _quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeigh
         if isinstance(t, Param):
             c = m = t.numel * (4 if t.float32 else dt)
         else:
-            s = assign(t)
+            s = None if t.unquantized else assign(t)
             if s is None:
                 c = m = numel(t) * dt
             else:
