@@ -260,7 +260,9 @@ def _modelopt(q: dict[str, Any], spec: ModelSpec) -> tuple[Assign, str]:
                 elif a == "NVFP4":
                     kinds[key] = nvfp4(g)
                 elif a == "W4A16_NVFP4":
-                    kinds[key] = nvfp4(g, "w4a16-nvfp4")  # input_scale stored too: the published totals of nvidia/Qwen3.6-27B- and 35B-A3B-NVFP4 count 4 B per layer (tests/data/quantized_totals.json)
+                    # input_scale is stored too: the published totals of nvidia/Qwen3.6-27B- and -35B-A3B-NVFP4
+                    # count 4 B for each W4A16 layer (tests/data/quantized_totals.json)
+                    kinds[key] = nvfp4(g, "w4a16-nvfp4")
                 else:
                     raise UnmodelledQuantization(
                         f"quantization_config: modelopt MIXED_PRECISION layer algorithm '{a}' has no weight model "
