@@ -53,7 +53,8 @@ def test_every_plain_attention_architecture_has_a_catalog_or_golden_config():
 
 PUBLISHED = ["llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "llama-3.3-70b-instruct", "qwen3-8b", "qwen3-32b",
              "qwen2.5-7b-instruct", "qwen2.5-32b-instruct", "qwen2.5-72b-instruct", "qwen3-30b-a3b",
-             "qwen3-235b-a22b", "mixtral-8x7b-v0.1", "mistral-7b-instruct-v0.3", "llama-3.1-405b"]
+             "qwen3-235b-a22b", "mixtral-8x7b-v0.1", "mistral-7b-instruct-v0.3", "llama-3.1-405b",
+             "qwen3-coder-30b-a3b-instruct"]
 
 
 @pytest.mark.parametrize("name", PUBLISHED)
