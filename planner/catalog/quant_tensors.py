@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import _is_dense_layer
 
 
 @dataclass(frozen=True)
@@ -226,6 +225,19 @@ def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
     yield Param("model.norm.weight", h)
     if not spec.tie_word_embeddings:
         yield Linear("lm_head", spec.vocab_size, h)
+
+
+def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
+    """A MoE model's plain-MLP layers, as its checkpoint lays them out: Qwen-MoE's ``mlp_only_layers`` /
+    ``decoder_sparse_step`` (the same rule as planner.catalog.weights, which cannot be imported here: it imports
+    planner.catalog.quant)."""
+    if not spec.num_experts:
+        return False
+    only = t.get("mlp_only_layers")
+    if isinstance(only, list) and layer in only:
+        return True
+    step = t.get("decoder_sparse_step")
+    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
 
 
 def numel(t: Linear | Param) -> int:
