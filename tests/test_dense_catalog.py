@@ -53,7 +53,8 @@ def test_every_plain_attention_architecture_has_a_catalog_or_golden_config():
 
 PUBLISHED = ["llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "llama-3.3-70b-instruct", "qwen3-8b", "qwen3-32b",
              "qwen2.5-7b-instruct", "qwen2.5-32b-instruct", "qwen2.5-72b-instruct", "qwen3-30b-a3b",
-             "qwen3-235b-a22b", "mixtral-8x7b-v0.1", "mistral-7b-instruct-v0.3"]
+             "qwen3-235b-a22b", "mixtral-8x7b-v0.1", "mistral-7b-instruct-v0.3", "llama-3.1-405b",
+             "qwen3-coder-30b-a3b-instruct"]
 
 
 @pytest.mark.parametrize("name", PUBLISHED)
@@ -128,3 +129,18 @@ def test_expert_parallelism_is_refused(capsys):
     assert main(["--gpu", "h100", "--model", "qwen3-30b-a3b", "--tp-size", "4", "--ep-size", "4",
                  "--no-search"]) == 2
     assert "not modelled" in capsys.readouterr().err
+
+
+ADDED_2026_12_02 = ["qwen3.6-35b-a3b-nvfp4", "qwen3-32b-fp8", "qwen3-30b-a3b-fp8", "qwen3-235b-a22b-fp8",
+                    "qwen3.5-397b-a17b-nvfp4", "qwen3-30b-a3b-nvfp4", "qwen3-235b-a22b-nvfp4", "qwen3-32b-nvfp4",
+                    "llama-3.1-70b-instruct-fp8", "llama-3.1-405b", "deepseek-r1-distill-qwen-32b",
+                    "qwen3-coder-480b-a35b-instruct", "qwen3-coder-30b-a3b-instruct"]
+
+
+@pytest.mark.parametrize("name", ADDED_2026_12_02)
+def test_every_added_catalog_model_gets_a_verdict_on_h100(name, capsys):
+    rc = main(["--gpu", "h100", "--model", name, "--tp-size", "8", "--no-search"])
+    out = capsys.readouterr().out
+    assert rc in (0, 1) and "Verdict:" in out
+    entry = find_entry(name)
+    assert entry is not None and entry.verbatim in ("A", "B") and "reconstructed" not in entry.file

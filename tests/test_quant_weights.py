@@ -63,7 +63,9 @@ def test_catalog_quantized_entries():
     """Every quantized catalog entry is sized by its weight model; a published total agrees within 0.5%."""
     quantized = [e for e in load_catalog() if _spec_for_entry(e.id).quant_method]
     assert {"qwen3.6-27b-nvfp4", "qwen3.6-27b-fp8", "qwen3.6-35b-a3b-fp8", "qwen3.5-397b-a17b-fp8",
-            "qwen3.5-122b-a10b-nvfp4"} <= {e.id for e in quantized}
+            "qwen3.5-122b-a10b-nvfp4", "qwen3.6-35b-a3b-nvfp4", "qwen3.5-397b-a17b-nvfp4", "qwen3-32b-fp8",
+            "qwen3-30b-a3b-fp8", "qwen3-235b-a22b-fp8", "qwen3-30b-a3b-nvfp4", "qwen3-235b-a22b-nvfp4",
+            "qwen3-32b-nvfp4", "llama-3.1-70b-instruct-fp8"} <= {e.id for e in quantized}
     for e in quantized:
         m = resolve_model(e.id)
         q = quantized_weights(m.spec)
@@ -74,6 +76,32 @@ def test_catalog_quantized_entries():
             assert m.weight_source == "quant-model" and m.weight_bytes == q.memory_bytes
         bf16 = sum(numel(t) for t in checkpoint_tensors(m.spec)) * 2
         assert q.checkpoint_bytes < 0.6 * bf16  # never sized as the unquantized model
+
+
+def test_moe_routers_stay_unquantized_whatever_the_ignore_list_says():
+    # nvidia's own 122B NVFP4 config.json does not list mlp.gate in 'ignore'; SGLang builds the router and the
+    # shared-expert gate with quant_config=None (srt/models/qwen2_moe.py:348-353, 386-394 @0.5.23), and the
+    # checkpoint keeps them BF16: only the 48 x 256 x 3 routed-expert projections are NVFP4
+    q = quantized_weights(_spec_for_entry("qwen3.5-122b-a10b-nvfp4"))
+    assert q.by_scheme == {"nvfp4": 48 * 256 * 3}
+    assert q.checkpoint_bytes - 83_474_870_752 == 13_824  # the published total, to 0.00002%
+    # Qwen3-MoE (srt/models/qwen3_moe.py:285-296): an fp8 config that skips nothing still leaves the router BF16
+    cfg = json.loads((CONFIGS / "Qwen__Qwen3-30B-A3B-FP8.config.json").read_text())
+    cfg["quantization_config"]["modules_to_not_convert"] = []
+    bare = quantized_weights(ModelSpec.from_hf_config(cfg))
+    listed = quantized_weights(_spec_for_entry("qwen3-30b-a3b-fp8"))
+    assert bare.checkpoint_bytes == listed.checkpoint_bytes and bare.by_scheme == listed.by_scheme
+    assert listed.by_scheme == {"fp8-block[128,128]": 48 * (4 + 3 * 128)}  # attention + the experts
+
+
+def test_mixed_precision_experts_are_found_by_their_fused_moe_prefix():
+    # nvidia/Qwen3.6-35B-A3B-NVFP4's quantized_layers name '...layers.N.mlp.experts' (the FusedMoE prefix
+    # _resolve_quant_algo gets, modelopt_quant.py:978-1008 @0.5.23), not each projection
+    q = quantized_weights(_spec_for_entry("qwen3.6-35b-a3b-nvfp4"))
+    assert q.by_scheme == {"modelopt-fp8": 130, "w4a16-nvfp4": 121 + 40 * 256 * 3}
+    # W4A16_NVFP4 layers store their input_scale too: the published totals count 4 B for each of them
+    assert q.checkpoint_bytes == q.memory_bytes == 23_407_580_856
+    assert quantized_weights(_spec_for_entry("qwen3.6-27b-nvfp4")).checkpoint_bytes == 21_921_428_072
 
 
 def test_nvfp4_27b_mixed_precision_assignment():
@@ -194,4 +222,29 @@ def test_checkpoint_index_wins_and_the_model_figure_is_printed_beside_it(tmp_pat
                                                                         "weight_map": {}}))
     m = resolve_model(str(tmp_path))
     assert m.weight_source == "safetensors-index" and m.weight_bytes == 21_900_000_000
-    assert "cross-check" in m.weight_detail and "21,921,427,300" in m.weight_detail
+    assert "cross-check" in m.weight_detail and "21,921,428,072" in m.weight_detail  # = the published total_size
+
+
+def test_a_standalone_hf_quant_config_is_read_as_sglang_reads_it(tmp_path, capsys):
+    """ModelOpt checkpoints without a quantization_config in config.json: SGLang reads hf_quant_config.json
+    (configs/model_config.py:1743-1822 @0.5.23), an NVFP4 quant_algo makes it modelopt_fp4 (1866-1867)."""
+    from planner.cli import main
+
+    entry = resolve_model("qwen3-30b-a3b-nvfp4")
+    assert entry.spec.quant_method == "modelopt_fp4" and entry.spec.checkpoint_kv_quant_algo == "FP8"
+    q = quantized_weights(entry.spec)
+    assert q.by_scheme == {"nvfp4": 48 * (4 + 3 * 128)}  # attention + routed experts; the routers stay BF16
+    assert entry.weight_source == "quant-model" and entry.weight_bytes == q.memory_bytes
+    ckpt = tmp_path / "Qwen3-30B-A3B-NVFP4"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_bytes((CONFIGS / "nvidia__Qwen3-30B-A3B-NVFP4.config.json").read_bytes())
+    unquantized = resolve_model(str(ckpt))
+    assert unquantized.spec.quant_method is None  # config.json alone: a BF16 checkpoint, as SGLang would see it
+    (ckpt / "hf_quant_config.json").write_bytes((CONFIGS / "nvidia__Qwen3-30B-A3B-NVFP4.hf_quant_config.json").read_bytes())
+    local = resolve_model(str(ckpt))
+    assert local.spec.quant_method == "modelopt_fp4" and local.weight_bytes == entry.weight_bytes
+    assert local.weight_bytes < 0.35 * unquantized.weight_bytes
+    (ckpt / "hf_quant_config.json").write_text("{not json")
+    assert main(["--gpu", "h100", "--model", str(ckpt), "--no-search"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hf_quant_config.json" in err

@@ -56,6 +56,7 @@ class CatalogEntry:
     published_as: tuple[str, ...] = ()
     note: str = ""
     hub_first: bool = False  # its org/name id goes to the HF cache / Hub (planner.catalog.hub); the id names this copy
+    quant_file: str = ""  # the checkpoint's standalone hf_quant_config.json (config.json has no quantization_config)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -97,6 +98,7 @@ def load_catalog() -> tuple[CatalogEntry, ...]:
                 published_as=tuple(m.get("published_as", ())),
                 note=m.get("note", ""),
                 hub_first=bool(m.get("hub_first", False)),
+                quant_file=m.get("quant_file", ""),
             )
         )
     return tuple(out)
@@ -113,7 +115,27 @@ def find_entry(name: str) -> CatalogEntry | None:
 @lru_cache(maxsize=64)
 def _spec_for_entry(entry_id: str) -> ModelSpec:
     entry = next(e for e in load_catalog() if e.id == entry_id)
+    if entry.quant_file:
+        cfg = json.loads((CONFIG_DIR / entry.file).read_text(encoding="utf-8"))
+        hf_quant = json.loads((CONFIG_DIR / entry.quant_file).read_text(encoding="utf-8"))
+        return ModelSpec.from_hf_config(with_hf_quant_config(cfg, hf_quant), name=entry.id)
     return ModelSpec.from_file(CONFIG_DIR / entry.file, name=entry.id)
+
+
+def with_hf_quant_config(cfg: dict, hf_quant: object) -> dict:
+    """config.json as SGLang reads it when it has no ``quantization_config`` and the checkpoint has a standalone
+    ``hf_quant_config.json`` (ModelOpt exports: configs/model_config.py:1743-1822 @0.5.23): the file's
+    ``quantization`` block, with the quant_method ``_parse_modelopt_quant_config`` derives for an FP8 / FP4
+    ``quant_algo`` (model_config.py:1838-1869); ModelOpt's config classes then read that block (exclude_modules,
+    group_size, kv_cache_quant_algo)."""
+    if cfg.get("quantization_config") or not isinstance(hf_quant, dict):
+        return cfg
+    block = hf_quant.get("quantization", hf_quant)
+    if not isinstance(block, dict) or not block.get("quant_algo"):
+        return cfg
+    algo = str(block["quant_algo"]).upper()
+    method = {"FP8": "modelopt_fp8"}.get(algo, "modelopt_fp4" if "FP4" in algo else "modelopt")
+    return {**cfg, "quantization_config": {"quant_method": method, **block}}
 
 
 def unknown_model_message(name: str) -> str:
@@ -193,6 +215,15 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
     if not cfg.is_file():
         raise BadInput(f"--model: directory {path} has no config.json")
     spec = ModelSpec.from_file(cfg, name=path.name)
+    hf_quant = path / "hf_quant_config.json"
+    if hf_quant.is_file() and not spec.quant_method:
+        try:
+            spec = ModelSpec.from_hf_config(with_hf_quant_config(
+                json.loads(cfg.read_text(encoding="utf-8")), json.loads(hf_quant.read_text(encoding="utf-8"))),
+                name=path.name)
+        except (json.JSONDecodeError, OSError) as exc:
+            raise BadInput(f"--model: {hf_quant} is not valid JSON ({exc}); give the checkpoint's file as published") \
+                from None
     index = path / "model.safetensors.index.json"
     if index.is_file():
         try:

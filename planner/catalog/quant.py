@@ -24,7 +24,8 @@ Schemes, with the SGLang code each follows (``srt/layers/quantization/...@0.5.23
   [N, K/g] (group) or block, ``input_scale`` when static.
 * ``ct-wna16`` — compressed-tensors ``pack-quantized`` (``CompressedTensorsWNA16``): int32
   ``weight_packed`` [N, K*b/32], ``weight_scale`` [N, K/g] at the config dtype,
-  ``weight_zero_point`` int32 [N*b/32, K/g] when asymmetric, int64 ``weight_shape`` [2].
+  ``weight_zero_point`` int32 [N*b/32, K/g] when asymmetric, int64 ``weight_shape`` [2], int32
+  ``weight_g_idx`` [K] when ``actorder`` is ``group``.
 * ``ct-nvfp4`` — compressed-tensors ``nvfp4-pack-quantized``: as ``nvfp4``.
 * ``awq`` — ``AWQLinearMethod.create_weights`` -> the scheme's (awq/awq.py:437-455,
   awq/schemes/awq_linear.py:55-86; awq_marlin.py:57-90 the same shapes): int32 ``qweight``
@@ -140,16 +141,17 @@ def int8_weight(strategy: str, group: int | None, scale_bytes: int, static_input
     return Scheme(name, f, f)
 
 
-def wna16_packed(bits: int, group: int, symmetric: bool, scale_bytes: int) -> Scheme:
+def wna16_packed(bits: int, group: int, symmetric: bool, scale_bytes: int, g_idx: bool = False) -> Scheme:
     pack = 32 // bits
 
     def f(l: Linear) -> int:
         g = group if group > 0 else l.inp
         groups = _ceil(l.inp, g)
         zp = 0 if symmetric else _ceil(l.out, pack) * groups * 4
-        return l.out * _ceil(l.inp, pack) * 4 + l.out * groups * scale_bytes + zp + 16
+        # actorder "group": int32 weight_g_idx [K] (compressed_tensors_wNa16.py:77, 199-206 @0.5.23)
+        return l.out * _ceil(l.inp, pack) * 4 + l.out * groups * scale_bytes + zp + 16 + (4 * l.inp if g_idx else 0)
 
-    return Scheme(f"ct-w{bits}a16-g{group}", f, f)
+    return Scheme(f"ct-w{bits}a16-g{group}{'-gidx' if g_idx else ''}", f, f)
 
 
 def awq(bits: int, group: int) -> Scheme:
@@ -260,7 +262,9 @@ def _modelopt(q: dict[str, Any], spec: ModelSpec) -> tuple[Assign, str]:
                 elif a == "NVFP4":
                     kinds[key] = nvfp4(g)
                 elif a == "W4A16_NVFP4":
-                    kinds[key] = nvfp4(g, "w4a16-nvfp4", input_scale_ckpt=False)
+                    # input_scale is stored too: the published totals of nvidia/Qwen3.6-27B- and -35B-A3B-NVFP4
+                    # count 4 B for each W4A16 layer (tests/data/quantized_totals.json)
+                    kinds[key] = nvfp4(g, "w4a16-nvfp4")
                 else:
                     raise UnmodelledQuantization(
                         f"quantization_config: modelopt MIXED_PRECISION layer algorithm '{a}' has no weight model "
@@ -270,7 +274,10 @@ def _modelopt(q: dict[str, Any], spec: ModelSpec) -> tuple[Assign, str]:
         def assign(l: Linear) -> Scheme | None:
             if skipped(l.name, exclude):
                 return None
-            for v in _variants(l.name):
+            # a routed expert is looked up by its FusedMoE prefix ('...mlp.experts'): _resolve_quant_algo
+            # (modelopt_quant.py:978-1008 @0.5.23) gets the module's prefix, not a projection's
+            names = _variants(l.name.rsplit(".", 1)[0]) if l.expert else []
+            for v in _variants(l.name) + names:
                 if v in layers:
                     return pick(layers[v])
             return None  # _resolve_quant_algo finds nothing: UnquantizedLinearMethod (modelopt_quant.py:1060)
@@ -310,7 +317,7 @@ def _ct_scheme(group_cfg: dict[str, Any], fmt: str, spec: ModelSpec) -> Scheme:
                         f"ct-{'fp8' if typ == 'float' else 'int8'}-{strategy}", block)  # type: ignore[arg-type]
         return s
     if bits in (4, 2, 3) and typ == "int" and fmt in ("pack-quantized", ""):
-        return wna16_packed(bits, gsize, sym, scale_bytes)
+        return wna16_packed(bits, gsize, sym, scale_bytes, g_idx=str(w.get("actorder") or "").lower() == "group")
     raise UnmodelledQuantization(f"quantization_config: compressed-tensors scheme {bits}-bit {typ} ({fmt or 'no format'}) "
                                  "has no weight model (modelled: 8-bit int/float, pack-quantized int4, nvfp4)")
 
@@ -451,7 +458,7 @@ def _quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeigh
         if isinstance(t, Param):
             c = m = t.numel * (4 if t.float32 else dt)
         else:
-            s = assign(t)
+            s = None if t.unquantized else assign(t)
             if s is None:
                 c = m = numel(t) * dt
             else:

@@ -11,7 +11,7 @@ So the config is expanded into the checkpoint's module list:
   vision tower's patch embedding ...) with its element count; these stay at the checkpoint dtype.
 
 Families covered (by ``architectures[0]``): Qwen3.5 / Qwen3.6 (dense and MoE, with the vision
-tower and the MTP layer), Qwen3-Next, and the dense Llama / Qwen2 / Qwen3 decoders. The names are
+tower and the MTP layer), Qwen3-Next, the dense Llama / Qwen2 / Qwen3 decoders and Qwen3-MoE. The names are
 the checkpoint's (``model.language_model.layers.N.linear_attn.in_proj_qkv`` ...), so the matching
 rules of each quantization config apply to them as SGLang applies them to its own prefixes.
 At the config dtype, the sum reproduces the published BF16 ``total_size`` of every catalog
@@ -35,6 +35,9 @@ class Linear:
     expert: bool = False  # a routed expert's projection (FusedMoE in SGLang)
     count: int = 1  # identical copies: a layer's routed experts are one FusedMoE module in SGLang,
     #                 matched against ignore lists by the layer's ``...mlp.experts`` prefix
+    unquantized: bool = False  # SGLang builds it with quant_config=None whatever the ignore lists say: the
+    #                 MoE router and the shared-expert gate (srt/models/qwen2_moe.py:348-353, 386-394,
+    #                 qwen3_moe.py:285-296 @0.5.23; the same since 0.5.9)
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class NotEnumerated(Exception):
 
 QWEN35_ARCHS = {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
                 "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM"}
-DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM"}
+DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
+               "Qwen3MoeForCausalLM"}  # Qwen3-MoE: the dense decoder with a routed-expert mlp in every layer
 
 
 def supported_architectures() -> list[str]:
@@ -92,14 +96,14 @@ def _mlp(spec: ModelSpec, p: str, inter: int) -> Iterator[Linear]:
 def _moe(spec: ModelSpec, p: str) -> Iterator[Linear | Param]:
     h = spec.hidden_size
     moe = spec.moe_intermediate_size or 0
-    yield Linear(p + "gate", spec.num_experts or 0, h)  # the router
+    yield Linear(p + "gate", spec.num_experts or 0, h, unquantized=True)  # the router
     if spec.num_experts:
         for lin in _mlp(spec, f"{p}experts.", moe):
             yield Linear(lin.name, lin.out, lin.inp, expert=True, count=spec.num_experts)
     shared = spec.shared_expert_intermediate_size or 0
     if shared:
         yield from _mlp(spec, p + "shared_expert.", shared)
-        yield Linear(p + "shared_expert_gate", 1, h)
+        yield Linear(p + "shared_expert_gate", 1, h, unquantized=True)
 
 
 def _ffn(spec: ModelSpec, p: str) -> Iterator[Linear | Param]:
@@ -206,7 +210,7 @@ def _qwen_vision(spec: ModelSpec) -> Iterator[Linear | Param]:
 def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
     h = spec.hidden_size
     t = spec.text
-    qk_norm = spec.architecture == "Qwen3ForCausalLM"
+    qk_norm = spec.architecture in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
     bias = bool(t.get("attention_bias", spec.architecture == "Qwen2ForCausalLM"))
     yield Param("model.embed_tokens.weight", spec.vocab_size * h)
     for i in range(spec.num_hidden_layers):
@@ -214,10 +218,26 @@ def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
         yield Param(p + "input_layernorm.weight", h)
         yield Param(p + "post_attention_layernorm.weight", h)
         yield from _attn(spec, p + "self_attn.", gated=False, qk_norm=qk_norm, bias=bias)
-        yield from _ffn(spec, p)
+        if _is_dense_layer(spec, t, i):  # Qwen3-MoE's mlp_only_layers / decoder_sparse_step
+            yield from _mlp(spec, p + "mlp.", spec.intermediate_size or 4 * h)
+        else:
+            yield from _ffn(spec, p)
     yield Param("model.norm.weight", h)
     if not spec.tie_word_embeddings:
         yield Linear("lm_head", spec.vocab_size, h)
+
+
+def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
+    """A MoE model's plain-MLP layers, as its checkpoint lays them out: Qwen-MoE's ``mlp_only_layers`` /
+    ``decoder_sparse_step`` (the same rule as planner.catalog.weights, which cannot be imported here: it imports
+    planner.catalog.quant)."""
+    if not spec.num_experts:
+        return False
+    only = t.get("mlp_only_layers")
+    if isinstance(only, list) and layer in only:
+        return True
+    step = t.get("decoder_sparse_step")
+    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
 
 
 def numel(t: Linear | Param) -> int:
