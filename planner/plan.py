@@ -127,10 +127,11 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> t
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
               draft: ModelSpec | None = None, free_before_source: str | None = None,
-              version: str | None = None) -> Plan:
+              version: str | None = None, default: tuple[str, str] | None = None) -> Plan:
+    """``default``: :func:`default_version`'s (version, why) when the caller has it already (a batch asks once)."""
     env = dict(env or {})
     if version is None:
-        version, version_source = default_version()
+        version, version_source = default or default_version()
     elif post_base(version):  # a .postN release runs on its base's rules and says so
         version_source = resolve_post(version, list(RULES))[1]
     else:
@@ -198,8 +199,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
 
 def _take(plan: Plan, res: EngineResult) -> None:
     """Copy what the engine decided onto the plan (the same field names)."""
-    for f in fields(EngineResult):
-        setattr(plan, f.name, getattr(res, f.name))
+    for name in _ENGINE_FIELDS:
+        setattr(plan, name, getattr(res, name))
+
+
+_ENGINE_FIELDS = tuple(f.name for f in fields(EngineResult))
 
 
 def draft_from_flags(flags: list[str]) -> ModelSpec | None:

@@ -103,11 +103,17 @@ def load_catalog() -> tuple[CatalogEntry, ...]:
 
 
 def find_entry(name: str) -> CatalogEntry | None:
-    key = name.strip().lower()
+    return _entries_by_name().get(name.strip().lower())
+
+
+@lru_cache(maxsize=1)
+def _entries_by_name() -> dict[str, CatalogEntry]:
+    """Every name of every entry, lower-cased -> the first entry that has it (the catalog's order)."""
+    out: dict[str, CatalogEntry] = {}
     for e in load_catalog():
-        if key in {n.lower() for n in e.names}:
-            return e
-    return None
+        for n in e.names:
+            out.setdefault(n.lower(), e)
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -132,14 +138,7 @@ def resolve_model(name: str) -> ResolvedModel:
         raise BadInput("--model: empty; give a catalog name (e.g. qwen3.6-27b) or a path")
     entry = find_entry(name)
     if entry is not None:
-        spec = _spec_for_entry(entry.id)
-        if entry.weight_bytes is not None:
-            return ResolvedModel(spec, entry.weight_bytes, "catalog",
-                                 (entry.weight_source or "") + _cross_check(spec, entry.weight_bytes), entry.id, None)
-        if entry.params is not None:
-            est = estimate_weight_bytes(spec, entry.params, entry.params_source)
-            return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
-        return _modelled(spec, entry.id, None)
+        return _catalog_model(entry.id)
     path = Path(name).expanduser()
     if path.is_dir():
         return _from_checkpoint_dir(path)
@@ -153,6 +152,20 @@ def resolve_model(name: str) -> ResolvedModel:
     if looks_like_hf_id and not name.endswith(".json"):
         return _from_hub(name)
     raise BadInput(unknown_model_message(name))
+
+
+@lru_cache(maxsize=64)
+def _catalog_model(entry_id: str) -> ResolvedModel:
+    """A catalog entry resolved once per process (the catalog does not change while it runs; the result is frozen)."""
+    entry = next(e for e in load_catalog() if e.id == entry_id)
+    spec = _spec_for_entry(entry.id)
+    if entry.weight_bytes is not None:
+        return ResolvedModel(spec, entry.weight_bytes, "catalog",
+                             (entry.weight_source or "") + _cross_check(spec, entry.weight_bytes), entry.id, None)
+    if entry.params is not None:
+        est = estimate_weight_bytes(spec, entry.params, entry.params_source)
+        return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
+    return _modelled(spec, entry.id, None)
 
 
 def _from_hub(name: str) -> ResolvedModel:

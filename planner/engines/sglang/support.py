@@ -116,19 +116,21 @@ def cache_refusal(spec: ModelSpec) -> str | None:
             f"plain full attention, GDN and Mamba2 hybrids ({supported_text()})")
 
 
-def _primary(actions: list[dict], dest: str) -> dict:
-    """The action that defines the dest's default (aliases and deprecated spellings suppress theirs)."""
-    own = [a for a in actions if a["dest"] == dest]
+def _primary(own: list[dict]) -> dict:
+    """The action that defines the dest's default (aliases and deprecated spellings suppress theirs), of the
+    dest's own actions in the table's order."""
     return next((a for a in own if a["default"] != SUPPRESS), own[0])
 
 
 @lru_cache(maxsize=32)
 def _defaults(version_dir: str) -> dict[str, tuple[Any, str]]:
     """dest -> (argparse default, the flag's name) for one release."""
-    actions = load_flag_table(version_dir)["actions"]
+    by_dest: dict[str, list[dict]] = {}
+    for a in load_flag_table(version_dir)["actions"]:
+        by_dest.setdefault(a["dest"], []).append(a)
     out = {}
-    for dest in dict.fromkeys(a["dest"] for a in actions):
-        a = _primary(actions, dest)
+    for dest, own in by_dest.items():
+        a = _primary(own)
         name = "--" + dest.replace("_", "-")
         if name not in a["option_strings"]:
             name = next((s for s in a["option_strings"] if s.startswith("--")), a["option_strings"][0])
@@ -142,23 +144,47 @@ def flag_refusal(raw: dict[str, Any], version_dir: str) -> str | None:
 
     if standalone_dp_attention(raw):
         return None  # --- STANDALONE ---: SGLang's own rejection decides (speculative_hook.py:261-268 @0.5.14)
-    audit = flag_audit()
-    for dest, (default, name) in _defaults(version_dir).items():
-        if dest not in raw:
-            continue
-        entry = audit.get(dest)
-        if entry is None:  # tests/test_flag_audit.py keeps this from happening
-            return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
-        value = raw[dest]
-        if value == default or entry.enforced_by:
-            continue
-        if entry.cls == "refused" or (entry.allow and value not in entry.allow):
-            shown = name if value is True else f"{name} {value}"
-            if entry.cls == "refused":
-                tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
-                return f"{shown}: not modelled by this planner ({entry.why}){tail}"
-            return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    defaults = _defaults(version_dir)
+    base, order, always = _refusal_base(version_dir)
+    # Only a dest whose value differs from what argparse gives for no flags can decide differently from that
+    # launch, which decides nothing (``always``: the dests that refuse even then); first in the table's order.
+    changed = [d for d, v in raw.items() if d in order and (d not in base or v is not base[d] and v != base[d])]
+    for dest in sorted({*changed, *always}, key=order.__getitem__):
+        problem = _refuse(dest, defaults[dest], raw, version_dir)
+        if problem:
+            return problem
     return None
+
+
+def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], version_dir: str) -> str | None:
+    """The audit's refusal of one dest's value in ``raw``, or None."""
+    default, name = default_name
+    if dest not in raw:
+        return None
+    entry = flag_audit().get(dest)
+    if entry is None:  # tests/test_flag_audit.py keeps this from happening
+        return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
+    value = raw[dest]
+    if value == default or entry.enforced_by:
+        return None
+    if entry.cls == "refused" or (entry.allow and value not in entry.allow):
+        shown = name if value is True else f"{name} {value}"
+        if entry.cls == "refused":
+            tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
+            return f"{shown}: not modelled by this planner ({entry.why}){tail}"
+        return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    return None
+
+
+@lru_cache(maxsize=32)
+def _refusal_base(version_dir: str) -> tuple[dict[str, Any], dict[str, int], frozenset[str]]:
+    """(argparse's result for ``--model-path`` alone, dest -> its place in the table, the dests refused even with
+    that result): what :func:`flag_refusal` compares a launch against, once per release."""
+    base = parse_flags(version_dir, ["--model-path", "model"])
+    defaults = _defaults(version_dir)
+    order = {d: i for i, d in enumerate(defaults)}
+    always = frozenset(d for d in defaults if _refuse(d, defaults[d], base, version_dir))
+    return base, order, always
 
 
 @lru_cache(maxsize=256)
