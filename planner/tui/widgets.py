@@ -13,7 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.visual import visualize
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
@@ -45,7 +45,7 @@ class Field(Vertical):
     """One input: a label, a control, and its inline error (from the last re-plan)."""
 
     DEFAULT_CLASSES = "field"
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
     error: reactive[str] = reactive("")
 
     class Changed(Message):
@@ -209,7 +209,7 @@ def _segment_widths(bar: BarView, width: int) -> list[int]:
 class MemoryBar(Widget):
     """The GPU's memory as one stacked bar, each segment labelled in GiB."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
     _lines: int = -1
 
     def watch_view(self) -> None:
@@ -264,7 +264,7 @@ class MemoryBar(Widget):
 class VerdictPanel(Panel):
     """The verdict: FITS, SGLang's own message, or the out-of-memory risk."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -278,7 +278,7 @@ class VerdictPanel(Panel):
 class ExplainPanel(Panel):
     """The binding constraint in words, and the flag changes that would help."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -302,7 +302,7 @@ class ExplainPanel(Panel):
 class CapacityPanel(Panel):
     """What the plan serves: running requests, KV tokens, the longest request."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -320,7 +320,7 @@ class CapacityPanel(Panel):
 class CommandBar(Panel):
     """The launch command for the current inputs."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
