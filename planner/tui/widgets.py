@@ -11,6 +11,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
@@ -92,6 +93,30 @@ class Field(Vertical):
         self.post_message(self.Changed(self.key, value))
 
 
+class FieldInput(Input):
+    """An Input of a fixed size (its CSS width and height): a new value sets its virtual size (the scroll range)
+    and repaints it, without the relayout of the whole screen that Input's own watcher asks for through the
+    virtual size (a layout pass repaints every widget; a field's size never depends on its value). The body is
+    Input._watch_value of textual 8.2.8 (pinned in pyproject.toml) with that one assignment made quiet."""
+
+    def _watch_value(self, value: str) -> None:
+        if self.styles.auto_dimensions:  # sized by its value after all: Input's own behaviour
+            super()._watch_value(value)
+            return
+        self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))
+        self.refresh()
+        self._suggestion = ""
+        if self.suggester and value:
+            self.run_worker(self.suggester._get_suggestion(self, value))
+        validation_result = self.validate(value) if "changed" in self.validate_on else None
+        self.post_message(self.Changed(self, value, validation_result))
+        if self._initial_value:
+            self.cursor_position = len(self.value)
+            self._initial_value = False
+        else:
+            self.selection = self.selection
+
+
 class TextField(Field):
     """A text or number flag: an Input whose placeholder shows what SGLang would use."""
 
@@ -102,7 +127,7 @@ class TextField(Field):
         self._placeholder = placeholder
 
     def control_widget(self) -> Widget:
-        return Input(self._initial, placeholder=self._placeholder, compact=True, select_on_focus=False)
+        return FieldInput(self._initial, placeholder=self._placeholder, compact=True, select_on_focus=False)
 
     @property
     def input(self) -> Input:
