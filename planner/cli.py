@@ -21,7 +21,6 @@ from typing import Any, Sequence
 from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
-from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -164,6 +163,17 @@ def resolve_model_safely(name: Any) -> ResolvedModel:
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
         raise BadInput(f"--model: '{shown}': malformed config or checkpoint ({type(exc).__name__}: "
                        f"{str(exc)[:120]})") from None
+
+
+def parse_gpu_selector(text: str):
+    """planner.hardware.nvml.parse_gpu_selector, imported only for a value that can be a selector ('auto' or
+    starting with a digit): a GPU name needs no NVML module."""
+    s = text.strip()
+    if s.lower() != "auto" and not s[:1].isdigit():
+        return None
+    from planner.hardware.nvml import parse_gpu_selector as parse  # noqa: PLC0415
+
+    return parse(text)
 
 
 def _selector_for(gpu: str):

@@ -20,17 +20,15 @@ never sized as the unquantized model.
 
 from __future__ import annotations
 
-import difflib
 import json
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from planner.catalog.quant import UnmodelledQuantization, quantized_weights
 from planner.catalog.safetensors_header import safetensors_payload_bytes
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import estimate_weight_bytes
+from planner.datafiles import load_toml
 from planner.errors import BadInput
 
 _HERE = Path(__file__).resolve().parent
@@ -77,7 +75,7 @@ class ResolvedModel:
 
 @lru_cache(maxsize=1)
 def load_catalog() -> tuple[CatalogEntry, ...]:
-    data = tomllib.loads((_HERE / "catalog.toml").read_text(encoding="utf-8"))
+    data = load_toml(_HERE / "catalog.toml")
     out = []
     for m in data["model"]:
         out.append(
@@ -124,6 +122,8 @@ def _spec_for_entry(entry_id: str) -> ModelSpec:
 
 def unknown_model_message(name: str) -> str:
     names = {n.lower(): e.id for e in load_catalog() if not e.draft for n in (e.id, *e.aliases)}
+    import difflib  # noqa: PLC0415 - only for a name that is not found
+
     near = difflib.get_close_matches(name.lower(), list(names), n=5, cutoff=0.5)
     ids = list(dict.fromkeys(names[n] for n in near))
     hint = f"did you mean: {', '.join(ids)}?" if ids else (
@@ -195,6 +195,8 @@ def _near_catalog_models(repo_id: str) -> str:
     """'did you mean: ...?' over the catalog's ids and Hugging Face ids, or ''."""
     names = {n.lower(): e.id for e in load_catalog() if not e.draft
              for n in (e.id, *e.aliases, e.hf_id, e.hf_id.split("/")[-1])}
+    import difflib  # noqa: PLC0415 - only for a name that is not found
+
     near = difflib.get_close_matches(repo_id.lower(), list(names), n=5, cutoff=0.6)
     near += difflib.get_close_matches(repo_id.split("/")[-1].lower(), list(names), n=5, cutoff=0.6)
     ids = list(dict.fromkeys(names[n] for n in near))
@@ -227,6 +229,8 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
 def _modelled(spec: ModelSpec, catalog_id: str | None, path: str | None) -> ResolvedModel:
     """No total at hand: the quantized weight model for a quantized checkpoint, else the estimate."""
     if spec.quant_method:
+        from planner.catalog.quant import quantized_weights  # noqa: PLC0415 - quantized checkpoints only
+
         q = quantized_weights(spec)  # raises UnmodelledQuantization (exit 2) for a method it does not model
         assert q is not None
         return ResolvedModel(spec, q.memory_bytes, "quant-model",
@@ -241,6 +245,8 @@ def _cross_check(spec: ModelSpec, total: int) -> str:
     """The model-based figure of a quantized checkpoint, beside an exact total."""
     if not spec.quant_method:
         return ""
+    from planner.catalog.quant import UnmodelledQuantization, quantized_weights  # noqa: PLC0415
+
     try:
         q = quantized_weights(spec)
     except UnmodelledQuantization as exc:
@@ -263,6 +269,8 @@ def with_online_quantization(model: ResolvedModel, method: str | None) -> Resolv
     """
     if not method or model.spec.quant_method:
         return model
+    from planner.catalog.quant import quantized_weights  # noqa: PLC0415
+
     q = quantized_weights(model.spec, online=method)
     assert q is not None
     return ResolvedModel(model.spec, q.memory_bytes, "quant-model",

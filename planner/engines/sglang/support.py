@@ -15,7 +15,6 @@ Flags that the engine's ``server_args.check_scope`` already refuses are left to 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from planner.catalog.quant_support import quant_refusal
 from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
+from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 
 _HERE = Path(__file__).resolve().parent
@@ -64,7 +64,7 @@ class Audit:
 @lru_cache(maxsize=1)
 def flag_audit() -> dict[str, Audit]:
     """dest -> its audit entry (flag_audit.toml)."""
-    data = tomllib.loads((_HERE / "flag_audit.toml").read_text(encoding="utf-8"))
+    data = load_toml(_HERE / "flag_audit.toml")
     out: dict[str, Audit] = {}
     for g in data["group"]:
         for dest in g["flags"]:
