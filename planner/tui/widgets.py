@@ -246,7 +246,17 @@ class MemoryBar(Widget):
     def render(self) -> Text:
         return self._build(self.content_size.width)
 
+    _built: tuple[Any, int, Text] | None = None
+
     def _build(self, width: int) -> Text:
+        """The bar for the current view at this width (built once: the watcher measures it, render draws it)."""
+        if self._built is not None and self._built[0] is self.view and self._built[1] == width:
+            return self._built[2].copy()
+        text = self._draw(width)
+        self._built = (self.view, width, text)
+        return text.copy()
+
+    def _draw(self, width: int) -> Text:
         bar = self.view.bar if self.view is not None else None
         if bar is None:
             return Text("no plan: fix the inputs", style="dim italic")
