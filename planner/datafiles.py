@@ -29,7 +29,8 @@ def load_toml(path: Path) -> dict[str, Any]:
             pass
     import tomllib  # noqa: PLC0415
 
-    data = tomllib.loads(raw.decode("utf-8"))
+    # as Path.read_text reads it: universal newlines (\r\n and a lone \r become \n)
+    data = tomllib.loads(raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
     if kept is not None and not sys.dont_write_bytecode and _plain(data):
         _write(kept, json.dumps(data, ensure_ascii=False, allow_nan=True))
     return data

@@ -69,3 +69,9 @@ def test_an_unwritable_folder_is_skipped(tmp_path, monkeypatch):
     f.write_text("a = 3\n", encoding="utf-8")
     assert load_toml(f) == {"a": 3}
     assert datafiles._plain({"a": [1, 2.0, "x", True, None]}) and not datafiles._plain({"a": dt.time(1, 2)})
+
+
+def test_line_endings_read_as_path_read_text_reads_them(tmp_path, kept_in):
+    f = tmp_path / "crlf.toml"
+    f.write_bytes(b'a = """x\r\ny"""\r\nb = 1\r\n')
+    assert load_toml(f) == tomllib.loads(f.read_text(encoding="utf-8")) == {"a": "x\ny", "b": 1}
