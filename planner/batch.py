@@ -10,54 +10,141 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Literal
-
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, ValidationError
-from pydantic import field_validator
+from functools import lru_cache
+from typing import Any
 
 from planner.errors import BadInput
 
 _MAX_INT = 1 << 40  # far beyond any token count or request count SGLang can hold in memory
+SPECULATIVE = ("off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK")
+OBJECTIVE = ("concurrency", "kv-tokens", "headroom")
 
 
-class BatchRequest(BaseModel):
-    """One line of a ``--batch`` file."""
+@lru_cache(maxsize=1)
+def request_model() -> type:
+    """The pydantic model of one line (pydantic is imported here, for the first line the fast check does not
+    take: see :func:`plain_request`)."""
+    from typing import Literal  # noqa: PLC0415
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from pydantic import (  # noqa: PLC0415
+        AliasChoices,
+        BaseModel,
+        ConfigDict,
+        Field,
+        StrictBool,
+        StrictFloat,
+        StrictInt,
+        StrictStr,
+        field_validator,
+    )
 
-    id: StrictStr | StrictInt | None = Field(default=None, description="echoed in the result (default: line number)")
-    gpu: StrictStr = Field(description="GPU profile id, alias or NVML name (as --gpu)")
-    model: StrictStr = Field(description="catalog name, Hugging Face id, config.json or checkpoint dir (as --model)")
-    flags: list[StrictStr | StrictInt | StrictFloat] = Field(default_factory=list, description="SGLang flags, one token each")
-    env: dict[StrictStr, StrictStr | StrictInt | StrictFloat | StrictBool] = Field(default_factory=dict)
-    free_before_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
-        "free_before_gib", "free_before_load_gib"))
-    free_after_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
-        "free_after_gib", "free_after_load_gib"))
-    sglang_version: StrictStr | None = None
-    search: StrictBool = True
-    need_context: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
-    need_concurrency: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
-    speculative: Literal["off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"] | None = None
-    allow_fp8_kv: StrictBool = False
-    allow_bf16_ssm: StrictBool = False
-    allow_no_radix: StrictBool = False
-    objective: Literal["concurrency", "kv-tokens", "headroom"] = "concurrency"
-    top: StrictInt = Field(default=1, ge=1, le=100)
+    class BatchRequest(BaseModel):
+        """One line of a ``--batch`` file."""
 
-    @field_validator("flags")
-    @classmethod
-    def _finite(cls, v: list[Any]) -> list[Any]:
-        for x in v:
-            if isinstance(x, float) and not math.isfinite(x):
-                raise ValueError(f"{x} is not a finite number")
-        return v
+        model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+        id: StrictStr | StrictInt | None = Field(default=None, description="echoed in the result (default: line number)")
+        gpu: StrictStr = Field(description="GPU profile id, alias or NVML name (as --gpu)")
+        model: StrictStr = Field(description="catalog name, Hugging Face id, config.json or checkpoint dir (as --model)")
+        flags: list[StrictStr | StrictInt | StrictFloat] = Field(default_factory=list, description="SGLang flags, one token each")
+        env: dict[StrictStr, StrictStr | StrictInt | StrictFloat | StrictBool] = Field(default_factory=dict)
+        free_before_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
+            "free_before_gib", "free_before_load_gib"))
+        free_after_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
+            "free_after_gib", "free_after_load_gib"))
+        sglang_version: StrictStr | None = None
+        search: StrictBool = True
+        need_context: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
+        need_concurrency: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
+        speculative: Literal["off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"] | None = None
+        allow_fp8_kv: StrictBool = False
+        allow_bf16_ssm: StrictBool = False
+        allow_no_radix: StrictBool = False
+        objective: Literal["concurrency", "kv-tokens", "headroom"] = "concurrency"
+        top: StrictInt = Field(default=1, ge=1, le=100)
+
+        @field_validator("flags")
+        @classmethod
+        def _finite(cls, v: list[Any]) -> list[Any]:
+            for x in v:
+                if isinstance(x, float) and not math.isfinite(x):
+                    raise ValueError(f"{x} is not a finite number")
+            return v
+
+    return BatchRequest
 
 
-ACCEPTED = sorted({*BatchRequest.model_fields, "free_before_load_gib", "free_after_load_gib"})
+FIELDS = ("id", "gpu", "model", "flags", "env", "free_before_gib", "free_after_gib", "sglang_version", "search",
+          "need_context", "need_concurrency", "speculative", "allow_fp8_kv", "allow_bf16_ssm", "allow_no_radix",
+          "objective", "top")
+ACCEPTED = sorted({*FIELDS, "free_before_load_gib", "free_after_load_gib"})
+_ALIASES = {"free_before_load_gib": "free_before_gib", "free_after_load_gib": "free_after_gib"}
 
 
-def validation_message(exc: ValidationError) -> str:
+class PlainRequest:
+    """A line :func:`plain_request` accepted: the fields the pydantic model would give it, with its defaults."""
+
+    __slots__ = FIELDS
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.id = None
+        self.flags, self.env = [], {}
+        self.free_before_gib = self.free_after_gib = self.sglang_version = None
+        self.search = True
+        self.need_context = self.need_concurrency = self.speculative = None
+        self.allow_fp8_kv = self.allow_bf16_ssm = self.allow_no_radix = False
+        self.objective, self.top = "concurrency", 1
+        for k, v in values.items():
+            setattr(self, k, v)
+
+
+def _is_int(x: Any) -> bool:
+    return type(x) is int and -(1 << 62) < x < 1 << 62
+
+
+def _is_number(x: Any) -> bool:
+    return _is_int(x) or (type(x) is float and math.isfinite(x))
+
+
+_CHECKS = {
+    "id": lambda v: type(v) is str or _is_int(v) or v is None,
+    "gpu": lambda v: type(v) is str,
+    "model": lambda v: type(v) is str,
+    "flags": lambda v: type(v) is list and all(type(x) is str or _is_number(x) for x in v),
+    "env": lambda v: type(v) is dict and all(type(k) is str and (type(x) in (str, bool) or _is_number(x))
+                                             for k, x in v.items()),
+    "free_before_gib": lambda v: v is None or _is_number(v),
+    "free_after_gib": lambda v: v is None or _is_number(v),
+    "sglang_version": lambda v: v is None or type(v) is str,
+    "search": lambda v: type(v) is bool,
+    "need_context": lambda v: v is None or (_is_int(v) and 1 <= v <= _MAX_INT),
+    "need_concurrency": lambda v: v is None or (_is_int(v) and 1 <= v <= _MAX_INT),
+    "speculative": lambda v: v is None or (type(v) is str and v in SPECULATIVE),
+    "allow_fp8_kv": lambda v: type(v) is bool,
+    "allow_bf16_ssm": lambda v: type(v) is bool,
+    "allow_no_radix": lambda v: type(v) is bool,
+    "objective": lambda v: type(v) is str and v in OBJECTIVE,
+    "top": lambda v: _is_int(v) and 1 <= v <= 100,
+}
+
+
+def plain_request(raw: dict[str, Any]) -> PlainRequest | None:
+    """The request, when every key is a field and every value one the pydantic model takes as it is (exact JSON
+    types, in range); else None, and the model decides (and names the error). A test checks that whatever this
+    accepts, the model accepts with the same values."""
+    values: dict[str, Any] = {}
+    for key, v in raw.items():
+        name = _ALIASES.get(key, key)
+        check = _CHECKS.get(name)
+        if check is None or name in values or not check(v):
+            return None
+        values[name] = v
+    if "gpu" not in values or "model" not in values:
+        return None
+    return PlainRequest(values)
+
+
+def validation_message(exc) -> str:
     """One line naming the first bad field and what it accepts."""
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err["loc"]) or "line"
@@ -77,7 +164,7 @@ def validation_message(exc: ValidationError) -> str:
     return f"'{loc}': {err['msg']} (got {got_text})"
 
 
-def parse_line(line: str, lineno: int) -> tuple[Any, BatchRequest]:
+def parse_line(line: str, lineno: int) -> tuple[Any, Any]:
     """(id for the result, the request); raises BadInput naming the field. The id is the line's own when
     it has a usable one, else the line number."""
     try:
@@ -91,8 +178,13 @@ def parse_line(line: str, lineno: int) -> tuple[Any, BatchRequest]:
     rid = raw.get("id")
     if not isinstance(rid, (str, int)) or isinstance(rid, bool):
         rid = lineno
+    plain = plain_request(raw)
+    if plain is not None:
+        return rid, plain
+    from pydantic import ValidationError  # noqa: PLC0415
+
     try:
-        return rid, BatchRequest.model_validate(raw)
+        return rid, request_model().model_validate(raw)
     except ValidationError as exc:
         raise _LineError(rid, f"line {lineno}: {validation_message(exc)}") from None
 

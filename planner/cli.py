@@ -15,12 +15,12 @@ import io
 import json
 import math
 import sys
+from functools import lru_cache
 from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
-from planner.hardware.nvml import parse_gpu_selector
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -165,6 +165,17 @@ def resolve_model_safely(name: Any) -> ResolvedModel:
                        f"{str(exc)[:120]})") from None
 
 
+def parse_gpu_selector(text: str):
+    """planner.hardware.nvml.parse_gpu_selector, imported only for a value that can be a selector ('auto' or
+    starting with a digit): a GPU name needs no NVML module."""
+    s = text.strip()
+    if s.lower() != "auto" and not s[:1].isdigit():
+        return None
+    from planner.hardware.nvml import parse_gpu_selector as parse  # noqa: PLC0415
+
+    return parse(text)
+
+
 def _selector_for(gpu: str):
     """--gpu: NVML indices ("0", "0,1") or "auto", else None (a name). A number that names a card
     ("4090", "5090") is the card."""
@@ -177,7 +188,8 @@ def _selector_for(gpu: str):
 
 
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, version: str | None) -> Plan:
+               free_before: float | None, free_after: float | None, version: str | None,
+               default: tuple[str, str] | None = None) -> Plan:
     if version is not None:
         rules_for(version)  # an unknown or unmodelled release is bad input
     if not gpu:
@@ -189,12 +201,18 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     if free_before is not None and free_after is not None and free_after > free_before:
         raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     selector = _selector_for(gpu)
-    profile = find_profile(gpu) if selector is None else None
+    profile = _find_profile(gpu) if selector is None else None
     resolved: ResolvedModel = resolve_model_safely(model)
     if profile is not None:
         _check_free_fits_card(profile, free_before, free_after)
-        return make_plan(profile, resolved, flags, env, free_before, free_after, version=version)
+        return make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
     return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
+
+
+@lru_cache(maxsize=256)
+def _find_profile(gpu: str):
+    """find_profile, once per name and process (the profiles are frozen and loaded once; a batch repeats names)."""
+    return find_profile(gpu)
 
 
 def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
@@ -277,8 +295,9 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
 
 def _batch_result(req, version: str | None) -> dict[str, Any]:
     """One validated batch request -> its result object (raises PlannerError for a bad one)."""
+    version = req.sglang_version or version
     plan = build_plan(req.gpu, req.model, [str(f) for f in req.flags], _parse_env(req.env), req.free_before_gib,
-                      req.free_after_gib, req.sglang_version or version)
+                      req.free_after_gib, version, None if version is not None else _batch_default_version())
     result: dict[str, Any] = to_dict(plan)
     bad = flag_error(plan)
     if bad is not None:
@@ -292,11 +311,20 @@ def _batch_result(req, version: str | None) -> dict[str, Any]:
     return result
 
 
+@lru_cache(maxsize=1)
+def _batch_default_version() -> tuple[str, str]:
+    """default_version(), asked once per batch (run_batch clears it; a --jobs worker asks once)."""
+    from planner.engines.sglang.rules import default_version  # noqa: PLC0415
+
+    return default_version()
+
+
 def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
     """Each line is validated on its own; a bad line gives {"id", "error"} and the batch goes on.
     ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
     if not isinstance(jobs, int) or jobs < 1 or jobs > 256:
         raise BadInput(f"--jobs: expected a positive integer up to 256, got {jobs}")
+    _batch_default_version.cache_clear()
     try:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="strict")  # noqa: SIM115
     except (OSError, ValueError) as exc:

@@ -127,18 +127,20 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> t
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
               draft: ModelSpec | None = None, free_before_source: str | None = None,
-              version: str | None = None) -> Plan:
+              version: str | None = None, default: tuple[str, str] | None = None) -> Plan:
+    """``default``: :func:`default_version`'s (version, why) when the caller has it already (a batch asks once)."""
     env = dict(env or {})
     if version is None:
-        version, version_source = default_version()
+        version, version_source = default or default_version()
     elif post_base(version):  # a .postN release runs on its base's rules and says so
         version_source = resolve_post(version, list(RULES))[1]
     else:
         version_source = "--sglang-version"
     rules = rules_for(version)
+    algorithm, ngram = _algorithm_in(flags), _ngram_in(flags)
     if draft is None:
         draft = draft_from_flags(flags)
-    if draft is None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+    if draft is None and algorithm == "STANDALONE":  # --- STANDALONE ---
         draft = model.spec  # no draft path: the draft worker loads the target itself (standalone_draft_source)
     refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
     if refusal:
@@ -156,15 +158,15 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess, ngram=_ngram_in(flags))
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram)
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
-        if rules.draft_weights_before_sizing and _spec_in(flags) and not _ngram_in(flags):  # NGRAM loads no draft
+        if rules.draft_weights_before_sizing and _spec_in(flags) and not ngram:  # NGRAM loads no draft
             from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing  # noqa: PLC0415
 
             dw, how = draft_load_before_sizing(model.spec, draft, tp_guess, env)
-            if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+            if draft is not None and algorithm == "STANDALONE":  # --- STANDALONE ---
                 from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
 
                 dw, how = weight_load(draft, tp_guess, rules, standalone_checkpoint_weights(flags, model))
@@ -181,9 +183,9 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
                       free_after_bytes=fa, weights_per_gpu_bytes=w,
-                      draft_checkpoint=standalone_checkpoint_weights(flags, model) if _algorithm_in(flags) == "STANDALONE" else None)
+                      draft_checkpoint=standalone_checkpoint_weights(flags, model) if algorithm == "STANDALONE" else None)
     _take(plan, engine.run(job, draft))
-    if draft is not None and _algorithm_in(flags) == "STANDALONE":  # --- STANDALONE ---
+    if draft is not None and algorithm == "STANDALONE":  # --- STANDALONE ---
         plan.notes.extend(standalone_notes(plan, draft, tp_guess))
     if plan.args is not None and plan.args.speculative_algorithm == "NGRAM":  # the trie is host memory
         from planner.engines.sglang.pipeline.ngram import trie_note  # noqa: PLC0415
@@ -198,8 +200,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
 
 def _take(plan: Plan, res: EngineResult) -> None:
     """Copy what the engine decided onto the plan (the same field names)."""
-    for f in fields(EngineResult):
-        setattr(plan, f.name, getattr(res, f.name))
+    for name in _ENGINE_FIELDS:
+        setattr(plan, name, getattr(res, name))
+
+
+_ENGINE_FIELDS = tuple(f.name for f in fields(EngineResult))
 
 
 def draft_from_flags(flags: list[str]) -> ModelSpec | None:
@@ -295,6 +300,8 @@ def _quantization_from_flags(flags: list[str]) -> str | None:
 def _tp_from_flags(flags: list[str]) -> int:
     """The tp size, read leniently (the engine parses the flags for real)."""
     for i, f in enumerate(flags):
+        if not f.startswith(("--tp", "--tensor-parallel-size")):  # none of the names below
+            continue
         for name in ("--tp-size", "--tensor-parallel-size", "--tp"):
             if f == name and i + 1 < len(flags):
                 try:

@@ -35,7 +35,7 @@ def _before_0_5_11(version: str | None) -> bool:
 def build_summary(plan: Plan) -> dict[str, Any]:
     from planner.engines.sglang.pipeline.memory_profile import kv_dtype_name  # noqa: PLC0415
 
-    s: dict[str, Any] = {k: None for k in SUMMARY_FIELDS}
+    s: dict[str, Any] = dict.fromkeys(SUMMARY_FIELDS)
     s["summary_version"] = 1
     s["sglang_version"] = plan.sglang_version
     s["outcome"] = plan.outcome
@@ -97,7 +97,13 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         s["cuda_graph_capture_max_bs"] = max(plan.capture_bs)
     pools = plan.pools
     if pools is not None:
-        g = pools.get
+        by_key: dict[str, int] = {}
+        for line in pools.lines:  # Pools.get for every key at once: the bytes of the lines with that key
+            by_key[line.key] = by_key.get(line.key, 0) + line.bytes
+
+        def g(key: str) -> int:
+            return by_key.get(key, 0)
+
         # the oracle files a tensor of at most 64 MiB under index buffers, a larger one under "other"
         # (sglang-oracle oracle.py pool_bytes_for_summary): the ReplaySSM ring tensors go by that rule
         rings = [x.bytes for x in pools.lines if x.key.startswith("replayssm_")]
@@ -112,7 +118,7 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             pool_req_to_token_bytes=g("req_to_token"),
             pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers") + ring_index,
             pool_other_bytes=g("mamba_int8_checkpoint") + g("unified") + ring_other,
-            pool_total_bytes=pools.total,
+            pool_total_bytes=sum(by_key.values()),
         )
     s["free_before_load_gib"] = plan.free_before_bytes / GIB
     s["free_after_load_gib"] = plan.free_after_bytes / GIB

@@ -20,17 +20,15 @@ never sized as the unquantized model.
 
 from __future__ import annotations
 
-import difflib
 import json
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from planner.catalog.quant import UnmodelledQuantization, quantized_weights
 from planner.catalog.safetensors_header import safetensors_payload_bytes
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import estimate_weight_bytes
+from planner.datafiles import load_toml
 from planner.errors import BadInput
 
 _HERE = Path(__file__).resolve().parent
@@ -78,7 +76,7 @@ class ResolvedModel:
 
 @lru_cache(maxsize=1)
 def load_catalog() -> tuple[CatalogEntry, ...]:
-    data = tomllib.loads((_HERE / "catalog.toml").read_text(encoding="utf-8"))
+    data = load_toml(_HERE / "catalog.toml")
     out = []
     for m in data["model"]:
         out.append(
@@ -105,11 +103,17 @@ def load_catalog() -> tuple[CatalogEntry, ...]:
 
 
 def find_entry(name: str) -> CatalogEntry | None:
-    key = name.strip().lower()
+    return _entries_by_name().get(name.strip().lower())
+
+
+@lru_cache(maxsize=1)
+def _entries_by_name() -> dict[str, CatalogEntry]:
+    """Every name of every entry, lower-cased -> the first entry that has it (the catalog's order)."""
+    out: dict[str, CatalogEntry] = {}
     for e in load_catalog():
-        if key in {n.lower() for n in e.names}:
-            return e
-    return None
+        for n in e.names:
+            out.setdefault(n.lower(), e)
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -140,6 +144,8 @@ def with_hf_quant_config(cfg: dict, hf_quant: object) -> dict:
 
 def unknown_model_message(name: str) -> str:
     names = {n.lower(): e.id for e in load_catalog() if not e.draft for n in (e.id, *e.aliases)}
+    import difflib  # noqa: PLC0415 - only for a name that is not found
+
     near = difflib.get_close_matches(name.lower(), list(names), n=5, cutoff=0.5)
     ids = list(dict.fromkeys(names[n] for n in near))
     hint = f"did you mean: {', '.join(ids)}?" if ids else (
@@ -154,14 +160,7 @@ def resolve_model(name: str) -> ResolvedModel:
         raise BadInput("--model: empty; give a catalog name (e.g. qwen3.6-27b) or a path")
     entry = find_entry(name)
     if entry is not None:
-        spec = _spec_for_entry(entry.id)
-        if entry.weight_bytes is not None:
-            return ResolvedModel(spec, entry.weight_bytes, "catalog",
-                                 (entry.weight_source or "") + _cross_check(spec, entry.weight_bytes), entry.id, None)
-        if entry.params is not None:
-            est = estimate_weight_bytes(spec, entry.params, entry.params_source)
-            return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
-        return _modelled(spec, entry.id, None)
+        return _catalog_model(entry.id)
     path = Path(name).expanduser()
     if path.is_dir():
         return _from_checkpoint_dir(path)
@@ -175,6 +174,20 @@ def resolve_model(name: str) -> ResolvedModel:
     if looks_like_hf_id and not name.endswith(".json"):
         return _from_hub(name)
     raise BadInput(unknown_model_message(name))
+
+
+@lru_cache(maxsize=64)
+def _catalog_model(entry_id: str) -> ResolvedModel:
+    """A catalog entry resolved once per process (the catalog does not change while it runs; the result is frozen)."""
+    entry = next(e for e in load_catalog() if e.id == entry_id)
+    spec = _spec_for_entry(entry.id)
+    if entry.weight_bytes is not None:
+        return ResolvedModel(spec, entry.weight_bytes, "catalog",
+                             (entry.weight_source or "") + _cross_check(spec, entry.weight_bytes), entry.id, None)
+    if entry.params is not None:
+        est = estimate_weight_bytes(spec, entry.params, entry.params_source)
+        return ResolvedModel(spec, est.total, "catalog-params", est.detail, entry.id, None)
+    return _modelled(spec, entry.id, None)
 
 
 def _from_hub(name: str) -> ResolvedModel:
@@ -204,6 +217,8 @@ def _near_catalog_models(repo_id: str) -> str:
     """'did you mean: ...?' over the catalog's ids and Hugging Face ids, or ''."""
     names = {n.lower(): e.id for e in load_catalog() if not e.draft
              for n in (e.id, *e.aliases, e.hf_id, e.hf_id.split("/")[-1])}
+    import difflib  # noqa: PLC0415 - only for a name that is not found
+
     near = difflib.get_close_matches(repo_id.lower(), list(names), n=5, cutoff=0.6)
     near += difflib.get_close_matches(repo_id.split("/")[-1].lower(), list(names), n=5, cutoff=0.6)
     ids = list(dict.fromkeys(names[n] for n in near))
@@ -245,6 +260,8 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
 def _modelled(spec: ModelSpec, catalog_id: str | None, path: str | None) -> ResolvedModel:
     """No total at hand: the quantized weight model for a quantized checkpoint, else the estimate."""
     if spec.quant_method:
+        from planner.catalog.quant import quantized_weights  # noqa: PLC0415 - quantized checkpoints only
+
         q = quantized_weights(spec)  # raises UnmodelledQuantization (exit 2) for a method it does not model
         assert q is not None
         return ResolvedModel(spec, q.memory_bytes, "quant-model",
@@ -259,6 +276,8 @@ def _cross_check(spec: ModelSpec, total: int) -> str:
     """The model-based figure of a quantized checkpoint, beside an exact total."""
     if not spec.quant_method:
         return ""
+    from planner.catalog.quant import UnmodelledQuantization, quantized_weights  # noqa: PLC0415
+
     try:
         q = quantized_weights(spec)
     except UnmodelledQuantization as exc:
@@ -281,6 +300,8 @@ def with_online_quantization(model: ResolvedModel, method: str | None) -> Resolv
     """
     if not method or model.spec.quant_method:
         return model
+    from planner.catalog.quant import quantized_weights  # noqa: PLC0415
+
     q = quantized_weights(model.spec, online=method)
     assert q is not None
     return ResolvedModel(model.spec, q.memory_bytes, "quant-model",

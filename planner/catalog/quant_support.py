@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.catalog.quant import MODELLED_METHODS, ONLINE_METHODS
-
 
 def modelled_text() -> str:
+    from planner.catalog.quant import MODELLED_METHODS, ONLINE_METHODS  # noqa: PLC0415 - imported when needed
+
     return (f"unquantized checkpoints; quantized checkpoints: {', '.join(MODELLED_METHODS)}; "
             f"online --quantization of an unquantized checkpoint: {', '.join(ONLINE_METHODS)}")
 
@@ -26,6 +26,10 @@ def _name(value: Any) -> str:
 
 def quant_refusal(config_method: Any, flag_method: Any) -> str | None:
     """One line when the checkpoint's or the flag's quantization has no weight model, else None."""
+    if config_method is None and flag_method is None:  # nothing quantized: the weight models are not needed
+        return None
+    from planner.catalog.quant import MODELLED_METHODS, ONLINE_METHODS  # noqa: PLC0415
+
     if config_method is not None and _name(config_method) not in MODELLED_METHODS:
         return (f"quantization_config.quant_method '{config_method}' in config.json: its weights are not modelled "
                 f"(they would be sized as unquantized); modelled: {modelled_text()}")

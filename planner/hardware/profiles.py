@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 
+from planner.datafiles import load_toml
 from planner.errors import BadInput
 
 MIB = 1 << 20
@@ -192,7 +193,7 @@ def _profile_dirs() -> list[Path]:
 def load_profile(path: Path) -> GpuProfile:
     """Load one TOML profile; a bad file is a BadInput naming the file and the field."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = load_toml(path)  # parsed once per content (planner.datafiles)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"hwprofile {path.name}: cannot read TOML ({exc})") from None
     try:

@@ -17,7 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Markdown, Select, Static, Switch
 from textual.worker import Worker, WorkerState
@@ -96,11 +96,13 @@ class PlannerApp(App[int]):
         Binding("escape", "leave_field", "Leave field", show=False),
     ]
 
-    inputs: reactive[dict[str, Any]] = reactive(dict, always_update=True, init=False)
-    view: reactive[v.PlanView | None] = reactive(None, always_update=True)
-    result: reactive[SearchResult | None] = reactive(None, always_update=True)
-    search_status: reactive[str] = reactive("s searches the flags you left empty for configurations that boot.")
-    searching: reactive[bool] = reactive(False)
+    # vars, not reactives: setting one must not repaint the whole screen (App.refresh); the widgets bound to
+    # them redraw what changed themselves
+    inputs: var[dict[str, Any]] = var(dict, always_update=True, init=False)
+    view: var[v.PlanView | None] = var(None, always_update=True)
+    result: var[SearchResult | None] = var(None, always_update=True)
+    search_status: var[str] = var("s searches the flags you left empty for configurations that boot.")
+    searching: var[bool] = var(False)
 
     def __init__(self, gpu: str | None = None, model: str | None = None, flags: list[str] | None = None,
                  env: dict[str, str] | None = None, *, version: str | None = None, auto_search: bool = True) -> None:

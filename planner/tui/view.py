@@ -1,7 +1,7 @@
 """What the explorer shows, computed from a plan: pure functions, no Textual, no I/O.
 
 The widgets only draw what these return. The numbers come from the core (``make_plan``,
-``report.to_dict``, ``run_search``); this module groups and formats them:
+``report.verdict_line`` / ``capacity``, ``explain``, ``run_search``); this module groups and formats them:
 
 * the flag fields (which SGLang flags the form edits, how each is validated) and the round trip
   between a flag list and the form's values;
@@ -22,9 +22,10 @@ from planner.catalog.catalog import ResolvedModel, find_entry, load_catalog, res
 from planner.engines.sglang.cli_flags import human_readable_int
 from planner.engines.sglang.rules import RULES, default_version
 from planner.errors import BadInput, PlannerError
+from planner.explain import explain
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
 from planner.plan import GIB, MIB, Plan, make_plan
-from planner.report import to_dict
+from planner.report import capacity, verdict_line
 from planner.search import Candidate, SearchResult, launch_command
 
 ENGINE_VERSIONS = tuple(RULES)  # the SGLang releases whose rules are modelled
@@ -450,7 +451,9 @@ def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[
     except Exception as exc:  # noqa: BLE001 - a planner bug must not take the explorer down: say it
         message = f"{type(exc).__name__}: {exc} (flags: {shlex.join(flags)})"
         return PlanView(VerdictView("bad", "PLANNER ERROR", message))
-    d = to_dict(plan)
+    binding, advice = explain(plan)  # the parts of report.to_dict the screen shows (not the summary, pools, inputs)
+    d = {"verdict_text": verdict_line(plan), "binding_constraint": binding, "suggestions": advice,
+         "capacity": capacity(plan)}
     return PlanView(verdict=verdict_view(plan, d), bar=bar_view(plan), capacity=capacity_rows(d, plan),
                     command=launch_command(model, flags), hints=hints(plan), plan=plan, gpu=gpu, model=model,
                     flags=list(flags), env=dict(env), version=plan.sglang_version)

@@ -11,9 +11,10 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.visual import visualize
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
@@ -45,7 +46,7 @@ class Field(Vertical):
     """One input: a label, a control, and its inline error (from the last re-plan)."""
 
     DEFAULT_CLASSES = "field"
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
     error: reactive[str] = reactive("")
 
     class Changed(Message):
@@ -92,6 +93,30 @@ class Field(Vertical):
         self.post_message(self.Changed(self.key, value))
 
 
+class FieldInput(Input):
+    """An Input of a fixed size (its CSS width and height): a new value sets its virtual size (the scroll range)
+    and repaints it, without the relayout of the whole screen that Input's own watcher asks for through the
+    virtual size (a layout pass repaints every widget; a field's size never depends on its value). The body is
+    Input._watch_value of textual 8.2.8 (pinned in pyproject.toml) with that one assignment made quiet."""
+
+    def _watch_value(self, value: str) -> None:
+        if self.styles.auto_dimensions:  # sized by its value after all: Input's own behaviour
+            super()._watch_value(value)
+            return
+        self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))
+        self.refresh()
+        self._suggestion = ""
+        if self.suggester and value:
+            self.run_worker(self.suggester._get_suggestion(self, value))
+        validation_result = self.validate(value) if "changed" in self.validate_on else None
+        self.post_message(self.Changed(self, value, validation_result))
+        if self._initial_value:
+            self.cursor_position = len(self.value)
+            self._initial_value = False
+        else:
+            self.selection = self.selection
+
+
 class TextField(Field):
     """A text or number flag: an Input whose placeholder shows what SGLang would use."""
 
@@ -102,7 +127,7 @@ class TextField(Field):
         self._placeholder = placeholder
 
     def control_widget(self) -> Widget:
-        return Input(self._initial, placeholder=self._placeholder, compact=True, select_on_focus=False)
+        return FieldInput(self._initial, placeholder=self._placeholder, compact=True, select_on_focus=False)
 
     @property
     def input(self) -> Input:
@@ -209,7 +234,7 @@ def _segment_widths(bar: BarView, width: int) -> list[int]:
 class MemoryBar(Widget):
     """The GPU's memory as one stacked bar, each segment labelled in GiB."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
     _lines: int = -1
 
     def watch_view(self) -> None:
@@ -221,7 +246,17 @@ class MemoryBar(Widget):
     def render(self) -> Text:
         return self._build(self.content_size.width)
 
+    _built: tuple[Any, int, Text] | None = None
+
     def _build(self, width: int) -> Text:
+        """The bar for the current view at this width (built once: the watcher measures it, render draws it)."""
+        if self._built is not None and self._built[0] is self.view and self._built[1] == width:
+            return self._built[2].copy()
+        text = self._draw(width)
+        self._built = (self.view, width, text)
+        return text.copy()
+
+    def _draw(self, width: int) -> Text:
         bar = self.view.bar if self.view is not None else None
         if bar is None:
             return Text("no plan: fix the inputs", style="dim italic")
@@ -264,7 +299,7 @@ class MemoryBar(Widget):
 class VerdictPanel(Panel):
     """The verdict: FITS, SGLang's own message, or the out-of-memory risk."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -278,7 +313,7 @@ class VerdictPanel(Panel):
 class ExplainPanel(Panel):
     """The binding constraint in words, and the flag changes that would help."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -302,7 +337,7 @@ class ExplainPanel(Panel):
 class CapacityPanel(Panel):
     """What the plan serves: running requests, KV tokens, the longest request."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:
@@ -320,7 +355,7 @@ class CapacityPanel(Panel):
 class CommandBar(Panel):
     """The launch command for the current inputs."""
 
-    view: reactive[PlanView | None] = reactive(None, always_update=True)
+    view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
     def watch_view(self, view: PlanView | None) -> None:
         if view is None:

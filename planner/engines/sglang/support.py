@@ -15,7 +15,6 @@ Flags that the engine's ``server_args.check_scope`` already refuses are left to 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 from planner.catalog.quant_support import quant_refusal
 from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
+from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 
 _HERE = Path(__file__).resolve().parent
@@ -64,7 +64,7 @@ class Audit:
 @lru_cache(maxsize=1)
 def flag_audit() -> dict[str, Audit]:
     """dest -> its audit entry (flag_audit.toml)."""
-    data = tomllib.loads((_HERE / "flag_audit.toml").read_text(encoding="utf-8"))
+    data = load_toml(_HERE / "flag_audit.toml")
     out: dict[str, Audit] = {}
     for g in data["group"]:
         for dest in g["flags"]:
@@ -96,7 +96,22 @@ def architecture_refusal(spec: ModelSpec, role: str = "target") -> str | None:
 
 
 def cache_refusal(spec: ModelSpec) -> str | None:
-    """The cache kinds the pipeline would size as plain attention although SGLang does not."""
+    """The cache kinds the pipeline would size as plain attention although SGLang does not (decided once per
+    spec: a ModelSpec is frozen)."""
+    hit = _CACHE_REFUSALS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = _cache_refusal(spec)
+    if len(_CACHE_REFUSALS) > 256:
+        _CACHE_REFUSALS.clear()
+    _CACHE_REFUSALS[id(spec)] = (spec, out)
+    return out
+
+
+_CACHE_REFUSALS: dict[int, tuple[ModelSpec, str | None]] = {}
+
+
+def _cache_refusal(spec: ModelSpec) -> str | None:
     t = spec.text if isinstance(spec.text, dict) else spec.raw
     arch = spec.architecture
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
@@ -116,19 +131,21 @@ def cache_refusal(spec: ModelSpec) -> str | None:
             f"plain full attention, GDN and Mamba2 hybrids ({supported_text()})")
 
 
-def _primary(actions: list[dict], dest: str) -> dict:
-    """The action that defines the dest's default (aliases and deprecated spellings suppress theirs)."""
-    own = [a for a in actions if a["dest"] == dest]
+def _primary(own: list[dict]) -> dict:
+    """The action that defines the dest's default (aliases and deprecated spellings suppress theirs), of the
+    dest's own actions in the table's order."""
     return next((a for a in own if a["default"] != SUPPRESS), own[0])
 
 
 @lru_cache(maxsize=32)
 def _defaults(version_dir: str) -> dict[str, tuple[Any, str]]:
     """dest -> (argparse default, the flag's name) for one release."""
-    actions = load_flag_table(version_dir)["actions"]
+    by_dest: dict[str, list[dict]] = {}
+    for a in load_flag_table(version_dir)["actions"]:
+        by_dest.setdefault(a["dest"], []).append(a)
     out = {}
-    for dest in dict.fromkeys(a["dest"] for a in actions):
-        a = _primary(actions, dest)
+    for dest, own in by_dest.items():
+        a = _primary(own)
         name = "--" + dest.replace("_", "-")
         if name not in a["option_strings"]:
             name = next((s for s in a["option_strings"] if s.startswith("--")), a["option_strings"][0])
@@ -142,23 +159,47 @@ def flag_refusal(raw: dict[str, Any], version_dir: str) -> str | None:
 
     if standalone_dp_attention(raw):
         return None  # --- STANDALONE ---: SGLang's own rejection decides (speculative_hook.py:261-268 @0.5.14)
-    audit = flag_audit()
-    for dest, (default, name) in _defaults(version_dir).items():
-        if dest not in raw:
-            continue
-        entry = audit.get(dest)
-        if entry is None:  # tests/test_flag_audit.py keeps this from happening
-            return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
-        value = raw[dest]
-        if value == default or entry.enforced_by:
-            continue
-        if entry.cls == "refused" or (entry.allow and value not in entry.allow):
-            shown = name if value is True else f"{name} {value}"
-            if entry.cls == "refused":
-                tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
-                return f"{shown}: not modelled by this planner ({entry.why}){tail}"
-            return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    defaults = _defaults(version_dir)
+    base, order, always = _refusal_base(version_dir)
+    # Only a dest whose value differs from what argparse gives for no flags can decide differently from that
+    # launch, which decides nothing (``always``: the dests that refuse even then); first in the table's order.
+    changed = [d for d, v in raw.items() if d in order and (d not in base or v is not base[d] and v != base[d])]
+    for dest in sorted({*changed, *always}, key=order.__getitem__):
+        problem = _refuse(dest, defaults[dest], raw, version_dir)
+        if problem:
+            return problem
     return None
+
+
+def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], version_dir: str) -> str | None:
+    """The audit's refusal of one dest's value in ``raw``, or None."""
+    default, name = default_name
+    if dest not in raw:
+        return None
+    entry = flag_audit().get(dest)
+    if entry is None:  # tests/test_flag_audit.py keeps this from happening
+        return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
+    value = raw[dest]
+    if value == default or entry.enforced_by:
+        return None
+    if entry.cls == "refused" or (entry.allow and value not in entry.allow):
+        shown = name if value is True else f"{name} {value}"
+        if entry.cls == "refused":
+            tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
+            return f"{shown}: not modelled by this planner ({entry.why}){tail}"
+        return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    return None
+
+
+@lru_cache(maxsize=32)
+def _refusal_base(version_dir: str) -> tuple[dict[str, Any], dict[str, int], frozenset[str]]:
+    """(argparse's result for ``--model-path`` alone, dest -> its place in the table, the dests refused even with
+    that result): what :func:`flag_refusal` compares a launch against, once per release."""
+    base = parse_flags(version_dir, ["--model-path", "model"])
+    defaults = _defaults(version_dir)
+    order = {d: i for i, d in enumerate(defaults)}
+    always = frozenset(d for d in defaults if _refuse(d, defaults[d], base, version_dir))
+    return base, order, always
 
 
 @lru_cache(maxsize=256)

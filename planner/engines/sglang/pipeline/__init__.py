@@ -55,8 +55,23 @@ class _OnGpu(Protocol):
 
 
 def device_for(job: _OnGpu) -> Device:
-    """What SGLang asks the device about, from the GPU profile of a job (or a plan)."""
+    """What SGLang asks the device about, from the GPU profile of a job (or a plan); built once per profile
+    (both are frozen)."""
     gpu = job.gpu
+    hit = _DEVICES.get(id(gpu))
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    dev = _device(gpu)
+    if len(_DEVICES) > 256:
+        _DEVICES.clear()
+    _DEVICES[id(gpu)] = (gpu, dev)
+    return dev
+
+
+_DEVICES: dict[int, tuple[GpuProfile, Device]] = {}
+
+
+def _device(gpu: GpuProfile) -> Device:
     if gpu.vendor != "nvidia" or gpu.compute_capability is None:
         raise BadInput(f"--gpu {gpu.id}: SGLang's ROCm path is not modelled yet; pick an NVIDIA GPU profile")
     major, minor = (int(x) for x in gpu.compute_capability.split("."))

@@ -10,6 +10,8 @@ scope are refused by :func:`check_scope` with a clear message rather than mis-mo
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,7 +262,23 @@ def check_values(raw: dict[str, Any]) -> str | None:
 def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool,
                                      append_max: bool = True) -> list[int]:
     """srt/server_args.py:1497-1528 @0.5.11 (uses the *user's* speculative_algorithm); 0.5.9 does not
-    append max_bs when the list misses it (srt/server_args.py:1079-1107 @0.5.9)."""
+    append max_bs when the list misses it (srt/server_args.py:1079-1107 @0.5.9). A new list each call (the
+    caller may change it); the list itself is built once per input."""
+    if not isinstance(max_bs, int) or max_bs > _CACHED_UP_TO:
+        return _build_cuda_graph_batch_sizes(max_bs, spec_user, no_padding, append_max)
+    return list(_cuda_graph_batch_sizes(max_bs, spec_user, no_padding, append_max))
+
+
+_CACHED_UP_TO = 1 << 20  # lists for larger sizes are built each time, never kept
+
+
+@lru_cache(maxsize=256)
+def _cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool, append_max: bool) -> tuple[int, ...]:
+    return tuple(_build_cuda_graph_batch_sizes(max_bs, spec_user, no_padding, append_max))
+
+
+def _build_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padding: bool,
+                                  append_max: bool = True) -> list[int]:
     if no_padding:
         bs = list(range(1, max_bs + 1))
     elif spec_user is None:
@@ -276,7 +294,18 @@ def _generate_cuda_graph_batch_sizes(max_bs: int, spec_user: str | None, no_padd
 
 
 def _piecewise_tokens(max_tokens: int) -> list[int]:
-    """srt/server_args.py:1550-1568 @0.5.11."""
+    """srt/server_args.py:1550-1568 @0.5.11 (a new list each call; built once per ``max_tokens``)."""
+    if not isinstance(max_tokens, int) or max_tokens > _CACHED_UP_TO:
+        return _build_piecewise_tokens(max_tokens)
+    return list(_piecewise_tokens_cached(max_tokens))
+
+
+@lru_cache(maxsize=256)
+def _piecewise_tokens_cached(max_tokens: int) -> tuple[int, ...]:
+    return tuple(_build_piecewise_tokens(max_tokens))
+
+
+def _build_piecewise_tokens(max_tokens: int) -> list[int]:
     sizes = (list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32))
              + list(range(576, 1025, 64)) + list(range(1280, 4097, 256))
              + list(range(4608, max_tokens + 1, 512)))
