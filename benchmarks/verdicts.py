@@ -45,6 +45,15 @@ def main(argv: list[str]) -> int:
     print(f"workspace: +{c.workspace_extra / (1 << 20):.0f} MiB beyond FlashInfer's workspace, fitted on "
           f"{c.workspace_logs} logs; residuals {fresh['workspace_residuals_gib']} GiB")
     print(f"post-pool estimates within {c.post_pool_residual_max_gib:.2f} GiB on {c.post_pool_logs} logs")
+    dist = cl.dist_init_rows(entries)
+    if dist:
+        print("NCCL / custom all-reduce buffers ('Init torch distributed ends. mem usage', before the weights: inside "
+              "the P SGLang measures, not a post-pool term; not fitted, see notebooks/calibration.ipynb):")
+        for r in dist:
+            print(f"  {r['id']}: tp {r['tp']}, {r['ranks']} rank(s): {r['min_gib']:.2f}-{r['max_gib']:.2f} GiB logged; "
+                  f"the before-boot plan assumes {r['planner_gib']:.2f} GiB")
+    print("activations of a prefill chunk: no boot log measures them (the first prefill runs after SGLang's last "
+          "memory line), so they keep the physical estimate, not fitted")
     stale = [k for k in KEYS if fresh[k] != getattr(c, k)]
     if stale:
         print(f"calibration.json differs from a fresh fit in {stale}: run with --write")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from planner.engines.sglang import calibration as cal
 from planner.logs import CudaGraphBatchSizes, CudaGraphBegin, CudaGraphEnd, parse_file
+from planner.logs.events import InitDistributedEnd
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -74,9 +75,30 @@ def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
             begins = [x.avail_gib for x in r.of(CudaGraphBegin) if x.graph == "decode" and x.avail_gib is not None]
             if r.memory_pool_end is None or not begins:
                 continue
-            rows.append({"id": e["id"], "known_bytes": e["workspace_known_mib"] * MIB,
+            rows.append({"id": e["id"], "tp": e["tp"], "known_bytes": e["workspace_known_mib"] * MIB,
                          "measured_bytes": int(round((r.memory_pool_end.avail_gib - begins[0]) * GIB))})
             break
+    return rows
+
+
+def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Every logged ``Init torch distributed ends. mem usage=`` (model_executor/model_runner.py:1101-1236
+    @0.5.11: free memory after ``set_device`` minus free memory after the NCCL / gloo groups and the custom
+    all-reduce are set up): what the communication buffers take per GPU. It happens before the weights load,
+    so it is inside the P SGLang measures itself and never in the post-pool headroom; a before-boot plan
+    models it with ``planner.plan.NCCL_MIB_PER_GPU`` (0 at tp 1). ``planner_gib`` is that constant."""
+    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if not isinstance(e.get("tp"), int):
+            continue
+        la = _launch(folder, e)
+        vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd)
+                if x.mem_usage_gib is not None]
+        if vals:
+            rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "ranks": len(vals), "min_gib": min(vals),
+                         "max_gib": max(vals), "planner_gib": (NCCL_MIB_PER_GPU if e["tp"] > 1 else 0) / 1024})
     return rows
 
 
