@@ -65,17 +65,20 @@ def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     return rows
 
 
-def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR, checks: bool = False) -> list[dict]:
+    """The step between ``Memory pool end`` and ``Capture cuda graph begin`` per log ('workspace' in uses: the
+    fit's rows); with ``checks`` also the logs listed as a check of the fit ('workspace_check')."""
     rows = []
     for e in entries:
-        if "workspace" not in e["uses"]:
+        if "workspace" not in e["uses"] and not (checks and "workspace_check" in e["uses"]):
             continue
         la = _launch(folder, e)
         for r in la.ranks.values():
             begins = [x.avail_gib for x in r.of(CudaGraphBegin) if x.graph == "decode" and x.avail_gib is not None]
             if r.memory_pool_end is None or not begins:
                 continue
-            rows.append({"id": e["id"], "tp": e["tp"], "known_bytes": e["workspace_known_mib"] * MIB,
+            rows.append({"id": e["id"], "tp": e["tp"], "fitted": "workspace" in e["uses"],
+                         "known_bytes": e["workspace_known_mib"] * MIB,
                          "measured_bytes": int(round((r.memory_pool_end.avail_gib - begins[0]) * GIB))})
             break
     return rows

@@ -51,15 +51,17 @@ def test_fit_recovers_known_coefficients():
 
 
 def test_workspace_rule_explains_the_logged_step_before_graph_capture():
-    # 384 MiB vs 512 MiB by exact architecture name (flashinfer_backend.py:163-173 @0.5.11): with it the
-    # FlashInfer logs agree within 0.04 GiB after the fitted constant (Qwen3MoeForCausalLM and the Qwen3.5
-    # hybrid get 384 MiB); the four tp-1 logs within 0.02 GiB, the tp-2 hybrid log is the -0.037 GiB one
+    # 384 MiB vs 512 MiB by exact architecture name (flashinfer_backend.py:163-173 @0.5.11): with it the four
+    # FlashInfer logs agree within 0.02 GiB after the fitted constant (Qwen3MoeForCausalLM gets 384 MiB); the
+    # tp-2 Qwen3.5 hybrid log (384 MiB too), a check outside the fit, is within 0.05 GiB of it
     assert cal.flashinfer_workspace_bytes("Qwen3MoeForCausalLM") == 384 << 20
     assert cal.flashinfer_workspace_bytes("Qwen3_5ForConditionalGeneration") == 384 << 20
     assert cal.flashinfer_workspace_bytes("Qwen3ForCausalLM") == 512 << 20
-    assert cal.coefficients().workspace_residual_max_gib <= 0.04
-    rows, res = cl.workspace_rows(cl.load_index()), cl.refit()["workspace_residuals_gib"]
-    assert all(abs(e) <= 0.02 for r, e in zip(rows, res) if r["tp"] == 1)
+    c = cal.coefficients()
+    assert c.workspace_residual_max_gib <= 0.02
+    checks = [r for r in cl.workspace_rows(cl.load_index(), checks=True) if not r["fitted"]]
+    assert checks and all(abs(r["measured_bytes"] - r["known_bytes"] - c.workspace_extra) / GIB <= 0.05
+                          for r in checks)
 
 
 def test_communication_buffers_are_taken_at_init_before_the_weights_not_after_the_pools():
@@ -72,7 +74,7 @@ def test_communication_buffers_are_taken_at_init_before_the_weights_not_after_th
     assert all(r["max_gib"] <= 0.15 for r in rows.values() if r["tp"] == 1)
     assert rows["corpus-53944457073"]["max_gib"] < rows["corpus-53944457073"]["planner_gib"]  # 0.19 < 0.5
     assert rows["sglang-11716"]["min_gib"] > rows["sglang-11716"]["planner_gib"]  # 1.77 > 0.5: NVLink
-    steps = {r["id"]: r["measured_bytes"] - r["known_bytes"] for r in cl.workspace_rows(cl.load_index())}
+    steps = {r["id"]: r["measured_bytes"] - r["known_bytes"] for r in cl.workspace_rows(cl.load_index(), checks=True)}
     assert steps["corpus-53944457073"] <= min(v for k, v in steps.items() if k != "corpus-53944457073")
 
 
