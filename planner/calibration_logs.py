@@ -134,11 +134,38 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         # dedicated ('load' in uses): a shared desktop GPU's free memory is not the profile's
         logged = min(ends) if ends and "load" in e["uses"] else None
         booted = e["outcome"].startswith("booted")
-        rows.append({"id": e["id"], "verdict": plan.verdict, "booted": booted,
-                     "right": (plan.verdict == "fits") == booted,
-                     "free_after_pred_gib": plan.free_after_bytes / GIB, "free_after_log_gib": logged,
-                     "free_after_err": None if logged is None else (plan.free_after_bytes / GIB - logged) / logged})
+        row = {"id": e["id"], "verdict": plan.verdict, "booted": booted,
+               "right": (plan.verdict == "fits") == booted,
+               "free_after_pred_gib": plan.free_after_bytes / GIB, "free_after_log_gib": logged,
+               "free_after_err": None if logged is None else (plan.free_after_bytes / GIB - logged) / logged,
+               "diagnosed": e.get("diagnosed")}
+        diag = e.get("diagnosed") or {}
+        if logged is not None and "free_after" in diag:
+            row["free_after_err_with_logged_comm"] = _err_with_logged_comm(plan, la, logged, int(e["tp"]))
+        if "verdict" in diag and plan.headroom_bytes is not None:
+            # the activation line carries SGLang's 512 MiB of backend metadata that the workspace line also holds
+            used = sum(n.bytes for n in plan.needs) - BACKEND_METADATA_BYTES
+            row["verdict_without_double_count"] = "fits" if used <= plan.headroom_bytes else plan.verdict
+        rows.append(row)
     return rows
+
+
+# SGLang's "constant meta data (e.g., from attention backend)" that pipeline/headroom.py activation_need adds
+# (server_args.py:1434-1435 @0.5.11); the attention-workspace line already holds what the backend allocates
+BACKEND_METADATA_BYTES = 512 * MIB
+
+
+def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
+    """The before-boot free-memory error once the planner's NCCL / custom all-reduce constant
+    (planner.plan.NCCL_MIB_PER_GPU at tp > 1) is replaced by what the log's ``Init torch distributed ends``
+    lines show: the check that a diagnosed error comes from that constant and nothing else."""
+    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+
+    vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd) if x.mem_usage_gib is not None]
+    if not vals or tp <= 1:
+        return None
+    pred = plan.free_after_bytes / GIB + NCCL_MIB_PER_GPU / 1024 - max(vals)
+    return (pred - logged_gib) / logged_gib
 
 
 def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
