@@ -45,6 +45,15 @@ def main(argv: list[str]) -> int:
     print(f"workspace: +{c.workspace_extra / (1 << 20):.0f} MiB beyond FlashInfer's workspace, fitted on "
           f"{c.workspace_logs} logs; residuals {fresh['workspace_residuals_gib']} GiB")
     print(f"post-pool estimates within {c.post_pool_residual_max_gib:.2f} GiB on {c.post_pool_logs} logs")
+    dist = cl.dist_init_rows(entries)
+    if dist:
+        print("NCCL / custom all-reduce buffers ('Init torch distributed ends. mem usage', before the weights: inside "
+              "the P SGLang measures, not a post-pool term; not fitted, see notebooks/calibration.ipynb):")
+        for r in dist:
+            print(f"  {r['id']}: tp {r['tp']}, {r['ranks']} rank(s): {r['min_gib']:.2f}-{r['max_gib']:.2f} GiB logged; "
+                  f"the before-boot plan assumes {r['planner_gib']:.2f} GiB")
+    print("activations of a prefill chunk: no boot log measures them (the first prefill runs after SGLang's last "
+          "memory line), so they keep the physical estimate, not fitted")
     stale = [k for k in KEYS if fresh[k] != getattr(c, k)]
     if stale:
         print(f"calibration.json differs from a fresh fit in {stale}: run with --write")
@@ -54,11 +63,23 @@ def main(argv: list[str]) -> int:
     print(f"before-boot verdict right: {right}/{len(v)} launches with a known outcome"
           + (f" ({100 * right / len(v):.0f}%)" if v else ""))
     for r in v:
+        if not r["right"] and r["diagnosed"] and "verdict" in r["diagnosed"]:
+            d = r["diagnosed"]["verdict"]
+            print(f"  wrong on {r['id']}, diagnosed: {d['what']}; cause: {d['cause']}; owner: {d['owner']}; "
+                  f"{r['verdict_without_double_count']} without the double count")
+    for r in v:
         print(f"  {r['id']}: planner {r['verdict']}, log {'booted' if r['booted'] else 'failed'}; free after weights "
               f"{r['free_after_pred_gib']:.2f} vs logged {r['free_after_log_gib']:.2f} GiB ({100 * r['free_after_err']:+.1f}%)")
-    errs = [abs(r["free_after_err"]) for r in v if r["free_after_err"] is not None]
+    errs = [abs(r["free_after_err"]) for r in v if r["free_after_err"] is not None
+            and "free_after" not in (r["diagnosed"] or {})]
     if errs:
         print(f"before-boot free memory after the weights: max error {100 * max(errs):.1f}% on {len(errs)} logs")
+    for r in v:
+        if r["diagnosed"] and "free_after" in r["diagnosed"] and r["free_after_err"] is not None:
+            d, fixed = r["diagnosed"]["free_after"], r.get("free_after_err_with_logged_comm")
+            print(f"  and a diagnosed planner error on {r['id']}: {100 * r['free_after_err']:+.1f}% "
+                  f"(cause: {d['cause']}; owner: {d['owner']})"
+                  + (f"; {100 * fixed:+.1f}% with the logged communication buffers" if fixed is not None else ""))
 
     refused = cl.refusal_rows(entries)
     if refused:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from planner.engines.sglang import calibration as cal
 from planner.logs import CudaGraphBatchSizes, CudaGraphBegin, CudaGraphEnd, parse_file
+from planner.logs.events import InitDistributedEnd
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -64,19 +65,43 @@ def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     return rows
 
 
-def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR, checks: bool = False) -> list[dict]:
+    """The step between ``Memory pool end`` and ``Capture cuda graph begin`` per log ('workspace' in uses: the
+    fit's rows); with ``checks`` also the logs listed as a check of the fit ('workspace_check')."""
     rows = []
     for e in entries:
-        if "workspace" not in e["uses"]:
+        if "workspace" not in e["uses"] and not (checks and "workspace_check" in e["uses"]):
             continue
         la = _launch(folder, e)
         for r in la.ranks.values():
             begins = [x.avail_gib for x in r.of(CudaGraphBegin) if x.graph == "decode" and x.avail_gib is not None]
             if r.memory_pool_end is None or not begins:
                 continue
-            rows.append({"id": e["id"], "known_bytes": e["workspace_known_mib"] * MIB,
+            rows.append({"id": e["id"], "tp": e["tp"], "fitted": "workspace" in e["uses"],
+                         "known_bytes": e["workspace_known_mib"] * MIB,
                          "measured_bytes": int(round((r.memory_pool_end.avail_gib - begins[0]) * GIB))})
             break
+    return rows
+
+
+def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Every logged ``Init torch distributed ends. mem usage=`` (model_executor/model_runner.py:1101-1236
+    @0.5.11: free memory after ``set_device`` minus free memory after the NCCL / gloo groups and the custom
+    all-reduce are set up): what the communication buffers take per GPU. It happens before the weights load,
+    so it is inside the P SGLang measures itself and never in the post-pool headroom; a before-boot plan
+    models it with ``planner.plan.NCCL_MIB_PER_GPU`` (0 at tp 1). ``planner_gib`` is that constant."""
+    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+
+    rows = []
+    for e in entries:
+        if not isinstance(e.get("tp"), int):
+            continue
+        la = _launch(folder, e)
+        vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd)
+                if x.mem_usage_gib is not None]
+        if vals:
+            rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "ranks": len(vals), "min_gib": min(vals),
+                         "max_gib": max(vals), "planner_gib": (NCCL_MIB_PER_GPU if e["tp"] > 1 else 0) / 1024})
     return rows
 
 
@@ -109,11 +134,38 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         # dedicated ('load' in uses): a shared desktop GPU's free memory is not the profile's
         logged = min(ends) if ends and "load" in e["uses"] else None
         booted = e["outcome"].startswith("booted")
-        rows.append({"id": e["id"], "verdict": plan.verdict, "booted": booted,
-                     "right": (plan.verdict == "fits") == booted,
-                     "free_after_pred_gib": plan.free_after_bytes / GIB, "free_after_log_gib": logged,
-                     "free_after_err": None if logged is None else (plan.free_after_bytes / GIB - logged) / logged})
+        row = {"id": e["id"], "verdict": plan.verdict, "booted": booted,
+               "right": (plan.verdict == "fits") == booted,
+               "free_after_pred_gib": plan.free_after_bytes / GIB, "free_after_log_gib": logged,
+               "free_after_err": None if logged is None else (plan.free_after_bytes / GIB - logged) / logged,
+               "diagnosed": e.get("diagnosed")}
+        diag = e.get("diagnosed") or {}
+        if logged is not None and "free_after" in diag:
+            row["free_after_err_with_logged_comm"] = _err_with_logged_comm(plan, la, logged, int(e["tp"]))
+        if "verdict" in diag and plan.headroom_bytes is not None:
+            # the activation line carries SGLang's 512 MiB of backend metadata that the workspace line also holds
+            used = sum(n.bytes for n in plan.needs) - BACKEND_METADATA_BYTES
+            row["verdict_without_double_count"] = "fits" if used <= plan.headroom_bytes else plan.verdict
+        rows.append(row)
     return rows
+
+
+# SGLang's "constant meta data (e.g., from attention backend)" that pipeline/headroom.py activation_need adds
+# (server_args.py:1434-1435 @0.5.11); the attention-workspace line already holds what the backend allocates
+BACKEND_METADATA_BYTES = 512 * MIB
+
+
+def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
+    """The before-boot free-memory error once the planner's NCCL / custom all-reduce constant
+    (planner.plan.NCCL_MIB_PER_GPU at tp > 1) is replaced by what the log's ``Init torch distributed ends``
+    lines show: the check that a diagnosed error comes from that constant and nothing else."""
+    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+
+    vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd) if x.mem_usage_gib is not None]
+    if not vals or tp <= 1:
+        return None
+    pred = plan.free_after_bytes / GIB + NCCL_MIB_PER_GPU / 1024 - max(vals)
+    return (pred - logged_gib) / logged_gib
 
 
 def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
