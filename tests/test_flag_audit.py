@@ -21,6 +21,7 @@ from planner.engines.sglang.support import SUPPRESS, flag_audit, flag_refusal
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
+from planner.summary import build_summary
 
 ROOT = Path(__file__).parents[1]
 FLAGS = ROOT / "planner" / "engines" / "sglang" / "flags"
@@ -186,3 +187,15 @@ if __name__ == "__main__":  # prints the README table
     for v, c in audit_counts().items():
         print(f"| {v.replace('v', '').replace('_', '.')} | {c['modelled']} | {c['no_effect']} | {c['refused']} |")
 
+
+
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.16", "0.5.23"])
+def test_a_two_byte_dtype_plans_as_auto_and_float32_is_refused(version):
+    """--dtype bfloat16 / float16 / half: the 2 bytes --dtype auto gives this bf16 checkpoint, so the plan is the
+    same; float32 doubles weights and KV, which the planner does not model (srt/configs/model_config.py:2302-2317
+    @0.5.23)."""
+    auto = build_summary(make_plan(GPU, MODEL, [], version=version))
+    for d in ("bfloat16", "float16", "half"):
+        assert build_summary(make_plan(GPU, MODEL, ["--dtype", d], version=version)) == auto, d
+    line = _refusal_line(version, ["--dtype", "float32"])
+    assert line is not None and line.startswith("--dtype float32: not modelled") and "float16" in line
