@@ -94,7 +94,8 @@ class SearchResult:
     runner_up: str = ""
     relaxations: list[str] = field(default_factory=list)
     no_radix_best: Candidate | None = None  # the best feasible point with the radix cache off, when not allowed
-    pruned: int = 0  # combinations skipped by run_search(prune=True)
+    pruned: int = 0  # combinations skipped by run_search(prune=True) (their configurations not in evaluated)
+    space: int = 0  # configurations in the searched space (evaluated + the skipped combinations')
     d_tradeoff: list[str] = field(default_factory=list)  # DFLASH / DSPARK: what the draft's D costs (d_tradeoff)
 
 
@@ -272,7 +273,7 @@ def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
 
 def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs, values: np.ndarray,
                        exhaustive: bool = False, containers: tuple[str, ...] | None = None,
-                       draft: ModelSpec | None = None) -> np.ndarray | None:
+                       draft: ModelSpec | None = None, memo: dict | None = None) -> np.ndarray | None:
     """SGLang's default mem_fraction_static at each explicit --max-running-requests value in ``values``, or None
     when it does not depend on it (the resolved default holds at every point).
 
@@ -280,22 +281,39 @@ def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: 
     default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): more requests, a larger
     max_bs, more reserved, a smaller fraction. That is monotone, so it is solved along the axis
     (:func:`solve_monotone`) rather than resolved at every value."""
-    if not (args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user) or values.size == 0:
+    if not _default_moves(args, values):
         return None
+    mfs_at = _default_mfs_at(plan0, spec, raw, args, containers, draft, None if exhaustive else memo)
+    found = solve_monotone([*values.tolist(), None], mfs_at, exhaustive)[:-1]
+    return np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
+
+
+def _default_moves(args: ResolvedArgs, values: np.ndarray) -> bool:
+    """Whether the default mem_fraction_static depends on the grid's --max-running-requests values."""
+    return bool(args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user and values.size)
+
+
+def _default_mfs_at(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs,
+                    containers: tuple[str, ...] | None, draft: ModelSpec | None, memo: dict | None = None):
+    """SGLang's default mem_fraction_static with --max-running-requests u parsed onto the combination (None for
+    u: the flag unset; a refused value gives None). ``memo``: the values found so far, shared by callers."""
     dev = engine.device_for(plan0)
     containers = container_keys(raw) if containers is None else containers
+    memo = {} if memo is None else memo
 
     def mfs_at(u: int | None) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
         if u is None:  # the flag unset: what a value too large to clip anything gives, the end of the axis
             return args.mem_fraction_static
+        if u in memo:
+            return memo[u]
         try:  # the flag parsed onto this combination's dict: what parsing combo + the flag gives
             raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
-            return resolve(raw_u, spec, dev, plan0.env, plan0.rules, draft).mem_fraction_static
+            memo[u] = resolve(raw_u, spec, dev, plan0.env, plan0.rules, draft).mem_fraction_static
         except (SGLangArgError, Rejected):
-            return None
+            memo[u] = None
+        return memo[u]
 
-    found = solve_monotone([*values.tolist(), None], mfs_at, exhaustive)[:-1]
-    return np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
+    return mfs_at
 
 
 @dataclass
@@ -309,12 +327,40 @@ class Prepared:
     mfs_table: np.ndarray | None
     static_needs: int | None = None  # post-pool needs that do not scale with the captured batch sizes
     pools: tuple | None = None  # geometries(), found once
+    lazy: tuple | None = None  # (plan0, spec, raw, containers, draft): mfs_table not found yet (ensure_table)
+    memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
+
+
+def ensure_table(prep: Prepared) -> None:
+    """Find a lazily prepared combination's default mem_fraction_static table (:func:`_default_mfs_table`)."""
+    if prep.lazy is not None:
+        plan0, spec, raw, containers, draft = prep.lazy
+        prep.mfs_table = _default_mfs_table(plan0, spec, raw, prep.args, prep.values, False, containers, draft,
+                                            prep.memo)
+        prep.lazy = None
+
+
+def default_range(prep: Prepared) -> tuple[float, float]:
+    """(lowest, highest) default mem_fraction_static over the grid's --max-running-requests values: the two
+    ends of that monotone axis (the smallest value and the flag unset, :func:`_default_mfs_table`), without
+    resolving the values between them."""
+    a = prep.args.mem_fraction_static
+    if not _default_moves(prep.args, prep.values):
+        return a, a
+    if prep.lazy is None:
+        table = prep.mfs_table
+        return min(a, float(table.min())), max(a, float(table.max()))
+    plan0, spec, raw, containers, draft = prep.lazy
+    v0 = _default_mfs_at(plan0, spec, raw, prep.args, containers, draft, prep.memo)(int(prep.values[0]))
+    v0 = a if v0 is None else v0
+    return min(a, v0), max(a, v0)
 
 
 def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: FlagBase | None = None,
                   values: np.ndarray | None = None, exhaustive: bool = False,
-                  draft: ModelSpec | None = None) -> Prepared | Rejected:
-    """Parse and resolve one combination as ``plan`` would (the Rejected when SGLang or the planner refuses it)."""
+                  draft: ModelSpec | None = None, lazy: bool = False) -> Prepared | Rejected:
+    """Parse and resolve one combination as ``plan`` would (the Rejected when SGLang or the planner refuses it).
+    ``lazy``: its default mem_fraction_static table is found when first needed (:func:`ensure_table`)."""
     spec = model.spec
     try:
         raw = base.parse(combo) if base is not None else parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
@@ -329,8 +375,10 @@ def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: Fla
     except Rejected as exc:
         return exc
     values = np.zeros(0, dtype=np.int64) if values is None else values
-    table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive,
-                               base.containers if base is not None and base.base is not None else None, draft)
+    containers = base.containers if base is not None and base.base is not None else None
+    if lazy and not exhaustive:
+        return Prepared(combo, args, state, values, None, lazy=(plan0, spec, raw, containers, draft))
+    table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive, containers, draft)
     return Prepared(combo, args, state, values, table)
 
 
@@ -348,9 +396,32 @@ def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: di
 
 
 def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
-           draft: ModelSpec | None) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
-    """(the chain's inputs, :func:`size_chain` over the grid's points, their mem_fraction_static)."""
+           draft: ModelSpec | None, cache: dict | None = None,
+           grid_key: tuple | None = None) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
+    """(the chain's inputs, :func:`size_chain` over the grid's points, their mem_fraction_static).
+
+    ``cache`` (one per search): the chain is a pure function of its inputs, and many combinations share them
+    (the chunked-prefill and decode-graph axes, say, change only the post-pool needs and at most the default
+    fraction), so one evaluation serves every combination with the same scalar inputs, defaults and grid; the
+    arrays it returns are shared and never written to. ``grid_key``: what identifies the grid's values (else
+    the grid itself, which the cache then keeps alive so that its id stays its own)."""
     args, state = prep.args, prep.state
+    inp = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
+    if defaults:
+        ensure_table(prep)
+    key = None
+    if cache is not None:
+        table = prep.mfs_table if defaults else None
+        key = ("chain", id(grid) if grid_key is None else grid_key,
+               tuple(sorted((k, v) for k, v in inp.items() if k != "mfs")),
+               args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
+               None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
+               args.max_running_requests, args.max_mamba_cache_size)
+        hit = cache.get(key)
+        if hit is not None:
+            inp.update(hit[0])
+            return inp, hit[1], hit[2]
     n_pts = grid["mfs"].size
     mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
     if prep.mfs_table is not None:
@@ -364,9 +435,12 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
-    inp = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
-    inp.update(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
-    return inp, size_chain(**inp), mfs
+    arrays = dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
+    inp.update(arrays)
+    out = size_chain(**inp)
+    if key is not None:
+        cache[key] = (arrays, out, mfs, grid)  # the grid kept alive: its id stays its own
+    return inp, out, mfs
 
 
 def bound_values(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
@@ -380,12 +454,13 @@ def bound_values(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
 
 
 def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
-                    draft: ModelSpec | None, needs: Needs, need_ctx: int) -> dict[str, np.ndarray]:
+                    draft: ModelSpec | None, needs: Needs, need_ctx: int,
+                    cache: dict | None = None) -> dict[str, np.ndarray]:
     """Every numeric point of ``grid`` for a prepared combination, as arrays: :func:`size_chain` (the function
     ``plan`` runs on scalars), pool bytes, post-pool needs and feasibility."""
     spec, args, state = model.spec, prep.args, prep.state
     n_pts = grid["mfs"].size
-    inp, out, mfs = _chain(plan0, model, prep, grid, draft)
+    inp, out, mfs = _chain(plan0, model, prep, grid, draft, cache)
     n, r, m = out["n"], out["r"], out["m"]
     fail = out["fail"] | (plan0.free_after_bytes <= 0)
     if args.rules.zero_checks:
@@ -410,7 +485,7 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
     if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         from planner.engines.sglang.pipeline.headroom import cuda_graph_need_array  # noqa: PLC0415
 
-        graph_need = cuda_graph_need_array(args, spec, draft, r)
+        graph_need = _graph_need(args, spec, draft, r, cache)
     need_total = prep.static_needs + graph_need
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
@@ -420,6 +495,22 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
     return {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
             "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
             "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest, "mfs": mfs}
+
+
+def _graph_need(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,
+                cache: dict | None) -> np.ndarray:
+    """headroom.cuda_graph_need_array at the points' running requests; a pure function of the captured list, the
+    graph inputs and ``r``, so combinations sharing a chain (:func:`_chain`, the same ``r`` array) and those
+    inputs share it."""
+    from planner.engines.sglang.pipeline.headroom import _graph_args, cuda_graph_need_array  # noqa: PLC0415
+
+    if cache is None:
+        return cuda_graph_need_array(args, spec, draft, r)
+    key = ("graph", id(r), tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, spec, draft).items())))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not r:
+        hit = cache[key] = (r, cuda_graph_need_array(args, spec, draft, r))
+    return hit[1]
 
 
 def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None) -> int:
@@ -435,64 +526,264 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
 
 
 @dataclass
-class _Scan:
+class _Combo:
+    """One categorical combination's share of the scan: its configurations, the feasible ones, and its best
+    points (rank key, Candidate) in :func:`top_points` order."""
+
+    index: int  # its place in the product of the axes (the exhaustive scan's order)
+    chosen: list[str]
     evaluated: int = 0
     feasible: int = 0
-    pruned: int = 0
+    points: list = field(default_factory=list)
+
+
+@dataclass
+class _Scan:
+    evaluated: int = 0  # configurations evaluated (a pruned combination's are not)
+    feasible: int = 0
+    pruned: int = 0  # combinations skipped
+    space: int = 0  # configurations in the whole space (every combination x the numeric grid)
+    refused: int = 0  # configurations of the combinations SGLang or the planner refuses
     cands: list = field(default_factory=list)  # (rank key, Candidate) of feasible points
     closest: tuple | None = None
     no_radix: tuple | None = None
-    best: tuple | None = None  # the best rank key in cands (what prune compares with)
+    best: tuple | None = None  # the best rank key in cands
+    pruned_ub: tuple | None = None  # the largest bound (rank-key prefix) of a combination pruned by its bound
+    pruned_nr_ub: tuple | None = None  # the same for radix-off combinations (they compete for no_radix only)
+    pending: list = field(default_factory=list)  # the pruned combinations: (index, chosen, prepared)
+    done: list = field(default_factory=list)  # the evaluated combinations (_Combo)
 
 
 def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid: dict[str, np.ndarray],
           draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool) -> _Scan:
-    """Every categorical combination (the product of ``axes``) over the numeric grid."""
+    """Every categorical combination (the product of ``axes``) over the numeric grid; with ``prune``, branch
+    and bound: the combinations are bounded first (:func:`combo_bound`), evaluated best bound first, and those
+    whose bound cannot reach the ``max(top, 2)``-th best point so far (or, radix off when not allowed, the best
+    radix-off point) are skipped and kept in ``pending`` (:func:`complete_scan` evaluates them when the final
+    ranking cannot be proved equal to the exhaustive one)."""
     base = FlagBase(plan0.rules.flags, model.spec.name, fixed_flags)
     values = run_values(grid)
-    bound = bound_grid(grid) if prune else None
     sc = _Scan()
-    for choice in itertools.product(*[opts for _, opts in axes]):
+    ctx = _ScanContext(plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+    prepared = []
+    for index, choice in enumerate(itertools.product(*[opts for _, opts in axes])):
         chosen = [t for part in choice for t in part]
-        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft)
-        sc.evaluated += grid["mfs"].size
+        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft, lazy=prune)
+        sc.space += grid["mfs"].size
         if isinstance(prep, Rejected):
+            sc.refused += grid["mfs"].size  # resolved and refused: every point of it evaluated
             continue
-        if bound is not None and not may_improve(bound_values(plan0, model, prep, bound, draft, need_ctx),
-                                                 needs, need_ctx, sc.best):
-            sc.pruned += 1
-            continue
-        _collect(sc, evaluate_points(plan0, model, prep, grid, draft, needs, need_ctx), grid, fixed_flags, chosen,
-                 needs, need_ctx, top)
+        prepared.append((index, chosen, prep))
+    if not prune:
+        sc.done = [_evaluate(ctx, i, chosen, prep) for i, chosen, prep in prepared]
+    else:
+        _branch_and_bound(sc, ctx, prepared)
+    _merge(sc, needs)
     return sc
 
 
-def _collect(sc: _Scan, o: dict[str, np.ndarray], grid: dict[str, np.ndarray], fixed_flags: list[str],
-             chosen: list[str], needs: Needs, need_ctx: int, top: int) -> None:
-    """A combination's best points into the scan: feasible ones ranked, else the closest to feasible."""
+@dataclass
+class _ScanContext:
+    plan0: Plan
+    model: ResolvedModel
+    fixed_flags: list[str]
+    grid: dict[str, np.ndarray]
+    draft: ModelSpec | None
+    needs: Needs
+    need_ctx: int
+    top: int
+    cache: dict = field(default_factory=dict)  # what combinations share (_chain, _graph_need)
+
+
+def _evaluate(ctx: _ScanContext, index: int, chosen: list[str], prep: Prepared) -> _Combo:
+    o = evaluate_points(ctx.plan0, ctx.model, prep, ctx.grid, ctx.draft, ctx.needs, ctx.need_ctx, ctx.cache)
+    rec = _Combo(index, chosen, evaluated=ctx.grid["mfs"].size)
+    rec.feasible, rec.points = _combo_points(o, ctx.grid, ctx.fixed_flags, chosen, ctx.needs, ctx.need_ctx, ctx.top)
+    return rec
+
+
+def _radix_off_only(chosen: list[str], needs: Needs) -> bool:
+    """A combination whose feasible points compete only for the radix-off alternative (no_radix_best)."""
+    return not needs.allow_no_radix and "--disable-radix-cache" in chosen
+
+
+def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list) -> None:
+    needs, k = ctx.needs, max(ctx.top, 2)
+    lines = bound_lines(ctx.grid)
+    ctx.cache["lines"] = lines  # alive while the cache is: its id keys the bounds' chains
+    bounded = []
+    for index, chosen, prep in prepared:
+        meets, ub = line_bound(ctx.plan0, ctx.model, prep, ctx.grid, lines, ctx.draft, needs, ctx.need_ctx,
+                               ctx.cache)
+        if not meets:  # no point meets the needs: nothing feasible in it (it could only be the closest)
+            sc.pending.append((index, chosen, prep))
+            continue
+        bounded.append((ub, index, chosen, prep))
+    bounded.sort(key=lambda b: (tuple(-x for x in b[0]), b[1]))  # best bound first, then the product's order
+    kept: list = []  # (rank key, dedupe key) of the feasible points that can be ranked
+    nr_best: tuple | None = None
+    for ub, index, chosen, prep in bounded:
+        if needs.objective != "headroom":
+            if _radix_off_only(chosen, needs):
+                if nr_best is not None and ub < nr_best[:2]:
+                    sc.pending.append((index, chosen, prep))
+                    sc.pruned_nr_ub = max(sc.pruned_nr_ub or ub, ub)
+                    continue
+            else:
+                threshold = _kth_best(kept, k)
+                if threshold is not None and ub < threshold[:2]:
+                    sc.pending.append((index, chosen, prep))
+                    sc.pruned_ub = max(sc.pruned_ub or ub, ub)
+                    continue
+        rec = _evaluate(ctx, index, chosen, prep)
+        sc.done.append(rec)
+        for key, c in rec.points:
+            if not c.feasible:
+                continue
+            if _radix_off_only(c.chosen, needs):
+                nr_best = key if nr_best is None or key > nr_best else nr_best
+            else:
+                kept.append((key, _dedupe_key(c)))
+    sc.pruned = len(sc.pending)
+
+
+def _kth_best(kept: list, k: int) -> tuple | None:
+    """The rank key of the k-th best point with a distinct dedupe key (what the k-th ranked point is at least)."""
+    seen: set = set()
+    for key, dk in sorted(kept, key=lambda x: x[0], reverse=True):
+        if dk not in seen:
+            seen.add(dk)
+            if len(seen) == k:
+                return key
+    return None
+
+
+def complete_scan(sc: _Scan, plan0: Plan, model: ResolvedModel, fixed_flags: list[str], grid: dict[str, np.ndarray],
+                  draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int) -> None:
+    """Evaluate the combinations the branch and bound skipped: the scan is then the exhaustive one."""
+    ctx = _ScanContext(plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+    sc.done += [_evaluate(ctx, i, chosen, prep) for i, chosen, prep in sc.pending]
+    sc.pending, sc.pruned, sc.pruned_ub, sc.pruned_nr_ub = [], 0, None, None
+    _merge(sc, needs)
+
+
+def _merge(sc: _Scan, needs: Needs) -> None:
+    """The evaluated combinations' points into the scan, in the product's order (the exhaustive scan's, so that
+    equal keys keep its order): feasible ones ranked, radix-off ones apart when not allowed, else the closest."""
+    sc.evaluated = sc.refused + sum(r.evaluated for r in sc.done)
+    sc.feasible = sum(r.feasible for r in sc.done)
+    sc.cands, sc.closest, sc.no_radix, sc.best = [], None, None, None
+    for rec in sorted(sc.done, key=lambda r: r.index):
+        for key, c in rec.points:
+            if c.feasible and _radix_off_only(c.chosen, needs):
+                if sc.no_radix is None or key > sc.no_radix[0]:
+                    sc.no_radix = (key, c)
+                continue
+            if c.feasible:
+                sc.cands.append((key, c))
+                if sc.best is None or key > sc.best:
+                    sc.best = key
+            elif sc.closest is None or (c.concurrency, c.longest, c.headroom_left) > (
+                    sc.closest[1].concurrency, sc.closest[1].longest, sc.closest[1].headroom_left):
+                sc.closest = (key, c)
+
+
+def _combo_points(o: dict[str, np.ndarray], grid: dict[str, np.ndarray], fixed_flags: list[str], chosen: list[str],
+                  needs: Needs, need_ctx: int, top: int) -> tuple[int, list]:
+    """A combination's feasible count and best points: feasible ones by score, else the closest to feasible."""
     feas = o["feasible"]
-    sc.feasible += int(feas.sum())
-    idx = np.flatnonzero(feas) if feas.any() else np.flatnonzero(o["ok"])
+    n_feasible = int(feas.sum())
+    idx = np.flatnonzero(feas) if n_feasible else np.flatnonzero(o["ok"])
     if idx.size == 0:
-        return
+        return n_feasible, []
     score = _score(o, needs.objective, need_ctx)
+    points = []
     for i in top_points(idx, score, max(top, 3)):
         pf = point_flags(chosen, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
         c = Candidate(flags=fixed_flags + pf, chosen=pf, concurrency=int(o["conc"][i]), kv_tokens=int(o["n"][i]),
                       running=int(o["r"][i]), longest=int(o["longest"][i]), headroom_left=int(o["left"][i]),
                       feasible=bool(feas[i]))
-        key = _rank_key(c, needs.objective, pf, need_ctx)
-        if c.feasible and not needs.allow_no_radix and "--disable-radix-cache" in pf:
-            if sc.no_radix is None or key > sc.no_radix[0]:
-                sc.no_radix = (key, c)
-            continue
-        if c.feasible:
-            sc.cands.append((key, c))
-            if sc.best is None or key > sc.best:
-                sc.best = key
-        elif sc.closest is None or (c.concurrency, c.longest, c.headroom_left) > (
-                sc.closest[1].concurrency, sc.closest[1].longest, sc.closest[1].headroom_left):
-            sc.closest = (key, c)
+        points.append((_rank_key(c, needs.objective, pf, need_ctx), c))
+    return n_feasible, points
+
+
+def bound_lines(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The grid's lines (ratio, mamba size and running requests fixed, mem_fraction_static varies), in the grid's
+    order: it is built mem_fraction_static outermost (:func:`_numeric_grid`), so its first points are the lines."""
+    mfs = grid["mfs"]
+    n_lines = int(np.isnan(mfs).sum()) if np.isnan(mfs[0]) else int((mfs == mfs[0]).sum())
+    return {k: v[:n_lines] for k, v in grid.items() if k != "mfs"}
+
+
+def bound_points(grid: dict[str, np.ndarray], lines: dict[str, np.ndarray], prep: Prepared) -> tuple[float, float]:
+    """(the highest, the lowest) mem_fraction_static of a combination's points: the grid's explicit values and,
+    where the grid has unset points, SGLang's default over the running-request values (:func:`default_range`).
+    Along a line the fraction only moves the memory the chain shares out: KV tokens, running requests, mamba
+    slots, the longest request and the concurrency only grow with it (``test_search_pruning`` checks it), so
+    the line at the highest bounds them from above and at the lowest from below."""
+    mfs = grid["mfs"]
+    explicit = mfs[~np.isnan(mfs)]
+    levels = [float(explicit.max()), float(explicit.min())] if explicit.size else []
+    if np.isnan(mfs).any():
+        levels += list(default_range(prep))
+    return max(levels), min(levels)
+
+
+def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+               lines: dict[str, np.ndarray], draft: ModelSpec | None, needs: Needs, need_ctx: int,
+               cache: dict | None = None) -> tuple[bool, tuple[int, int]]:
+    """:func:`combo_bound` from :func:`bound_points`, each line also capped by the memory its feasible points
+    must leave: a feasible point's pools fit in the GPU's free bytes after the weights less its post-pool needs
+    x (1 + margin) and the margin bytes, and its needs are at least the ones that do not depend on the point
+    (the CUDA graphs' share is >= 0); its pools are at least those with the line's fewest running requests and
+    mamba slots and no KV tokens, plus the KV pools' bytes per token x its tokens (every pool tensor grows with
+    N, R and M). So a feasible point's KV tokens are at most (room - those pools) / bytes per token."""
+    args = prep.args
+    hi, lo = bound_points(grid, lines, prep)
+    n_lines = lines["run"].size
+    pts = {k: np.tile(v, 2) for k, v in lines.items()}
+    pts["mfs"] = np.repeat(np.array([hi, lo], dtype=np.float64), n_lines)
+    inp, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
+    shape = (-1, n_lines)
+    n, r, m, r_pool = (out[k].reshape(shape) for k in ("n", "r", "m", "r_pool"))
+    n_ub, r_ub = n.max(axis=0), r.max(axis=0)
+    conc_ub = np.minimum(r, n // max(need_ctx, 1)).max(axis=0)
+    longest_ub = np.minimum(args.context_len - 1, n - 1).max(axis=0)
+    fill_ub = np.minimum(n, np.maximum(r, 0) * max(need_ctx, 1)).max(axis=0)
+    cap = _kv_cap(plan0, model, prep, inp, draft, needs, np.maximum(r_pool.min(axis=0), 0),
+                  np.maximum(m.min(axis=0), 0))
+    if cap is not None:
+        n_ub = np.minimum(n_ub, cap)
+        conc_ub = np.minimum(conc_ub, cap // max(need_ctx, 1))
+        longest_ub = np.minimum(longest_ub, cap - 1)
+        fill_ub = np.minimum(fill_ub, cap)
+    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
+    if not meets.any():
+        return False, (0, 0)
+    if needs.objective == "kv-tokens":
+        return True, (int(fill_ub[meets].max()) // 4096, int(conc_ub[meets].max()))
+    return True, (int(conc_ub[meets].max()), int(n_ub[meets].max()) // 4096)
+
+
+def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None, needs: Needs,
+            r_lb: np.ndarray, m_lb: np.ndarray) -> np.ndarray | None:
+    """Per line, the most KV tokens a feasible point can hold (:func:`line_bound`), or None where the pools are
+    not a sum of tensors that grow with N (the unified KV + mamba buffer) or the margin is negative."""
+    args, state = prep.args, prep.state
+    if (args.unified_memory and state is not None) or needs.margin < 0 or needs.margin_bytes < 0:
+        return None
+    if prep.pools is None:
+        prep.pools = geometries(args, model.spec, state, draft)
+    if prep.static_needs is None:
+        prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
+    geo, dgeo = prep.pools
+    per_token = geo.token_bytes + (dgeo.token_bytes if dgeo is not None else 0)
+    if per_token <= 0:
+        return None
+    base = sum(pool_bytes(args, state, geo, dgeo, np.zeros_like(r_lb), r_lb, m_lb, None).values())
+    room = plan0.free_after_bytes - prep.static_needs * (1 + needs.margin) - needs.margin_bytes
+    # + 1 MiB: float rounding in the feasibility test can only loosen the cap, never tighten it
+    return np.floor_divide(np.int64(int(room) + MIB) - base, per_token).astype(np.int64) + 1
 
 
 def bound_grid(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -506,20 +797,28 @@ def bound_grid(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v[keep] for k, v in grid.items()}
 
 
-def may_improve(b: dict[str, np.ndarray], needs: Needs, need_ctx: int, best: tuple | None) -> bool:
-    """Whether a combination whose bounding points (:func:`bound_grid`) gave ``b`` can hold a feasible point
-    that ranks above ``best``: some line must meet the needs at its bound, and the leading part of the rank key
-    (concurrency, then KV in 4096-token buckets; for kv-tokens the other way round) must be able to reach
-    ``best``'s. The headroom objective ranks by what shrinks with the fraction: only the needs prune there."""
+def combo_bound(b: dict[str, np.ndarray], needs: Needs, need_ctx: int) -> tuple[bool, tuple[int, int]]:
+    """(whether some line of a combination meets the needs at its bounding points (:func:`bound_grid`), the
+    largest value the leading part of the rank key can take in it): concurrency, then KV in 4096-token buckets;
+    for kv-tokens the other way round (the KV tokens the running requests can fill). Every point's rank key
+    starts with at most this prefix; the headroom objective ranks by what shrinks with the fraction (its caller
+    prunes there by the needs only)."""
     if b["n"].size == 0 or not ((b["longest"] >= need_ctx) & (b["conc"] >= needs.concurrency)).any():
-        return False
-    if best is None or needs.objective == "headroom":
-        return True
+        return False, (0, 0)
     conc_ub, kv_ub = int(b["conc"].max()), int(b["n"].max()) // 4096
     if needs.objective == "kv-tokens":
         fill = np.minimum(b["n"], np.maximum(b["r"], 0) * max(need_ctx, 1))
-        return (int(fill.max()) // 4096, conc_ub) >= best[:2]
-    return (conc_ub, kv_ub) >= best[:2]
+        return True, (int(fill.max()) // 4096, conc_ub)
+    return True, (conc_ub, kv_ub)
+
+
+def may_improve(b: dict[str, np.ndarray], needs: Needs, need_ctx: int, best: tuple | None) -> bool:
+    """Whether a combination whose bounding points gave ``b`` can hold a feasible point that ranks at or above
+    ``best`` (:func:`combo_bound`)."""
+    meets, ub = combo_bound(b, needs, need_ctx)
+    if not meets:
+        return False
+    return best is None or needs.objective == "headroom" or ub >= best[:2]
 
 
 def _flag_count(flags: list[str]) -> int:
@@ -530,10 +829,13 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                needs: Needs | None = None, free_before_gib: float | None = None,
                free_after_gib: float | None = None, draft: ModelSpec | None = None, top: int = 5,
                relax: bool = True, version: str | None = None, prune: bool = False) -> SearchResult:
-    """The feasible configurations, best first. ``prune``: skip the combinations that cannot hold a feasible
-    point or beat the best found so far (:func:`may_improve`): the same ``ranked[0]`` (and recommendation) as
-    the exhaustive search, for callers that read only that (the counts, Pareto front and closest then cover the
-    combinations evaluated)."""
+    """The feasible configurations, best first. ``prune``: branch and bound (:func:`_scan`): combinations that
+    cannot hold a feasible point, or whose bound cannot reach the ``max(top, 2)``-th best point, are skipped,
+    and the result is proved equal to the exhaustive search's (:func:`_proved`; when it cannot be, the skipped
+    combinations are evaluated too): the same ``ranked`` (top list, recommendation, runner-up) and radix-off
+    alternative, and with ``relax`` (the caller shows them when nothing is feasible) the same closest point
+    and relaxations. ``evaluated`` and ``feasible`` then count the configurations evaluated (``space`` all of
+    them), and the Pareto front covers the combinations evaluated."""
     needs = needs or Needs()
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
@@ -573,19 +875,15 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
     scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune)
-    evaluated, feasible_count, cands, closest, no_radix = (scan.evaluated, scan.feasible, scan.cands, scan.closest,
-                                                           scan.no_radix)
-    cands.sort(key=lambda kc: kc[0], reverse=True)
-    ranked = [c for _, c in cands]
-    ranked = _dedupe(ranked)
-    ranked, first_plan = _drop_rejected(ranked, gpu, model, env, free_before_gib, free_after_gib, draft, version)
-    if no_radix is not None and not _drop_rejected([no_radix[1]], gpu, model, env, free_before_gib, free_after_gib,
-                                                   draft, version)[0]:
-        no_radix = None
-    result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=evaluated, feasible=feasible_count,
-                          ranked=ranked[:top], pareto=_pareto(ranked), closest=None if closest is None else closest[1],
-                          recommended=None, no_radix_best=None if no_radix is None else no_radix[1],
-                          pruned=scan.pruned)
+    rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
+    ranked, first_plan, no_radix = _rank(scan, *rank_args)
+    if scan.pending and not _proved(scan, ranked, needs, need_ctx, max(top, 2), relax):
+        complete_scan(scan, plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+        ranked, first_plan, no_radix = _rank(scan, *rank_args)
+    result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
+                          ranked=ranked[:top], pareto=_pareto(ranked),
+                          closest=None if scan.closest is None else scan.closest[1], recommended=None,
+                          no_radix_best=no_radix, pruned=scan.pruned, space=scan.space)
     if ranked:
         best = ranked[0]
         result.recommended = first_plan
@@ -596,6 +894,37 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
     return result
+
+
+def _rank(scan: _Scan, gpu: GpuProfile, model: ResolvedModel, env: dict[str, str], free_before_gib: float | None,
+          free_after_gib: float | None, draft: ModelSpec | None,
+          version: str | None) -> tuple[list[Candidate], Plan | None, Candidate | None]:
+    """(the feasible points best first, deduplicated, those SGLang would reject dropped; the first one's plan;
+    the best radix-off point when that is not allowed, None when SGLang would reject it)."""
+    cands = sorted(scan.cands, key=lambda kc: kc[0], reverse=True)  # stable: equal keys keep the product's order
+    ranked, first_plan = _drop_rejected(_dedupe([c for _, c in cands]), gpu, model, env, free_before_gib,
+                                        free_after_gib, draft, version)
+    no_radix = None if scan.no_radix is None else scan.no_radix[1]
+    if no_radix is not None and not _drop_rejected([no_radix], gpu, model, env, free_before_gib, free_after_gib,
+                                                   draft, version)[0]:
+        no_radix = None
+    return ranked, first_plan, no_radix
+
+
+def _proved(scan: _Scan, ranked: list[Candidate], needs: Needs, need_ctx: int, k: int, need_closest: bool) -> bool:
+    """Whether the branch and bound's ranking is the exhaustive one: the ``k`` first ranked points (the top list
+    and the runner-up) and the radix-off alternative all rank strictly above every skipped combination's bound,
+    so no skipped point could come before them or tie with them. Nothing ranked: the closest point (and the
+    relaxations) read every combination, so the proof holds only when the caller reads neither."""
+    if not ranked and (need_closest or scan.pruned_ub is not None):
+        return False
+    if scan.pruned_ub is not None:
+        if len(ranked) < k or _rank_key(ranked[k - 1], needs.objective, ranked[k - 1].chosen, need_ctx)[:2] \
+                <= scan.pruned_ub:
+            return False
+    if scan.pruned_nr_ub is not None and (scan.no_radix is None or scan.no_radix[0][:2] <= scan.pruned_nr_ub):
+        return False
+    return True
 
 
 def top_points(idx: np.ndarray, score: np.ndarray, k: int) -> np.ndarray:
@@ -638,10 +967,14 @@ def _rank_key(c: Candidate, objective: str, chosen: list[str], need_ctx: int = 1
     return (c.concurrency, kv, mild, left)
 
 
+def _dedupe_key(c: Candidate) -> tuple:
+    return (c.concurrency, c.kv_tokens // 4096, c.running, c.longest)
+
+
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:
     seen, out = set(), []
     for c in cands:
-        key = (c.concurrency, c.kv_tokens // 4096, c.running, c.longest)
+        key = _dedupe_key(c)
         if key not in seen:
             seen.add(key)
             out.append(c)

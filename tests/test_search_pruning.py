@@ -2,8 +2,8 @@
 
 * the default mem_fraction_static along --max-running-requests (0.5.22+) is solved along that monotone axis
   (``solve_monotone``): equal to resolving every value;
-* ``run_search(prune=True)`` skips combinations by bounding points (``bound_grid`` / ``may_improve``): the same
-  best configuration as the exhaustive search, and the bound really bounds every line of the grid.
+* ``run_search(prune=True)`` (the CLI's search) is a branch and bound over the categorical combinations
+  (``line_bound``): the same result as the exhaustive search, and the bounds really bound.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
 from planner.summary import build_summary
 from planner.search import (
+    Candidate,
     FlagBase,
     Needs,
     _numeric_grid,
@@ -113,34 +114,72 @@ def test_bounding_points_bound_every_line():
             assert np.array_equal(bound_max, line_max), (gpu_id, model_id, version, combo, key)
 
 
-PRUNE_CASES = [
-    ("rtxpro6000", "qwen3.6-27b", [], Needs(), None),
-    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), "0.5.11"),
-    ("h100", "qwen3.5-9b", [], Needs(objective="kv-tokens", allow_fp8_kv=True), None),
-    ("rtx5090", "qwen3.5-9b", [], Needs(context=16384, concurrency=4), "0.5.16"),
-    ("h200", "llama-3.1-8b-instruct", ["--tp-size", "2"], Needs(context=65536, concurrency=8), "0.5.21"),
-    ("b200", "nemotron-3-nano-30b-a3b", [], Needs(objective="headroom"), "0.5.19"),
-    ("rtx4090", "qwen3.6-27b", ["--tp-size", "4"], Needs(context=65536), "0.5.23"),
-    ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None),  # nothing fits: every combination pruned
+PRUNE_CASES = [  # (gpu, model, fixed flags, needs, release, top)
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(), None, 1),  # the default command
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), None, 1),  # the seed
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), "0.5.11", 3),
+    ("h100", "qwen3.5-9b", [], Needs(objective="kv-tokens", allow_fp8_kv=True), None, 5),  # the README's kv example
+    ("rtx5090", "qwen3.5-9b", [], Needs(context=16384, concurrency=4), "0.5.16", 1),
+    ("h200", "llama-3.1-8b-instruct", ["--tp-size", "2"], Needs(context=65536, concurrency=8), "0.5.21", 2),
+    ("b200", "nemotron-3-nano-30b-a3b", [], Needs(objective="headroom"), "0.5.19", 1),
+    ("rtx4090", "qwen3.6-27b", ["--tp-size", "4"], Needs(context=65536), "0.5.23", 1),
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(speculative="NGRAM", allow_no_radix=True), "0.5.18", 1),
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=65536, speculative="DFLASH"), "0.5.23", 2),
+    ("h100", "qwen3.6-35b-a3b", [], Needs(speculative="EAGLE3", objective="kv-tokens"), "0.5.14", 1),
+    ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None, 1),  # nothing fits: the closest and relaxations
 ]
 
 
-def test_pruned_search_returns_the_exhaustive_optimum():
-    """run_search(prune=True) recommends exactly what the exhaustive search does (flags, numbers, plan)."""
-    for gpu_id, model_id, flags, needs, version in PRUNE_CASES:
+def _result(res):
+    """Everything a search's caller shows of its result, except the counts and the Pareto front (which cover the
+    combinations evaluated)."""
+    cand = (lambda c: None if c is None else vars(c))
+    return {"ranked": [vars(c) for c in res.ranked], "why": res.why, "runner_up": res.runner_up,
+            "no_radix": cand(res.no_radix_best), "d_tradeoff": res.d_tradeoff, "relaxations": res.relaxations,
+            "closest": cand(res.closest) if not res.ranked else None,
+            "plan": None if res.recommended is None else build_summary(res.recommended)}
+
+
+def test_pruned_search_returns_the_exhaustive_result():
+    """run_search(prune=True), the branch and bound the CLI runs, gives what the exhaustive search gives: the
+    top list, the recommendation and its plan, the runner-up, the radix-off alternative, the draft's D
+    trade-off, and when nothing fits the closest point and the relaxations; the default command, the seed's
+    question, speculative algorithms (EAGLE, EAGLE3, NGRAM, DFLASH), every objective, several releases."""
+    pruned_somewhere = False
+    for gpu_id, model_id, flags, needs, version, top in PRUNE_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
-        full = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version)
-        fast = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version, prune=True)
-        case = (gpu_id, model_id, flags, needs.objective, version)
-        assert bool(full.ranked) == bool(fast.ranked), case
-        if full.ranked:
-            assert vars(fast.ranked[0]) == vars(full.ranked[0]), case
-            assert build_summary(fast.recommended) == build_summary(full.recommended), case
-            assert fast.why == full.why, case  # (the runner-up may be a pruned combination's: not compared)
-        assert fast.evaluated == full.evaluated and fast.pruned <= fast.evaluated, case
-    # and the pruning does skip combinations where an incumbent exists
-    res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), [], top=1, relax=False, prune=True)
-    assert res.pruned > 0
+        full = run_search(gpu, model, flags, needs=needs, top=top, version=version)
+        fast = run_search(gpu, model, flags, needs=needs, top=top, version=version, prune=True)
+        case = (gpu_id, model_id, flags, needs.objective, needs.speculative, version, top)
+        assert _result(fast) == _result(full), case
+        assert fast.space == full.space == full.evaluated and full.pruned == 0, case
+        assert fast.evaluated <= fast.space and fast.feasible <= full.feasible, case
+        assert (fast.evaluated < fast.space) == (fast.pruned > 0), case
+        pruned_somewhere |= fast.pruned > 0
+    assert pruned_somewhere  # the branch and bound does skip combinations
+
+
+def test_line_bound_caps_every_feasible_point():
+    """What the branch and bound rests on (line_bound): no feasible point of a combination ranks above its bound,
+    and a combination with a feasible point is never declared unable to meet the needs."""
+    from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
+
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        for needs in (Needs(context=65536), Needs(context=8192, concurrency=4, objective="kv-tokens")):
+            ev = evaluate_combo(plan0, model, combo, grid, None, needs, needs.context)
+            prep = prepare_combo(plan0, model, combo, FlagBase(plan0.rules.flags, model.spec.name, []),
+                                 run_values(grid), lazy=True)
+            meets, ub = line_bound(plan0, model, prep, grid, bound_lines(grid), None, needs, needs.context)
+            o = ev.out
+            feas = np.flatnonzero(o["feasible"])
+            assert meets or feas.size == 0, (gpu_id, model_id, version, combo)
+            for i in feas:
+                c = Candidate([], [], int(o["conc"][i]), int(o["n"][i]), int(o["r"][i]), int(o["longest"][i]),
+                              int(o["left"][i]), True)
+                assert _rank_key(c, needs.objective, [], needs.context)[:2] <= ub, (gpu_id, model_id, combo, i)
 
 
 def test_parse_flags_fast_path_equals_argparse():
