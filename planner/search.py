@@ -614,7 +614,7 @@ def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list) -> None:
     bounded = []
     for index, chosen, prep in prepared:
         meets, ub = line_bound(ctx.plan0, ctx.model, prep, ctx.grid, lines, ctx.draft, needs, ctx.need_ctx,
-                               ctx.cache)
+                               ctx.cache, chosen)
         if not meets:  # no point meets the needs: nothing feasible in it (it could only be the closest)
             sc.pending.append((index, chosen, prep))
             continue
@@ -625,13 +625,13 @@ def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list) -> None:
     for ub, index, chosen, prep in bounded:
         if needs.objective != "headroom":
             if _radix_off_only(chosen, needs):
-                if nr_best is not None and ub < nr_best[:2]:
+                if nr_best is not None and ub < nr_best[:3]:
                     sc.pending.append((index, chosen, prep))
                     sc.pruned_nr_ub = max(sc.pruned_nr_ub or ub, ub)
                     continue
             else:
                 threshold = _kth_best(kept, k)
-                if threshold is not None and ub < threshold[:2]:
+                if threshold is not None and ub < threshold[:3]:
                     sc.pending.append((index, chosen, prep))
                     sc.pruned_ub = max(sc.pruned_ub or ub, ub)
                     continue
@@ -715,54 +715,78 @@ def bound_lines(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v[:n_lines] for k, v in grid.items() if k != "mfs"}
 
 
-def bound_points(grid: dict[str, np.ndarray], lines: dict[str, np.ndarray], prep: Prepared) -> tuple[float, float]:
-    """(the highest, the lowest) mem_fraction_static of a combination's points: the grid's explicit values and,
-    where the grid has unset points, SGLang's default over the running-request values (:func:`default_range`).
-    Along a line the fraction only moves the memory the chain shares out: KV tokens, running requests, mamba
-    slots, the longest request and the concurrency only grow with it (``test_search_pruning`` checks it), so
-    the line at the highest bounds them from above and at the lowest from below."""
+def bound_parts(grid: dict[str, np.ndarray], prep: Prepared) -> list[tuple[float, float, int]]:
+    """The parts of a combination's points, each (highest, lowest mem_fraction_static, flags it adds): the
+    explicit fractions (one flag, --mem-fraction-static) and, where the grid has unset points, SGLang's default
+    over the running-request values (:func:`default_range`, no flag). Along a line the fraction only moves the
+    memory the chain shares out: KV tokens, running requests, mamba slots, the longest request and the
+    concurrency only grow with it (``test_search_pruning`` checks it), so a part's line at its highest fraction
+    bounds them from above and at its lowest from below."""
     mfs = grid["mfs"]
     explicit = mfs[~np.isnan(mfs)]
-    levels = [float(explicit.max()), float(explicit.min())] if explicit.size else []
+    parts = [(float(explicit.max()), float(explicit.min()), 1)] if explicit.size else []
     if np.isnan(mfs).any():
-        levels += list(default_range(prep))
-    return max(levels), min(levels)
+        lo, hi = default_range(prep)
+        parts.append((hi, lo, 0))
+    return parts
+
+
+def _mildness(chosen: list[str]) -> int:
+    """The rank key's preference for fewer and milder flag changes (:func:`_rank_key`)."""
+    return -_flag_count(chosen) - 2 * sum(f in ("--disable-radix-cache", "--disable-overlap-schedule") for f in chosen)
 
 
 def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
                lines: dict[str, np.ndarray], draft: ModelSpec | None, needs: Needs, need_ctx: int,
-               cache: dict | None = None) -> tuple[bool, tuple[int, int]]:
-    """:func:`combo_bound` from :func:`bound_points`, each line also capped by the memory its feasible points
-    must leave: a feasible point's pools fit in the GPU's free bytes after the weights less its post-pool needs
-    x (1 + margin) and the margin bytes, and its needs are at least the ones that do not depend on the point
-    (the CUDA graphs' share is >= 0); its pools are at least those with the line's fewest running requests and
-    mamba slots and no KV tokens, plus the KV pools' bytes per token x its tokens (every pool tensor grows with
-    N, R and M). So a feasible point's KV tokens are at most (room - those pools) / bytes per token."""
+               cache: dict | None = None, chosen: list[str] | None = None) -> tuple[bool, tuple[int, int, int]]:
+    """(whether some point of a combination can meet the needs, the largest value the first three parts of the
+    rank key can take at its feasible points): concurrency, KV in 4096-token buckets (for kv-tokens the other way
+    round: the KV tokens the running requests can fill, then concurrency), and the mildness of the point's flags
+    (``chosen``, the combination's, plus the flags the line and the part add, which are known: point_flags).
+
+    Per line and part (:func:`bound_parts`), the values at the highest fraction, each capped by the memory a
+    feasible point's pools must leave: they fit in the GPU's free bytes after the weights less the post-pool
+    needs x (1 + margin) and the margin bytes, the needs are at least the ones that do not depend on the point
+    (the CUDA graphs' share is >= 0), and the pools at least those with the part's fewest running requests and
+    mamba slots and no KV tokens, plus the KV pools' bytes per token x the tokens (every pool tensor grows with
+    N, R and M). So a feasible point's KV tokens are at most (room - those pools) / bytes per token. The headroom
+    objective ranks by what shrinks with the fraction: its caller prunes there by the needs only."""
     args = prep.args
-    hi, lo = bound_points(grid, lines, prep)
+    parts = bound_parts(grid, prep)
+    levels = sorted({x for hi, lo, _ in parts for x in (hi, lo)})
     n_lines = lines["run"].size
-    pts = {k: np.tile(v, 2) for k, v in lines.items()}
-    pts["mfs"] = np.repeat(np.array([hi, lo], dtype=np.float64), n_lines)
-    inp, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
-    shape = (-1, n_lines)
-    n, r, m, r_pool = (out[k].reshape(shape) for k in ("n", "r", "m", "r_pool"))
-    n_ub, r_ub = n.max(axis=0), r.max(axis=0)
-    conc_ub = np.minimum(r, n // max(need_ctx, 1)).max(axis=0)
-    longest_ub = np.minimum(args.context_len - 1, n - 1).max(axis=0)
-    fill_ub = np.minimum(n, np.maximum(r, 0) * max(need_ctx, 1)).max(axis=0)
-    cap = _kv_cap(plan0, model, prep, inp, draft, needs, np.maximum(r_pool.min(axis=0), 0),
-                  np.maximum(m.min(axis=0), 0))
+    pts = {k: np.tile(v, len(levels)) for k, v in lines.items()}
+    pts["mfs"] = np.repeat(np.array(levels, dtype=np.float64), n_lines)
+    inp, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), tuple(levels)))
+    n, r, m, r_pool = (out[k].reshape(len(levels), n_lines) for k in ("n", "r", "m", "r_pool"))
+    hi_at = [levels.index(hi) for hi, _, _ in parts]
+    lo_at = [levels.index(lo) for _, lo, _ in parts]
+    n_ub, r_ub = n[hi_at], r[hi_at]  # (parts, lines)
+    ctx = max(need_ctx, 1)
+    conc_ub = np.minimum(r_ub, n_ub // ctx)
+    longest_ub = np.minimum(args.context_len - 1, n_ub - 1)
+    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
+    cap = _kv_cap(plan0, model, prep, inp, draft, needs, np.maximum(r_pool[lo_at], 0).ravel(),
+                  np.maximum(m[lo_at], 0).ravel())
     if cap is not None:
+        cap = cap.reshape(n_ub.shape)
         n_ub = np.minimum(n_ub, cap)
-        conc_ub = np.minimum(conc_ub, cap // max(need_ctx, 1))
+        conc_ub = np.minimum(conc_ub, cap // ctx)
         longest_ub = np.minimum(longest_ub, cap - 1)
         fill_ub = np.minimum(fill_ub, cap)
     meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
     if not meets.any():
-        return False, (0, 0)
+        return False, (0, 0, 0)
+    ratio, msize, run = lines["ratio"], lines["msize"], lines["run"]
+    line_flags = ((~np.isnan(ratio) & (ratio != RATIO_VALUES[0])).astype(np.int64) + (msize >= 0) + (run >= 0))
+    mild = _mildness(chosen or []) - line_flags[None, :] - np.array([f for _, _, f in parts])[:, None]
     if needs.objective == "kv-tokens":
-        return True, (int(fill_ub[meets].max()) // 4096, int(conc_ub[meets].max()))
-    return True, (int(conc_ub[meets].max()), int(n_ub[meets].max()) // 4096)
+        first, second = fill_ub // 4096, conc_ub
+    else:
+        first, second = conc_ub, n_ub // 4096
+    first, second, mild = first[meets], second[meets], np.broadcast_to(mild, meets.shape)[meets]
+    i = np.lexsort((mild, second, first))[-1]
+    return True, (int(first[i]), int(second[i]), int(mild[i]))
 
 
 def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None, needs: Needs,
@@ -919,10 +943,10 @@ def _proved(scan: _Scan, ranked: list[Candidate], needs: Needs, need_ctx: int, k
     if not ranked and (need_closest or scan.pruned_ub is not None):
         return False
     if scan.pruned_ub is not None:
-        if len(ranked) < k or _rank_key(ranked[k - 1], needs.objective, ranked[k - 1].chosen, need_ctx)[:2] \
+        if len(ranked) < k or _rank_key(ranked[k - 1], needs.objective, ranked[k - 1].chosen, need_ctx)[:3] \
                 <= scan.pruned_ub:
             return False
-    if scan.pruned_nr_ub is not None and (scan.no_radix is None or scan.no_radix[0][:2] <= scan.pruned_nr_ub):
+    if scan.pruned_nr_ub is not None and (scan.no_radix is None or scan.no_radix[0][:3] <= scan.pruned_nr_ub):
         return False
     return True
 
@@ -955,7 +979,7 @@ def _score(o: dict[str, np.ndarray], objective: str, need_ctx: int = 1) -> np.nd
 
 def _rank_key(c: Candidate, objective: str, chosen: list[str], need_ctx: int = 1) -> tuple:
     """Objective first; near-equal KV (4096-token buckets) then prefers fewer and milder flag changes."""
-    mild = -_flag_count(chosen) - 2 * sum(f in ("--disable-radix-cache", "--disable-overlap-schedule") for f in chosen)
+    mild = _mildness(chosen)
     kv = c.kv_tokens // 4096
     if objective == "kv-tokens":  # the tokens the running requests can fill (see _score)
         kv = min(c.kv_tokens, c.running * max(need_ctx, 1)) // 4096

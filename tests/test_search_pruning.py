@@ -26,6 +26,7 @@ from planner.search import (
     _numeric_grid,
     bound_grid,
     evaluate_combo,
+    point_flags,
     run_search,
     run_values,
     solve_monotone,
@@ -94,8 +95,10 @@ BOUND_CASES = [("rtxpro6000", "qwen3.6-27b", "0.5.11", ["--speculative-algorithm
 
 
 def test_bounding_points_bound_every_line():
-    """What prune=True rests on: on every line of the grid, KV tokens, running requests, the longest request
-    and the concurrency at the bounding points (bound_grid) are at least those of any point of the line."""
+    """What prune=True rests on: on every line of the grid, KV tokens, running requests, mamba slots, the longest
+    request and the concurrency at the bounding points (bound_grid: the largest explicit fraction and the
+    default) are at least, and at the smallest explicit fraction and the default at most, those of any point of
+    the line."""
     for gpu_id, model_id, version, combo in BOUND_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
         plan0 = make_plan(gpu, model, [], None, None, None, version=version)
@@ -105,13 +108,20 @@ def test_bounding_points_bound_every_line():
         b_mask = np.isnan(grid["mfs"]) | (grid["mfs"] == np.nanmax(grid["mfs"]))
         assert np.array_equal(bound_grid(grid)["mfs"], grid["mfs"][b_mask], equal_nan=True)
         line = _lines(grid)
-        for key in ("n", "r", "longest", "conc"):
+        lo_mask = np.isnan(grid["mfs"]) | (grid["mfs"] == np.nanmin(grid["mfs"]))
+        for key in ("n", "r", "longest", "conc", "m"):
             v = ev.out[key].astype(np.int64)
             line_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
             np.maximum.at(line_max, line, v)
             bound_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
             np.maximum.at(bound_max, line[b_mask], v[b_mask])
             assert np.array_equal(bound_max, line_max), (gpu_id, model_id, version, combo, key)
+            # and the smallest fraction (with the default) bounds them from below (line_bound's pools)
+            line_min = np.full(line.max() + 1, np.iinfo(np.int64).max)
+            np.minimum.at(line_min, line, v)
+            bound_min = np.full(line.max() + 1, np.iinfo(np.int64).max)
+            np.minimum.at(bound_min, line[lo_mask], v[lo_mask])
+            assert np.array_equal(bound_min, line_min), (gpu_id, model_id, version, combo, key)
 
 
 PRUNE_CASES = [  # (gpu, model, fixed flags, needs, release, top)
@@ -164,6 +174,7 @@ def test_line_bound_caps_every_feasible_point():
     and a combination with a feasible point is never declared unable to meet the needs."""
     from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
 
+    checked = 0
     for gpu_id, model_id, version, combo in BOUND_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
         plan0 = make_plan(gpu, model, [], None, None, None, version=version)
@@ -172,14 +183,18 @@ def test_line_bound_caps_every_feasible_point():
             ev = evaluate_combo(plan0, model, combo, grid, None, needs, needs.context)
             prep = prepare_combo(plan0, model, combo, FlagBase(plan0.rules.flags, model.spec.name, []),
                                  run_values(grid), lazy=True)
-            meets, ub = line_bound(plan0, model, prep, grid, bound_lines(grid), None, needs, needs.context)
+            meets, ub = line_bound(plan0, model, prep, grid, bound_lines(grid), None, needs, needs.context,
+                                   chosen=combo)
             o = ev.out
             feas = np.flatnonzero(o["feasible"])
             assert meets or feas.size == 0, (gpu_id, model_id, version, combo)
+            checked += feas.size
             for i in feas:
-                c = Candidate([], [], int(o["conc"][i]), int(o["n"][i]), int(o["r"][i]), int(o["longest"][i]),
+                pf = point_flags(combo, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
+                c = Candidate([], pf, int(o["conc"][i]), int(o["n"][i]), int(o["r"][i]), int(o["longest"][i]),
                               int(o["left"][i]), True)
-                assert _rank_key(c, needs.objective, [], needs.context)[:2] <= ub, (gpu_id, model_id, combo, i)
+                assert _rank_key(c, needs.objective, pf, needs.context)[:3] <= ub, (gpu_id, model_id, combo, i)
+    assert checked > 10000  # feasible points enough to mean something
 
 
 def test_parse_flags_fast_path_equals_argparse():
