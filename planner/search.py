@@ -238,7 +238,8 @@ class FlagBase:
 
 def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
     """The distinct explicit --max-running-requests values of a grid, ascending."""
-    return np.unique(grid["run"][grid["run"] >= 0])
+    # sorted(set()) rather than np.unique, which imports numpy.ma (about 25 ms of a cold start)
+    return np.array(sorted(set(grid["run"][grid["run"] >= 0].tolist())), dtype=np.int64)
 
 
 def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
@@ -329,6 +330,7 @@ class Prepared:
     pools: tuple | None = None  # geometries(), found once
     lazy: tuple | None = None  # (plan0, spec, raw, containers, draft): mfs_table not found yet (ensure_table)
     memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
+    inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
 
 
 def ensure_table(prep: Prepared) -> None:
@@ -406,15 +408,17 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     arrays it returns are shared and never written to. ``grid_key``: what identifies the grid's values (else
     the grid itself, which the cache then keeps alive so that its id stays its own)."""
     args, state = prep.args, prep.state
-    inp = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    if prep.inputs is None:  # the scalar inputs, found once per combination
+        inp0 = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+        prep.inputs = (inp0, tuple(sorted((k, v) for k, v in inp0.items() if k != "mfs")))
+    inp = dict(prep.inputs[0])
     defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
     if defaults:
         ensure_table(prep)
     key = None
     if cache is not None:
         table = prep.mfs_table if defaults else None
-        key = ("chain", id(grid) if grid_key is None else grid_key,
-               tuple(sorted((k, v) for k, v in inp.items() if k != "mfs")),
+        key = ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
                args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
                None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
                args.max_running_requests, args.max_mamba_cache_size)
@@ -712,7 +716,9 @@ def bound_lines(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     order: it is built mem_fraction_static outermost (:func:`_numeric_grid`), so its first points are the lines."""
     mfs = grid["mfs"]
     n_lines = int(np.isnan(mfs).sum()) if np.isnan(mfs[0]) else int((mfs == mfs[0]).sum())
-    return {k: v[:n_lines] for k, v in grid.items() if k != "mfs"}
+    lines = {k: v[:n_lines] for k, v in grid.items() if k != "mfs"}
+    lines["_tiled"] = {k: np.tile(v, 2) for k, v in lines.items()}  # twice: a part's highest and lowest fraction
+    return lines
 
 
 def bound_parts(grid: dict[str, np.ndarray], prep: Prepared) -> list[tuple[float, float, int]]:
@@ -753,23 +759,26 @@ def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str
     objective ranks by what shrinks with the fraction: its caller prunes there by the needs only."""
     args = prep.args
     parts = bound_parts(grid, prep)
-    levels = sorted({x for hi, lo, _ in parts for x in (hi, lo)})
     n_lines = lines["run"].size
-    pts = {k: np.tile(v, len(levels)) for k, v in lines.items()}
-    pts["mfs"] = np.repeat(np.array(levels, dtype=np.float64), n_lines)
-    inp, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), tuple(levels)))
-    n, r, m, r_pool = (out[k].reshape(len(levels), n_lines) for k in ("n", "r", "m", "r_pool"))
-    hi_at = [levels.index(hi) for hi, _, _ in parts]
-    lo_at = [levels.index(lo) for _, lo, _ in parts]
-    n_ub, r_ub = n[hi_at], r[hi_at]  # (parts, lines)
+    tiled = lines["_tiled"]
+    outs = []
+    for hi, lo, _ in parts:  # one chain per part: the explicit part's is the same for most combinations (cache)
+        pts = dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines))
+        inp, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
+        outs.append(out)
+
+    def rows(key: str, half: int) -> np.ndarray:  # (parts, lines): at the parts' highest (0) or lowest (1) fraction
+        if len(outs) == 1:
+            return outs[0][key].reshape(2, n_lines)[half:half + 1]
+        return np.stack([o[key].reshape(2, n_lines)[half] for o in outs])
+
+    n_ub, r_ub, m_lb, r_lb = rows("n", 0), rows("r", 0), rows("m", 1), rows("r_pool", 1)
     ctx = max(need_ctx, 1)
     conc_ub = np.minimum(r_ub, n_ub // ctx)
     longest_ub = np.minimum(args.context_len - 1, n_ub - 1)
     fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
-    cap = _kv_cap(plan0, model, prep, inp, draft, needs, np.maximum(r_pool[lo_at], 0).ravel(),
-                  np.maximum(m[lo_at], 0).ravel())
+    cap = _kv_cap(plan0, model, prep, inp, draft, needs, np.maximum(r_lb, 0), np.maximum(m_lb, 0))
     if cap is not None:
-        cap = cap.reshape(n_ub.shape)
         n_ub = np.minimum(n_ub, cap)
         conc_ub = np.minimum(conc_ub, cap // ctx)
         longest_ub = np.minimum(longest_ub, cap - 1)
@@ -792,7 +801,9 @@ def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str
 def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None, needs: Needs,
             r_lb: np.ndarray, m_lb: np.ndarray) -> np.ndarray | None:
     """Per line, the most KV tokens a feasible point can hold (:func:`line_bound`), or None where the pools are
-    not a sum of tensors that grow with N (the unified KV + mamba buffer) or the margin is negative."""
+    not a sum of tensors that grow with N (the unified KV + mamba buffer) or the margin is negative. The pools
+    are bounded below by the KV pools' bytes per token x N (the K and V tensors, (N + page) rows) and the mamba
+    states (M + 1 slots), without evaluating the rest of pool_bytes()."""
     args, state = prep.args, prep.state
     if (args.unified_memory and state is not None) or needs.margin < 0 or needs.margin_bytes < 0:
         return None
@@ -804,7 +815,8 @@ def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft:
     per_token = geo.token_bytes + (dgeo.token_bytes if dgeo is not None else 0)
     if per_token <= 0:
         return None
-    base = sum(pool_bytes(args, state, geo, dgeo, np.zeros_like(r_lb), r_lb, m_lb, None).values())
+    # two of pool_bytes()'s tensors, the mamba conv and ssm states, (M + 1) slots each: every other tensor is >= 0
+    base = 0 if state is None else (m_lb + 1) * (state.conv_bytes + state.ssm_bytes)
     room = plan0.free_after_bytes - prep.static_needs * (1 + needs.margin) - needs.margin_bytes
     # + 1 MiB: float rounding in the feasibility test can only loosen the cap, never tighten it
     return np.floor_divide(np.int64(int(room) + MIB) - base, per_token).astype(np.int64) + 1
