@@ -409,8 +409,7 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     the grid itself, which the cache then keeps alive so that its id stays its own)."""
     args, state = prep.args, prep.state
     if prep.inputs is None:  # the scalar inputs, found once per combination
-        inp0 = chain_inputs(args, model.spec, state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
-        prep.inputs = (inp0, tuple(sorted((k, v) for k, v in inp0.items() if k != "mfs")))
+        prep.inputs = _inputs(plan0, model, prep, draft)
     inp = dict(prep.inputs[0])
     defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
     if defaults:
@@ -445,6 +444,12 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     if key is not None:
         cache[key] = (arrays, out, mfs, grid)  # the grid kept alive: its id stays its own
     return inp, out, mfs
+
+
+def _inputs(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None) -> tuple[dict, tuple]:
+    """(chain_inputs() of a combination, their scalar part as a cache key)."""
+    inp = chain_inputs(prep.args, model.spec, prep.state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    return inp, tuple(sorted((k, v) for k, v in inp.items() if k != "mfs"))
 
 
 def bound_values(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
@@ -616,9 +621,9 @@ def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list) -> None:
     lines = bound_lines(ctx.grid)
     ctx.cache["lines"] = lines  # alive while the cache is: its id keys the bounds' chains
     bounded = []
-    for index, chosen, prep in prepared:
-        meets, ub = line_bound(ctx.plan0, ctx.model, prep, ctx.grid, lines, ctx.draft, needs, ctx.need_ctx,
-                               ctx.cache, chosen)
+    found = bound_all(ctx.plan0, ctx.model, [(chosen, prep) for _, chosen, prep in prepared], ctx.grid, lines,
+                      ctx.draft, needs, ctx.need_ctx, ctx.cache)
+    for (index, chosen, prep), (meets, ub) in zip(prepared, found):
         if not meets:  # no point meets the needs: nothing feasible in it (it could only be the closest)
             sc.pending.append((index, chosen, prep))
             continue
@@ -798,28 +803,93 @@ def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str
     return True, (int(first[i]), int(second[i]), int(mild[i]))
 
 
-def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None, needs: Needs,
-            r_lb: np.ndarray, m_lb: np.ndarray) -> np.ndarray | None:
-    """Per line, the most KV tokens a feasible point can hold (:func:`line_bound`), or None where the pools are
-    not a sum of tensors that grow with N (the unified KV + mamba buffer) or the margin is negative. The pools
-    are bounded below by the KV pools' bytes per token x N (the K and V tensors, (N + page) rows) and the mamba
-    states (M + 1 slots), without evaluating the rest of pool_bytes()."""
+def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Prepared]], grid: dict[str, np.ndarray],
+              lines: dict[str, np.ndarray], draft: ModelSpec | None, needs: Needs, need_ctx: int,
+              cache: dict | None = None) -> list[tuple[bool, tuple[int, int, int]]]:
+    """:func:`line_bound` for many combinations ``(chosen, prepared)`` at once: the chains one by one (cached),
+    the bounds as one array computation over every (combination, part, line)."""
+    n_lines = lines["run"].size
+    tiled = lines["_tiled"]
+    hi_n, hi_r, lo_m, owner, mild0, ctx_len, room, per_tok, state_b, capped = [], [], [], [], [], [], [], [], [], []
+    for j, (chosen, prep) in enumerate(items):
+        args, state = prep.args, prep.state
+        cap = _cap_terms(plan0, model, prep, draft, needs)
+        for hi, lo, flag in bound_parts(grid, prep):
+            pts = dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines))
+            _, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
+            hi_n.append(out["n"][:n_lines])
+            hi_r.append(out["r"][:n_lines])
+            lo_m.append(out["m"][n_lines:])
+            owner.append(j)
+            mild0.append(_mildness(chosen) - flag)
+            ctx_len.append(args.context_len)
+            capped.append(cap is not None)
+            room.append(cap[0] if cap else 0)
+            per_tok.append(cap[1] if cap else 1)
+            state_b.append(cap[2] if cap else 0)
+    if not owner:
+        return [(False, (0, 0, 0))] * len(items)
+    col = (lambda v: np.array(v, dtype=np.int64)[:, None])
+    n_ub, r_ub, m_lb = np.stack(hi_n), np.stack(hi_r), np.maximum(np.stack(lo_m), 0)
+    ctx = max(need_ctx, 1)
+    conc_ub = np.minimum(r_ub, n_ub // ctx)
+    longest_ub = np.minimum(col(ctx_len) - 1, n_ub - 1)
+    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
+    cap = np.where(col(capped), (col(room) - (m_lb + 1) * col(state_b)) // col(per_tok) + 1, np.iinfo(np.int64).max // 4)
+    n_ub = np.minimum(n_ub, cap)
+    conc_ub = np.minimum(conc_ub, cap // ctx)
+    longest_ub = np.minimum(longest_ub, cap - 1)
+    fill_ub = np.minimum(fill_ub, cap)
+    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
+    ratio, msize, run = lines["ratio"], lines["msize"], lines["run"]
+    line_flags = ((~np.isnan(ratio) & (ratio != RATIO_VALUES[0])).astype(np.int64) + (msize >= 0) + (run >= 0))
+    mild = col(mild0) - line_flags[None, :]
+    first, second = (fill_ub // 4096, conc_ub) if needs.objective == "kv-tokens" else (conc_ub, n_ub // 4096)
+    # the three parts in one integer, ordered as the tuples are: 21 bits each (checked), mild offset to >= 0
+    first, second, mild = np.maximum(first, 0), np.maximum(second, 0), mild + (1 << 20)
+    if first.max() >= 1 << 21 or second.max() >= 1 << 21 or mild.min() < 0 or mild.max() >= 1 << 21:
+        return [line_bound(plan0, model, prep, grid, lines, draft, needs, need_ctx, cache, chosen)
+                for chosen, prep in items]
+    code = np.where(meets, (first << 42) | (second << 21) | mild, -1).max(axis=1)
+    best = np.full(len(items), -1, dtype=np.int64)
+    np.maximum.at(best, np.array(owner), code)
+    mask = (1 << 21) - 1
+    return [(False, (0, 0, 0)) if b < 0 else (True, (int(b >> 42), int((b >> 21) & mask), int(b & mask) - (1 << 20)))
+            for b in best.tolist()]
+
+
+def _cap_terms(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None,
+               needs: Needs) -> tuple[int, int, int] | None:
+    """(room + 1 MiB, KV bytes per token, mamba-state bytes per slot) of :func:`_kv_cap`, or None (no cap)."""
     args, state = prep.args, prep.state
     if (args.unified_memory and state is not None) or needs.margin < 0 or needs.margin_bytes < 0:
         return None
     if prep.pools is None:
         prep.pools = geometries(args, model.spec, state, draft)
     if prep.static_needs is None:
-        prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
+        if prep.inputs is None:
+            prep.inputs = _inputs(plan0, model, prep, draft)
+        prep.static_needs = _static_needs(plan0, model, prep, prep.inputs[0], draft)
     geo, dgeo = prep.pools
     per_token = geo.token_bytes + (dgeo.token_bytes if dgeo is not None else 0)
     if per_token <= 0:
         return None
-    # two of pool_bytes()'s tensors, the mamba conv and ssm states, (M + 1) slots each: every other tensor is >= 0
-    base = 0 if state is None else (m_lb + 1) * (state.conv_bytes + state.ssm_bytes)
     room = plan0.free_after_bytes - prep.static_needs * (1 + needs.margin) - needs.margin_bytes
     # + 1 MiB: float rounding in the feasibility test can only loosen the cap, never tighten it
-    return np.floor_divide(np.int64(int(room) + MIB) - base, per_token).astype(np.int64) + 1
+    return int(room) + MIB, per_token, 0 if state is None else state.conv_bytes + state.ssm_bytes
+
+
+def _kv_cap(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None, needs: Needs,
+            r_lb: np.ndarray, m_lb: np.ndarray) -> np.ndarray | None:
+    """Per line, the most KV tokens a feasible point can hold (:func:`line_bound`), or None where the pools are
+    not a sum of tensors that grow with N (the unified KV + mamba buffer) or the margin is negative. The pools
+    are bounded below by the KV pools' bytes per token x N (the K and V tensors, (N + page) rows) and the mamba
+    states (M + 1 slots), two of pool_bytes()'s tensors (every other one is >= 0), without evaluating the rest."""
+    terms = _cap_terms(plan0, model, prep, draft, needs)
+    if terms is None:
+        return None
+    room, per_token, state_bytes = terms
+    return (room - (m_lb + 1) * state_bytes) // per_token + 1
 
 
 def bound_grid(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -225,3 +225,25 @@ def test_parse_flags_fast_path_equals_argparse():
                 fast.get("cuda_graph_bs") is not None and fast["cuda_graph_bs"].append(99)
                 assert outcome(lambda a: parse_flags(rules.flags, a), argv) == outcome(
                     lambda a: _parse_full(rules.flags, a), argv)
+
+
+def test_bounds_at_once_equal_one_by_one():
+    """bound_all (every combination's bound in one array computation, what the search runs) equals line_bound
+    on each combination."""
+    from planner.search import bound_all, bound_lines, line_bound, prepare_combo
+
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        lines = bound_lines(grid)
+        variants = [combo, [*combo, "--chunked-prefill-size", "4096"], [*combo, "--page-size", "64"],
+                    [*combo, "--context-length", "32768"]]
+        base = FlagBase(plan0.rules.flags, model.spec.name, [])
+        preps = [(c, prepare_combo(plan0, model, c, base, run_values(grid), lazy=True)) for c in variants]
+        preps = [(c, p) for c, p in preps if not isinstance(p, Exception)]
+        assert preps, (gpu_id, model_id, version, combo)
+        for needs in (Needs(context=65536), Needs(context=8192, concurrency=4, objective="kv-tokens")):
+            many = bound_all(plan0, model, preps, grid, lines, None, needs, needs.context, {})
+            one = [line_bound(plan0, model, p, grid, lines, None, needs, needs.context, None, c) for c, p in preps]
+            assert many == one, (gpu_id, model_id, version, combo, needs.objective)
