@@ -407,43 +407,92 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     fraction), so one evaluation serves every combination with the same scalar inputs, defaults and grid; the
     arrays it returns are shared and never written to. ``grid_key``: what identifies the grid's values (else
     the grid itself, which the cache then keeps alive so that its id stays its own)."""
-    args, state = prep.args, prep.state
     if prep.inputs is None:  # the scalar inputs, found once per combination
         prep.inputs = _inputs(plan0, model, prep, draft)
     inp = dict(prep.inputs[0])
-    defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
-    if defaults:
-        ensure_table(prep)
     key = None
     if cache is not None:
-        table = prep.mfs_table if defaults else None
-        key = ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
-               args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
-               None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
-               args.max_running_requests, args.max_mamba_cache_size)
+        key = _chain_key(prep, grid, grid_key)
         hit = cache.get(key)
         if hit is not None:
             inp.update(hit[0])
             return inp, hit[1], hit[2]
+    arrays = _point_inputs(prep, grid)
+    inp.update(arrays)
+    out = size_chain(**inp)
+    if key is not None:
+        cache[key] = (arrays, out, arrays["mfs"], grid)  # the grid kept alive: its id stays its own
+    return inp, out, arrays["mfs"]
+
+
+def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | None) -> tuple:
+    """What the chain over ``grid`` depends on for a combination: its scalar inputs, the grid, the defaults."""
+    args = prep.args
+    defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
+    if defaults:
+        ensure_table(prep)
+    table = prep.mfs_table if defaults else None
+    return ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
+            args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
+            None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
+            args.max_running_requests, args.max_mamba_cache_size)
+
+
+def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The chain's per-point inputs over ``grid``: unset values take the combination's resolved ones."""
+    args = prep.args
     n_pts = grid["mfs"].size
-    mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
-    if prep.mfs_table is not None:
-        run, vals = grid["run"], prep.values
-        mfs_default = np.where(run >= 0, prep.mfs_table[np.minimum(np.searchsorted(vals, run), vals.size - 1)],
-                               mfs_default)
-    mfs = np.where(np.isnan(grid["mfs"]), mfs_default, grid["mfs"])
+    mfs = grid["mfs"]
+    if np.isnan(mfs).any():
+        ensure_table(prep)
+        mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
+        if prep.mfs_table is not None:
+            run, vals = grid["run"], prep.values
+            mfs_default = np.where(run >= 0, prep.mfs_table[np.minimum(np.searchsorted(vals, run), vals.size - 1)],
+                                   mfs_default)
+        mfs = np.where(np.isnan(mfs), mfs_default, mfs)
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
     r_default = -1 if args.max_running_requests is None else args.max_running_requests
     r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
-    arrays = dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
-    inp.update(arrays)
-    out = size_chain(**inp)
-    if key is not None:
-        cache[key] = (arrays, out, mfs, grid)  # the grid kept alive: its id stays its own
-    return inp, out, mfs
+    return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
+
+
+_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay")
+
+
+def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared, dict, tuple]],
+                    draft: ModelSpec | None, cache: dict) -> None:
+    """Put :func:`_chain` of every ``(prepared, grid, grid_key)`` into ``cache``, evaluating the missing ones
+    together: :func:`size_chain` is elementwise, so one call over their concatenated points (each combination's
+    scalar inputs repeated over its points) gives each the arrays its own call would. The release switches are
+    Python branches, so the calls are grouped by them."""
+    todo: dict = {}
+    for prep, grid, grid_key in jobs:
+        if prep.inputs is None:
+            prep.inputs = _inputs(plan0, model, prep, draft)
+        key = _chain_key(prep, grid, grid_key)
+        if key not in cache and key not in todo:
+            todo[key] = (prep, grid)
+    groups: dict = {}
+    for key, (prep, grid) in todo.items():
+        groups.setdefault(tuple(prep.inputs[0][k] for k in _SWITCHES), []).append((key, prep, grid))
+    for switches, members in groups.items():
+        parts = [_point_inputs(prep, grid) for _, prep, grid in members]
+        sizes = [p["mfs"].size for p in parts]
+        inp = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        for k in members[0][1].inputs[0]:
+            if k not in inp and k not in _SWITCHES:
+                inp[k] = np.repeat(np.array([prep.inputs[0][k] for _, prep, _ in members]), sizes)
+        inp.update(zip(_SWITCHES, switches))
+        out = size_chain(**inp)
+        start = 0
+        for (key, prep, grid), part, size in zip(members, parts, sizes):
+            sl = slice(start, start + size)
+            start += size
+            cache[key] = (part, {k: v[sl] for k, v in out.items()}, part["mfs"], grid)
 
 
 def _inputs(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None) -> tuple[dict, tuple]:
@@ -811,6 +860,13 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
     n_lines = lines["run"].size
     tiled = lines["_tiled"]
     hi_n, hi_r, lo_m, owner, mild0, ctx_len, room, per_tok, state_b, capped = [], [], [], [], [], [], [], [], [], []
+    if cache is not None:  # every bound's chain in a few calls (size_chain's per-call cost dominates at this size)
+        jobs = []
+        for chosen, prep in items:
+            for hi, lo, _ in bound_parts(grid, prep):
+                jobs.append((prep, dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines)),
+                             ("bound", id(lines), hi, lo)))
+        _chains_at_once(plan0, model, jobs, draft, cache)
     for j, (chosen, prep) in enumerate(items):
         args, state = prep.args, prep.state
         cap = _cap_terms(plan0, model, prep, draft, needs)
