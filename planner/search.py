@@ -613,10 +613,10 @@ class _Scan:
 
 
 def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid: dict[str, np.ndarray],
-          draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool) -> _Scan:
+          draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool, k: int = 2) -> _Scan:
     """Every categorical combination (the product of ``axes``) over the numeric grid; with ``prune``, branch
     and bound: the combinations are bounded first (:func:`combo_bound`), evaluated best bound first, and those
-    whose bound cannot reach the ``max(top, 2)``-th best point so far (or, radix off when not allowed, the best
+    whose bound cannot reach the ``k``-th best point so far (or, radix off when not allowed, the best
     radix-off point) are skipped and kept in ``pending`` (:func:`complete_scan` evaluates them when the final
     ranking cannot be proved equal to the exhaustive one)."""
     base = FlagBase(plan0.rules.flags, model.spec.name, fixed_flags)
@@ -635,7 +635,7 @@ def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid:
     if not prune:
         sc.done = [_evaluate(ctx, i, chosen, prep) for i, chosen, prep in prepared]
     else:
-        _branch_and_bound(sc, ctx, prepared)
+        _branch_and_bound(sc, ctx, prepared, k)
     _merge(sc, needs)
     return sc
 
@@ -665,8 +665,8 @@ def _radix_off_only(chosen: list[str], needs: Needs) -> bool:
     return not needs.allow_no_radix and "--disable-radix-cache" in chosen
 
 
-def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list) -> None:
-    needs, k = ctx.needs, max(ctx.top, 2)
+def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list, k: int) -> None:
+    needs = ctx.needs
     lines = bound_lines(ctx.grid)
     ctx.cache["lines"] = lines  # alive while the cache is: its id keys the bounds' chains
     bounded = []
@@ -990,14 +990,17 @@ def _flag_count(flags: list[str]) -> int:
 def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
                needs: Needs | None = None, free_before_gib: float | None = None,
                free_after_gib: float | None = None, draft: ModelSpec | None = None, top: int = 5,
-               relax: bool = True, version: str | None = None, prune: bool = False) -> SearchResult:
+               relax: bool = True, version: str | None = None, prune: bool = False,
+               exact_top: int | None = None) -> SearchResult:
     """The feasible configurations, best first. ``prune``: branch and bound (:func:`_scan`): combinations that
     cannot hold a feasible point, or whose bound cannot reach the ``max(top, 2)``-th best point, are skipped,
     and the result is proved equal to the exhaustive search's (:func:`_proved`; when it cannot be, the skipped
     combinations are evaluated too): the same ``ranked`` (top list, recommendation, runner-up) and radix-off
     alternative, and with ``relax`` (the caller shows them when nothing is feasible) the same closest point
     and relaxations. ``evaluated`` and ``feasible`` then count the configurations evaluated (``space`` all of
-    them), and the Pareto front covers the combinations evaluated."""
+    them), and the Pareto front covers the combinations evaluated. ``exact_top``: how many leading ranked points
+    the branch and bound proves (default ``max(top, 2)``: the top list and the runner-up; 1 for a caller that
+    reads only the best, as the relaxations do)."""
     needs = needs or Needs()
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
@@ -1036,10 +1039,11 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
-    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune)
+    k = max(top, 2) if exact_top is None else max(1, exact_top)
+    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
-    if scan.pending and not _proved(scan, ranked, needs, need_ctx, max(top, 2), relax):
+    if scan.pending and not _proved(scan, ranked, needs, need_ctx, k, relax):
         complete_scan(scan, plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
         ranked, first_plan, no_radix = _rank(scan, *rank_args)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
@@ -1208,7 +1212,7 @@ def _relaxations(gpu, model, flags, env, needs, fb, fa, draft, version) -> list[
         try:
             given = (fb, fa) if g is gpu and not any(f == "--tp-size" for f in fl) else (None, None)
             r = run_search(g, model, fl, env, nd, *given, draft=draft, top=1, relax=False, version=version,
-                           prune=True)
+                           prune=True, exact_top=1)
         except BadInput:
             continue
         if r.ranked:
