@@ -236,6 +236,17 @@ class FlagBase:
         return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
 
 
+_DEVICES: dict = {}
+
+
+def _device(plan0: Plan):
+    """engine.device_for(plan0), found once per GPU profile (the search asks it thousands of times)."""
+    hit = _DEVICES.get(id(plan0.gpu))
+    if hit is None or hit[0] is not plan0.gpu:
+        hit = _DEVICES[id(plan0.gpu)] = (plan0.gpu, engine.device_for(plan0))
+    return hit[1]
+
+
 def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
     """The distinct explicit --max-running-requests values of a grid, ascending."""
     # sorted(set()) rather than np.unique, which imports numpy.ma (about 25 ms of a cold start)
@@ -298,7 +309,7 @@ def _default_mfs_at(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: Res
                     containers: tuple[str, ...] | None, draft: ModelSpec | None, memo: dict | None = None):
     """SGLang's default mem_fraction_static with --max-running-requests u parsed onto the combination (None for
     u: the flag unset; a refused value gives None). ``memo``: the values found so far, shared by callers."""
-    dev = engine.device_for(plan0)
+    dev = _device(plan0)
     containers = container_keys(raw) if containers is None else containers
     memo = {} if memo is None else memo
 
@@ -371,7 +382,7 @@ def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: Fla
     if check_scope(raw, plan0.rules) or check_values(raw):
         return Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
     try:
-        args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
+        args = resolve(raw, spec, _device(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
         state = mamba_state(spec, args.tp_size, args.env)
         engine._check_heads(spec, args.tp_size)
     except Rejected as exc:
@@ -527,7 +538,7 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
         fail = fail | out["fail_rest"]
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
     try:
-        engine.gdn_backend_check(args, spec, engine.device_for(plan0))
+        engine.gdn_backend_check(args, spec, _device(plan0))
     except Rejected:
         ok = np.zeros_like(ok)
     # pools: the same pool_bytes() that itemizes a single plan
@@ -610,6 +621,7 @@ class _Scan:
     pruned_nr_ub: tuple | None = None  # the same for radix-off combinations (they compete for no_radix only)
     pending: list = field(default_factory=list)  # the pruned combinations: (index, chosen, prepared)
     done: list = field(default_factory=list)  # the evaluated combinations (_Combo)
+    ctx: Any = None  # the _ScanContext it ran in (complete_scan goes on in it)
 
 
 def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid: dict[str, np.ndarray],
@@ -619,14 +631,21 @@ def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid:
     whose bound cannot reach the ``k``-th best point so far (or, radix off when not allowed, the best
     radix-off point) are skipped and kept in ``pending`` (:func:`complete_scan` evaluates them when the final
     ranking cannot be proved equal to the exhaustive one)."""
-    base = FlagBase(plan0.rules.flags, model.spec.name, fixed_flags)
+    shared = shared_for(plan0, model, draft)
+    grid = shared.grids.setdefault(_grid_key(grid), grid)  # the same arrays as an earlier search's: cache keys
     values = run_values(grid)
     sc = _Scan()
-    ctx = _ScanContext(plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+    ctx = _ScanContext(plan0, model, fixed_flags, grid, draft, needs, need_ctx, top, shared.cache)
     prepared = []
+    base = None
     for index, choice in enumerate(itertools.product(*[opts for _, opts in axes])):
         chosen = [t for part in choice for t in part]
-        prep = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft, lazy=prune)
+        key = (tuple(fixed_flags + chosen), values.tobytes())
+        prep = shared.preps.get(key)
+        if prep is None:
+            base = base or FlagBase(plan0.rules.flags, model.spec.name, fixed_flags)
+            prep = shared.preps[key] = prepare_combo(plan0, model, fixed_flags + chosen, base, values, draft=draft,
+                                                     lazy=True)
         sc.space += grid["mfs"].size
         if isinstance(prep, Rejected):
             sc.refused += grid["mfs"].size  # resolved and refused: every point of it evaluated
@@ -637,7 +656,41 @@ def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid:
     else:
         _branch_and_bound(sc, ctx, prepared, k)
     _merge(sc, needs)
+    sc.ctx = ctx
     return sc
+
+
+@dataclass
+class _Shared:
+    """What searches on the same GPU, model, draft, release, environment and free memory share: the prepared
+    combinations (by their flags and the grid's running-request values), the grids (by their values) and the
+    chain cache (:func:`_chain`). ``keep`` holds the objects whose ids are part of the key, so the ids stay
+    theirs. A relaxation trial, a TUI re-search or a batch sweep over needs reuses them."""
+
+    keep: tuple
+    preps: dict = field(default_factory=dict)
+    grids: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)
+
+
+_SHARED: dict = {}
+_SHARED_MAX = 2  # contexts kept (each holds a search's chains: a few MB to a few tens)
+
+
+def shared_for(plan0: Plan, model: ResolvedModel, draft: ModelSpec | None) -> _Shared:
+    key = (id(plan0.gpu), id(model), id(draft), plan0.rules.version, tuple(sorted(plan0.env.items())),
+           plan0.free_before_bytes, plan0.free_after_bytes)
+    found = _SHARED.pop(key, None)
+    if found is None:
+        found = _Shared(keep=(plan0.gpu, model, draft))
+        while len(_SHARED) >= _SHARED_MAX:
+            _SHARED.pop(next(iter(_SHARED)))
+    _SHARED[key] = found  # most recent last
+    return found
+
+
+def _grid_key(grid: dict[str, np.ndarray]) -> tuple:
+    return tuple((k, v.dtype.str, v.tobytes()) for k, v in sorted(grid.items()))
 
 
 @dataclass
@@ -650,7 +703,7 @@ class _ScanContext:
     needs: Needs
     need_ctx: int
     top: int
-    cache: dict = field(default_factory=dict)  # what combinations share (_chain, _graph_need)
+    cache: dict = field(default_factory=dict)  # what combinations share (_chain, _graph_need; shared_for)
 
 
 def _evaluate(ctx: _ScanContext, index: int, chosen: list[str], prep: Prepared) -> _Combo:
@@ -667,8 +720,9 @@ def _radix_off_only(chosen: list[str], needs: Needs) -> bool:
 
 def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list, k: int) -> None:
     needs = ctx.needs
-    lines = bound_lines(ctx.grid)
-    ctx.cache["lines"] = lines  # alive while the cache is: its id keys the bounds' chains
+    lines = ctx.cache.get(("lines", id(ctx.grid)))  # the grid is kept alive by shared_for: its id is its own
+    if lines is None:
+        lines = ctx.cache[("lines", id(ctx.grid))] = bound_lines(ctx.grid)  # alive with the cache: id keys chains
     bounded = []
     found = bound_all(ctx.plan0, ctx.model, [(chosen, prep) for _, chosen, prep in prepared], ctx.grid, lines,
                       ctx.draft, needs, ctx.need_ctx, ctx.cache)
@@ -716,10 +770,9 @@ def _kth_best(kept: list, k: int) -> tuple | None:
     return None
 
 
-def complete_scan(sc: _Scan, plan0: Plan, model: ResolvedModel, fixed_flags: list[str], grid: dict[str, np.ndarray],
-                  draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int) -> None:
+def complete_scan(sc: _Scan, needs: Needs) -> None:
     """Evaluate the combinations the branch and bound skipped: the scan is then the exhaustive one."""
-    ctx = _ScanContext(plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+    ctx = sc.ctx
     sc.done += [_evaluate(ctx, i, chosen, prep) for i, chosen, prep in sc.pending]
     sc.pending, sc.pruned, sc.pruned_ub, sc.pruned_nr_ub = [], 0, None, None
     _merge(sc, needs)
@@ -860,17 +913,18 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
     n_lines = lines["run"].size
     tiled = lines["_tiled"]
     hi_n, hi_r, lo_m, owner, mild0, ctx_len, room, per_tok, state_b, capped = [], [], [], [], [], [], [], [], [], []
+    parts_of = [bound_parts(grid, prep) for _, prep in items]
     if cache is not None:  # every bound's chain in a few calls (size_chain's per-call cost dominates at this size)
         jobs = []
-        for chosen, prep in items:
-            for hi, lo, _ in bound_parts(grid, prep):
+        for (chosen, prep), parts in zip(items, parts_of):
+            for hi, lo, _ in parts:
                 jobs.append((prep, dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines)),
                              ("bound", id(lines), hi, lo)))
         _chains_at_once(plan0, model, jobs, draft, cache)
-    for j, (chosen, prep) in enumerate(items):
+    for j, ((chosen, prep), parts) in enumerate(zip(items, parts_of)):
         args, state = prep.args, prep.state
         cap = _cap_terms(plan0, model, prep, draft, needs)
-        for hi, lo, flag in bound_parts(grid, prep):
+        for hi, lo, flag in parts:
             pts = dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines))
             _, out, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
             hi_n.append(out["n"][:n_lines])
@@ -1044,7 +1098,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
     if scan.pending and not _proved(scan, ranked, needs, need_ctx, k, relax):
-        complete_scan(scan, plan0, model, fixed_flags, grid, draft, needs, need_ctx, top)
+        complete_scan(scan, needs)
         ranked, first_plan, no_radix = _rank(scan, *rank_args)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
                           ranked=ranked[:top], pareto=_pareto(ranked),

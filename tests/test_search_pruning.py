@@ -247,3 +247,35 @@ def test_bounds_at_once_equal_one_by_one():
             many = bound_all(plan0, model, preps, grid, lines, None, needs, needs.context, {})
             one = [line_bound(plan0, model, p, grid, lines, None, needs, needs.context, None, c) for c, p in preps]
             assert many == one, (gpu_id, model_id, version, combo, needs.objective)
+
+
+def test_shared_caches_give_each_combination_its_own_arrays():
+    """The chain, CUDA-graph and prepared-combination caches (shared by combinations and searches) give every
+    evaluated combination exactly the arrays evaluating it alone does (evaluate_combo, no cache)."""
+    from planner.search import _SHARED, _categorical_axes, given_dests, shared_for
+
+    for gpu_id, model_id, needs, version in [("rtxpro6000", "qwen3.6-27b", Needs(), None),
+                                             ("rtxpro6000", "qwen3.6-27b", Needs(context=131072, concurrency=2,
+                                                                                 speculative="EAGLE"), "0.5.22"),
+                                             ("h100", "qwen3.5-9b", Needs(allow_fp8_kv=True), "0.5.16")]:
+        _SHARED.clear()
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        res = run_search(gpu, model, [], needs=needs, top=1, relax=False, version=version)  # exhaustive: all cached
+        plan0 = make_plan(gpu, model, res.fixed, None, None, None, version=version)
+        shared = shared_for(plan0, model, None)
+        assert shared.preps, (gpu_id, model_id, version)
+        need_ctx = needs.context or 32768
+        grid = next(iter(shared.grids.values()))
+        checked = 0
+        for (flags, _), prep in list(shared.preps.items())[::5]:  # every 5th combination
+            if isinstance(prep, Exception):
+                continue
+            alone = evaluate_combo(plan0, model, list(flags), grid, None, needs, need_ctx,
+                                   FlagBase(plan0.rules.flags, model.spec.name, res.fixed), run_values(grid))
+            from planner.search import evaluate_points
+
+            cached = evaluate_points(plan0, model, prep, grid, None, needs, need_ctx, shared.cache)
+            for k in alone.out:
+                assert np.array_equal(alone.out[k], cached[k]), (gpu_id, model_id, version, flags, k)
+            checked += 1
+        assert checked >= 10, (gpu_id, model_id, version)
