@@ -433,7 +433,15 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     out = size_chain(**inp)
     if key is not None:
         cache[key] = (arrays, out, arrays["mfs"], grid)  # the grid kept alive: its id stays its own
+        if grid_key is None:  # a whole grid's chain is about a MB: keep the latest _FULL_CHAINS of them
+            full = cache.setdefault("_full", [])
+            full.append(key)
+            if len(full) > _FULL_CHAINS:
+                cache.pop(full.pop(0), None)
     return inp, out, arrays["mfs"]
+
+
+_FULL_CHAINS = 24
 
 
 def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | None) -> tuple:
