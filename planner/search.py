@@ -630,10 +630,12 @@ class _Scan:
     pending: list = field(default_factory=list)  # the pruned combinations: (index, chosen, prepared)
     done: list = field(default_factory=list)  # the evaluated combinations (_Combo)
     ctx: Any = None  # the _ScanContext it ran in (complete_scan goes on in it)
+    skipped_radix_off: int = 0  # radix-off combinations left out for a caller that reads only the ranking
 
 
 def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid: dict[str, np.ndarray],
-          draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool, k: int = 2) -> _Scan:
+          draft: ModelSpec | None, needs: Needs, need_ctx: int, top: int, prune: bool, k: int = 2,
+          radix_off_too: bool = True) -> _Scan:
     """Every categorical combination (the product of ``axes``) over the numeric grid; with ``prune``, branch
     and bound: the combinations are bounded first (:func:`combo_bound`), evaluated best bound first, and those
     whose bound cannot reach the ``k``-th best point so far (or, radix off when not allowed, the best
@@ -648,6 +650,10 @@ def _scan(plan0: Plan, model: ResolvedModel, fixed_flags: list[str], axes, grid:
     base = None
     for index, choice in enumerate(itertools.product(*[opts for _, opts in axes])):
         chosen = [t for part in choice for t in part]
+        if prune and not radix_off_too and _radix_off_only(chosen, needs):
+            sc.space += grid["mfs"].size  # never ranks (radix off, not allowed): the caller reads the ranking only
+            sc.skipped_radix_off += 1
+            continue
         key = (tuple(fixed_flags + chosen), values.tobytes())
         prep = shared.preps.get(key)
         if prep is None:
@@ -764,7 +770,7 @@ def _branch_and_bound(sc: _Scan, ctx: _ScanContext, prepared: list, k: int) -> N
                 nr_best = key if nr_best is None or key > nr_best else nr_best
             else:
                 kept.append((key, _dedupe_key(c)))
-    sc.pruned = len(sc.pending)
+    sc.pruned = len(sc.pending) + sc.skipped_radix_off
 
 
 def _kth_best(kept: list, k: int) -> tuple | None:
@@ -782,7 +788,7 @@ def complete_scan(sc: _Scan, needs: Needs) -> None:
     """Evaluate the combinations the branch and bound skipped: the scan is then the exhaustive one."""
     ctx = sc.ctx
     sc.done += [_evaluate(ctx, i, chosen, prep) for i, chosen, prep in sc.pending]
-    sc.pending, sc.pruned, sc.pruned_ub, sc.pruned_nr_ub = [], 0, None, None
+    sc.pending, sc.pruned, sc.pruned_ub, sc.pruned_nr_ub = [], sc.skipped_radix_off, None, None
     _merge(sc, needs)
 
 
@@ -1060,9 +1066,11 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     combinations are evaluated too): the same ``ranked`` (top list, recommendation, runner-up) and radix-off
     alternative, and with ``relax`` (the caller shows them when nothing is feasible) the same closest point
     and relaxations. ``evaluated`` and ``feasible`` then count the configurations evaluated (``space`` all of
-    them), and the Pareto front covers the combinations evaluated. ``exact_top``: how many leading ranked points
-    the branch and bound proves (default ``max(top, 2)``: the top list and the runner-up; 1 for a caller that
-    reads only the best, as the relaxations do)."""
+    them), and the Pareto front covers the combinations evaluated. ``exact_top``: given, the branch and bound
+    proves only the first ``exact_top`` ranked points (for a caller that reads only those, as the relaxations
+    do: no runner-up, and the radix-off combinations, which never rank when not allowed, are skipped, so
+    ``no_radix_best`` is None); by default ``max(top, 2)`` (the top list and the runner-up) and the radix-off
+    alternative."""
     needs = needs or Needs()
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
@@ -1102,7 +1110,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
     k = max(top, 2) if exact_top is None else max(1, exact_top)
-    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k)
+    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k, exact_top is None)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
     if scan.pending and not _proved(scan, ranked, needs, need_ctx, k, relax):
