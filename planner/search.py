@@ -59,6 +59,7 @@ from planner.search_scan import (  # noqa: F401
     bound_grid,
     bound_lines,
     bound_parts,
+    complete_closest,
     complete_scan,
     line_bound,
     shared_for,
@@ -188,7 +189,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                exact_top: int | None = None) -> SearchResult:
     """The feasible configurations, best first. ``prune``: branch and bound (:func:`_scan`): combinations that
     cannot hold a feasible point, or whose bound cannot reach the ``max(top, 2)``-th best point, are skipped,
-    and the result is proved equal to the exhaustive search's (:func:`_proved`; when it cannot be, the skipped
+    and the result is proved equal to the exhaustive search's (:func:`_proof`; when it cannot be, the skipped
     combinations are evaluated too): the same ``ranked`` (top list, recommendation, runner-up) and radix-off
     alternative, and with ``relax`` (the caller shows them when nothing is feasible) the same closest point
     and relaxations. ``evaluated`` and ``feasible`` then count the configurations evaluated (``space`` all of
@@ -239,8 +240,9 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k, exact_top is None)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
-    if scan.pending and not _proved(scan, ranked, needs, need_ctx, k, relax):
-        complete_scan(scan, needs)
+    proof = _proof(scan, ranked, needs, need_ctx, k, relax) if scan.pending else "proved"
+    if proof != "proved":
+        (complete_closest if proof == "closest" else complete_scan)(scan, needs)
         ranked, first_plan, no_radix = _rank(scan, *rank_args)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
                           ranked=ranked[:top], pareto=_pareto(ranked),
@@ -273,20 +275,19 @@ def _rank(scan: _Scan, gpu: GpuProfile, model: ResolvedModel, env: dict[str, str
     return ranked, first_plan, no_radix
 
 
-def _proved(scan: _Scan, ranked: list[Candidate], needs: Needs, need_ctx: int, k: int, need_closest: bool) -> bool:
-    """Whether the branch and bound's ranking is the exhaustive one: the ``k`` first ranked points (the top list
-    and the runner-up) and the radix-off alternative all rank strictly above every skipped combination's bound,
-    so no skipped point could come before them or tie with them. Nothing ranked: the closest point (and the
-    relaxations) read every combination, so the proof holds only when the caller reads neither."""
-    if not ranked and (need_closest or scan.pruned_ub is not None):
-        return False
+def _proof(scan: _Scan, ranked: list[Candidate], needs: Needs, need_ctx: int, k: int, need_closest: bool) -> str:
+    """Whether the branch and bound's result is the exhaustive one: "proved" when the ``k`` first ranked points
+    (the top list and the runner-up) and the radix-off alternative all rank strictly above every skipped
+    combination's bound, so no skipped point could come before them or tie with them; "closest" when that holds
+    but nothing is ranked and the caller reads the closest point (complete_closest finds it); else "all" (a
+    ranked point is missing or not proved: complete_scan evaluates every skipped combination)."""
     if scan.pruned_ub is not None:
         if len(ranked) < k or _rank_key(ranked[k - 1], needs.objective, ranked[k - 1].chosen, need_ctx)[:3] \
                 <= scan.pruned_ub:
-            return False
+            return "all"
     if scan.pruned_nr_ub is not None and (scan.no_radix is None or scan.no_radix[0][:3] <= scan.pruned_nr_ub):
-        return False
-    return True
+        return "all"
+    return "closest" if not ranked and need_closest else "proved"
 
 
 def _dedupe(cands: list[Candidate]) -> list[Candidate]:

@@ -462,3 +462,74 @@ def bound_grid(grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     keep = np.isnan(mfs) if explicit.size == 0 else (np.isnan(mfs) | (mfs == explicit.max()))
     return {k: v[keep] for k, v in grid.items()}
 
+
+
+def closest_bounds(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Prepared]],
+                   grid: dict[str, np.ndarray], lines: dict[str, np.ndarray], draft: ModelSpec | None,
+                   need_ctx: int, cache: dict) -> list[tuple[int, int, int]]:
+    """For each combination, the largest (concurrency, longest request, bytes left) any of its points can have,
+    what the closest point is ranked by (None: no point of it is ok, so it has no closest candidate): per line and part (:func:`bound_parts`), the concurrency and longest
+    request at the highest fraction, and the bytes left at most the free bytes after the weights less the
+    post-pool needs that do not depend on the point, less the KV and mamba-state tensors at the lowest fraction
+    (:func:`_kv_cap`'s lower bound on the pools; N and M only grow with the fraction)."""
+    n_lines = lines["run"].size
+    tiled = lines["_tiled"]
+    parts_of = [bound_parts(grid, prep) for _, prep in items]
+    jobs = [(prep, dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines)), ("bound", id(lines), hi, lo))
+            for (_, prep), parts in zip(items, parts_of) for hi, lo, _ in parts]
+    _chains_at_once(plan0, model, jobs, draft, cache)
+    ctx = max(need_ctx, 1)
+    out = []
+    for (_, prep), parts in zip(items, parts_of):
+        terms = _cap_terms(plan0, model, prep, draft, Needs())  # finds the static needs; the tensors' sizes
+        best = (np.iinfo(np.int64).min,) * 3
+        for hi, lo, _ in parts:
+            pts = dict(tiled, mfs=np.repeat(np.array([hi, lo], dtype=np.float64), n_lines))
+            _, o, _ = _chain(plan0, model, prep, pts, draft, cache, ("bound", id(lines), hi, lo))
+            n_hi, r_hi = o["n"][:n_lines], o["r"][:n_lines]
+            n_lo, m_lo = np.maximum(o["n"][n_lines:], 0), np.maximum(o["m"][n_lines:], 0)
+            if prep.static_needs is None:  # no structure to lean on (unified buffer): no bound on what is left
+                left_ub = int(np.iinfo(np.int64).max)
+            else:
+                pools = 0 if terms is None else terms[1] * n_lo + (m_lo + 1) * terms[2]
+                left_ub = int(np.max(plan0.free_after_bytes - prep.static_needs - pools))
+            conc_ub = int(np.minimum(r_hi, n_hi // ctx).max())
+            longest_ub = int(np.minimum(prep.args.context_len - 1, n_hi - 1).max())
+            if plan0.free_after_bytes > 0 and (n_hi > 0).any() and (r_hi > 0).any() and longest_ub - 5 > 0:
+                best = max(best, (conc_ub, longest_ub, left_ub))  # else no point of the part is ok (evaluate_points)
+        out.append(None if best[0] == np.iinfo(np.int64).min else best)
+    return out
+
+
+def complete_closest(sc: _Scan, needs: Needs) -> None:
+    """Nothing ranked: find the closest point (:func:`_merge`) without evaluating every skipped combination:
+    the skipped ones are evaluated best closest-bound first (:func:`closest_bounds`) until the bound of the next
+    falls below the closest point found (a tie is evaluated: the exhaustive scan keeps the first in product
+    order). Only for skipped combinations that cannot rank (no point meets the needs, or radix off when not
+    allowed, whose best is proved apart)."""
+    ctx = sc.ctx
+    lines = ctx.cache.get(("lines", id(ctx.grid)))
+    if lines is None:
+        lines = ctx.cache[("lines", id(ctx.grid))] = bound_lines(ctx.grid)
+    bounds = closest_bounds(ctx.plan0, ctx.model, [(chosen, prep) for _, chosen, prep in sc.pending], ctx.grid,
+                            lines, ctx.draft, ctx.need_ctx, ctx.cache)
+    order = sorted(zip(bounds, sc.pending), key=lambda bp: (bp[0] is None, tuple(-x for x in bp[0] or ()), bp[1][0]))
+    current = None if sc.closest is None else _closeness(sc.closest[1])
+    left = []
+    for bound, (index, chosen, prep) in order:
+        if bound is None or (current is not None and bound < current):
+            left.append((index, chosen, prep))
+            continue
+        rec = _evaluate(ctx, index, chosen, prep)
+        sc.done.append(rec)
+        for _, c in rec.points:
+            if not c.feasible:
+                current = _closeness(c) if current is None else max(current, _closeness(c))
+    sc.pending = left
+    sc.pruned = len(left) + sc.skipped_radix_off
+    _merge(sc, needs)
+
+
+def _closeness(c: Candidate) -> tuple[int, int, int]:
+    """What the closest point is ranked by (:func:`_merge`)."""
+    return (c.concurrency, c.longest, c.headroom_left)

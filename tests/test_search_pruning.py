@@ -137,6 +137,8 @@ PRUNE_CASES = [  # (gpu, model, fixed flags, needs, release, top)
     ("rtxpro6000", "qwen3.6-27b", [], Needs(context=65536, speculative="DFLASH"), "0.5.23", 2),
     ("h100", "qwen3.6-35b-a3b", [], Needs(speculative="EAGLE3", objective="kv-tokens"), "0.5.14", 1),
     ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None, 1),  # nothing fits: the closest and relaxations
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=200000, concurrency=6), None, 1),  # the weights fit, not the needs
+    ("h100", "qwen3.5-9b", [], Needs(context=262144, concurrency=9, speculative="EAGLE"), "0.5.21", 1),
 ]
 
 
