@@ -5,6 +5,7 @@ feasibility as arrays (evaluate_points)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -338,10 +339,20 @@ def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared
             cache[key] = (part, {k: v[sl] for k, v in out.items()}, part["mfs"], grid)
 
 
-def _inputs(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None) -> tuple[dict, tuple]:
-    """(chain_inputs() of a combination, their scalar part as a cache key)."""
+_INPUT_IDS: dict = {}  # distinct scalar chain inputs -> an int never handed out twice (keys hash it, not the tuple)
+_NEXT_INPUT_ID = itertools.count()
+
+
+def _inputs(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None) -> tuple[dict, int]:
+    """(chain_inputs() of a combination, the id of their scalar part: equal ids, equal inputs)."""
     inp = chain_inputs(prep.args, model.spec, prep.state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
-    return inp, tuple(sorted((k, v) for k, v in inp.items() if k != "mfs"))
+    scalars = tuple(sorted((k, v) for k, v in inp.items() if k != "mfs"))
+    found = _INPUT_IDS.get(scalars)
+    if found is None:
+        if len(_INPUT_IDS) > 100_000:  # a long batch: forget (a new id for old inputs is only a cache miss)
+            _INPUT_IDS.clear()
+        found = _INPUT_IDS[scalars] = next(_NEXT_INPUT_ID)
+    return inp, found
 
 
 def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
