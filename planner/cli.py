@@ -262,8 +262,9 @@ def build_needs(need_context: Any, need_concurrency: Any, speculative: str | Non
 def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, free_after: float | None) -> SearchResult:
     if plan.free_before_source.startswith("live"):  # search with the live readings too
         free_before = plan.free_before_bytes / (1 << 30)
+    # branch and bound: the exhaustive search's result, proved (run_search); the counts cover what was evaluated
     return run_search(plan.gpu, plan.model, plan.flags, plan.env, needs, free_before, free_after,
-                      top=max(1, top), version=plan.sglang_version)
+                      top=max(1, top), version=plan.sglang_version, prune=True)
 
 
 def exit_code(plan: Plan) -> int:

@@ -2,8 +2,8 @@
 
 * the default mem_fraction_static along --max-running-requests (0.5.22+) is solved along that monotone axis
   (``solve_monotone``): equal to resolving every value;
-* ``run_search(prune=True)`` skips combinations by bounding points (``bound_grid`` / ``may_improve``): the same
-  best configuration as the exhaustive search, and the bound really bounds every line of the grid.
+* ``run_search(prune=True)`` (the CLI's search) is a branch and bound over the categorical combinations
+  (``line_bound``): the same result as the exhaustive search, and the bounds really bound.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
 from planner.summary import build_summary
 from planner.search import (
+    Candidate,
     FlagBase,
     Needs,
     _numeric_grid,
     bound_grid,
     evaluate_combo,
+    point_flags,
     run_search,
     run_values,
     solve_monotone,
@@ -93,8 +95,10 @@ BOUND_CASES = [("rtxpro6000", "qwen3.6-27b", "0.5.11", ["--speculative-algorithm
 
 
 def test_bounding_points_bound_every_line():
-    """What prune=True rests on: on every line of the grid, KV tokens, running requests, the longest request
-    and the concurrency at the bounding points (bound_grid) are at least those of any point of the line."""
+    """What prune=True rests on: on every line of the grid, KV tokens, running requests, mamba slots, the longest
+    request and the concurrency at the bounding points (bound_grid: the largest explicit fraction and the
+    default) are at least, and at the smallest explicit fraction and the default at most, those of any point of
+    the line."""
     for gpu_id, model_id, version, combo in BOUND_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
         plan0 = make_plan(gpu, model, [], None, None, None, version=version)
@@ -104,43 +108,95 @@ def test_bounding_points_bound_every_line():
         b_mask = np.isnan(grid["mfs"]) | (grid["mfs"] == np.nanmax(grid["mfs"]))
         assert np.array_equal(bound_grid(grid)["mfs"], grid["mfs"][b_mask], equal_nan=True)
         line = _lines(grid)
-        for key in ("n", "r", "longest", "conc"):
+        lo_mask = np.isnan(grid["mfs"]) | (grid["mfs"] == np.nanmin(grid["mfs"]))
+        for key in ("n", "r", "longest", "conc", "m"):
             v = ev.out[key].astype(np.int64)
             line_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
             np.maximum.at(line_max, line, v)
             bound_max = np.full(line.max() + 1, np.iinfo(np.int64).min)
             np.maximum.at(bound_max, line[b_mask], v[b_mask])
             assert np.array_equal(bound_max, line_max), (gpu_id, model_id, version, combo, key)
+            # and the smallest fraction (with the default) bounds them from below (line_bound's pools)
+            line_min = np.full(line.max() + 1, np.iinfo(np.int64).max)
+            np.minimum.at(line_min, line, v)
+            bound_min = np.full(line.max() + 1, np.iinfo(np.int64).max)
+            np.minimum.at(bound_min, line[lo_mask], v[lo_mask])
+            assert np.array_equal(bound_min, line_min), (gpu_id, model_id, version, combo, key)
 
 
-PRUNE_CASES = [
-    ("rtxpro6000", "qwen3.6-27b", [], Needs(), None),
-    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), "0.5.11"),
-    ("h100", "qwen3.5-9b", [], Needs(objective="kv-tokens", allow_fp8_kv=True), None),
-    ("rtx5090", "qwen3.5-9b", [], Needs(context=16384, concurrency=4), "0.5.16"),
-    ("h200", "llama-3.1-8b-instruct", ["--tp-size", "2"], Needs(context=65536, concurrency=8), "0.5.21"),
-    ("b200", "nemotron-3-nano-30b-a3b", [], Needs(objective="headroom"), "0.5.19"),
-    ("rtx4090", "qwen3.6-27b", ["--tp-size", "4"], Needs(context=65536), "0.5.23"),
-    ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None),  # nothing fits: every combination pruned
+PRUNE_CASES = [  # (gpu, model, fixed flags, needs, release, top)
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(), None, 1),  # the default command
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), None, 1),  # the seed
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), "0.5.11", 3),
+    ("h100", "qwen3.5-9b", [], Needs(objective="kv-tokens", allow_fp8_kv=True), None, 5),  # the README's kv example
+    ("rtx5090", "qwen3.5-9b", [], Needs(context=16384, concurrency=4), "0.5.16", 1),
+    ("h200", "llama-3.1-8b-instruct", ["--tp-size", "2"], Needs(context=65536, concurrency=8), "0.5.21", 2),
+    ("b200", "nemotron-3-nano-30b-a3b", [], Needs(objective="headroom"), "0.5.19", 1),
+    ("rtx4090", "qwen3.6-27b", ["--tp-size", "4"], Needs(context=65536), "0.5.23", 1),
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(speculative="NGRAM", allow_no_radix=True), "0.5.18", 1),
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=65536, speculative="DFLASH"), "0.5.23", 2),
+    ("h100", "qwen3.6-35b-a3b", [], Needs(speculative="EAGLE3", objective="kv-tokens"), "0.5.14", 1),
+    ("rtx4090", "qwen3.6-27b", [], Needs(context=65536), None, 1),  # nothing fits: the closest and relaxations
+    ("rtxpro6000", "qwen3.6-27b", [], Needs(context=200000, concurrency=6), None, 1),  # the weights fit, not the needs
+    ("h100", "qwen3.5-9b", [], Needs(context=262144, concurrency=9, speculative="EAGLE"), "0.5.21", 1),
 ]
 
 
-def test_pruned_search_returns_the_exhaustive_optimum():
-    """run_search(prune=True) recommends exactly what the exhaustive search does (flags, numbers, plan)."""
-    for gpu_id, model_id, flags, needs, version in PRUNE_CASES:
+def _result(res):
+    """Everything a search's caller shows of its result, except the counts and the Pareto front (which cover the
+    combinations evaluated)."""
+    cand = (lambda c: None if c is None else vars(c))
+    return {"ranked": [vars(c) for c in res.ranked], "why": res.why, "runner_up": res.runner_up,
+            "no_radix": cand(res.no_radix_best), "d_tradeoff": res.d_tradeoff, "relaxations": res.relaxations,
+            "closest": cand(res.closest) if not res.ranked else None,
+            "plan": None if res.recommended is None else build_summary(res.recommended)}
+
+
+def test_pruned_search_returns_the_exhaustive_result():
+    """run_search(prune=True), the branch and bound the CLI runs, gives what the exhaustive search gives: the
+    top list, the recommendation and its plan, the runner-up, the radix-off alternative, the draft's D
+    trade-off, and when nothing fits the closest point and the relaxations; the default command, the seed's
+    question, speculative algorithms (EAGLE, EAGLE3, NGRAM, DFLASH), every objective, several releases."""
+    pruned_somewhere = False
+    for gpu_id, model_id, flags, needs, version, top in PRUNE_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
-        full = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version)
-        fast = run_search(gpu, model, flags, needs=needs, top=1, relax=False, version=version, prune=True)
-        case = (gpu_id, model_id, flags, needs.objective, version)
-        assert bool(full.ranked) == bool(fast.ranked), case
-        if full.ranked:
-            assert vars(fast.ranked[0]) == vars(full.ranked[0]), case
-            assert build_summary(fast.recommended) == build_summary(full.recommended), case
-            assert fast.why == full.why, case  # (the runner-up may be a pruned combination's: not compared)
-        assert fast.evaluated == full.evaluated and fast.pruned <= fast.evaluated, case
-    # and the pruning does skip combinations where an incumbent exists
-    res = run_search(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), [], top=1, relax=False, prune=True)
-    assert res.pruned > 0
+        full = run_search(gpu, model, flags, needs=needs, top=top, version=version)
+        fast = run_search(gpu, model, flags, needs=needs, top=top, version=version, prune=True)
+        case = (gpu_id, model_id, flags, needs.objective, needs.speculative, version, top)
+        assert _result(fast) == _result(full), case
+        assert fast.space == full.space == full.evaluated and full.pruned == 0, case
+        assert fast.evaluated <= fast.space and fast.feasible <= full.feasible, case
+        assert (fast.evaluated < fast.space) == (fast.pruned > 0), case
+        pruned_somewhere |= fast.pruned > 0
+    assert pruned_somewhere  # the branch and bound does skip combinations
+
+
+def test_line_bound_caps_every_feasible_point():
+    """What the branch and bound rests on (line_bound): no feasible point of a combination ranks above its bound,
+    and a combination with a feasible point is never declared unable to meet the needs."""
+    from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
+
+    checked = 0
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        for needs in (Needs(context=65536), Needs(context=8192, concurrency=4, objective="kv-tokens")):
+            ev = evaluate_combo(plan0, model, combo, grid, None, needs, needs.context)
+            prep = prepare_combo(plan0, model, combo, FlagBase(plan0.rules.flags, model.spec.name, []),
+                                 run_values(grid), lazy=True)
+            meets, ub = line_bound(plan0, model, prep, grid, bound_lines(grid), None, needs, needs.context,
+                                   chosen=combo)
+            o = ev.out
+            feas = np.flatnonzero(o["feasible"])
+            assert meets or feas.size == 0, (gpu_id, model_id, version, combo)
+            checked += feas.size
+            for i in feas:
+                pf = point_flags(combo, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])
+                c = Candidate([], pf, int(o["conc"][i]), int(o["n"][i]), int(o["r"][i]), int(o["longest"][i]),
+                              int(o["left"][i]), True)
+                assert _rank_key(c, needs.objective, pf, needs.context)[:3] <= ub, (gpu_id, model_id, combo, i)
+    assert checked > 10000  # feasible points enough to mean something
 
 
 def test_parse_flags_fast_path_equals_argparse():
@@ -171,3 +227,57 @@ def test_parse_flags_fast_path_equals_argparse():
                 fast.get("cuda_graph_bs") is not None and fast["cuda_graph_bs"].append(99)
                 assert outcome(lambda a: parse_flags(rules.flags, a), argv) == outcome(
                     lambda a: _parse_full(rules.flags, a), argv)
+
+
+def test_bounds_at_once_equal_one_by_one():
+    """bound_all (every combination's bound in one array computation, what the search runs) equals line_bound
+    on each combination."""
+    from planner.search import bound_all, bound_lines, line_bound, prepare_combo
+
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        lines = bound_lines(grid)
+        variants = [combo, [*combo, "--chunked-prefill-size", "4096"], [*combo, "--page-size", "64"],
+                    [*combo, "--context-length", "32768"]]
+        base = FlagBase(plan0.rules.flags, model.spec.name, [])
+        preps = [(c, prepare_combo(plan0, model, c, base, run_values(grid), lazy=True)) for c in variants]
+        preps = [(c, p) for c, p in preps if not isinstance(p, Exception)]
+        assert preps, (gpu_id, model_id, version, combo)
+        for needs in (Needs(context=65536), Needs(context=8192, concurrency=4, objective="kv-tokens")):
+            many = bound_all(plan0, model, preps, grid, lines, None, needs, needs.context, {})
+            one = [line_bound(plan0, model, p, grid, lines, None, needs, needs.context, None, c) for c, p in preps]
+            assert many == one, (gpu_id, model_id, version, combo, needs.objective)
+
+
+def test_shared_caches_give_each_combination_its_own_arrays():
+    """The chain, CUDA-graph and prepared-combination caches (shared by combinations and searches) give every
+    evaluated combination exactly the arrays evaluating it alone does (evaluate_combo, no cache)."""
+    from planner.search import _SHARED, _categorical_axes, given_dests, shared_for
+
+    for gpu_id, model_id, needs, version in [("rtxpro6000", "qwen3.6-27b", Needs(), None),
+                                             ("rtxpro6000", "qwen3.6-27b", Needs(context=131072, concurrency=2,
+                                                                                 speculative="EAGLE"), "0.5.22"),
+                                             ("h100", "qwen3.5-9b", Needs(allow_fp8_kv=True), "0.5.16")]:
+        _SHARED.clear()
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        res = run_search(gpu, model, [], needs=needs, top=1, relax=False, version=version)  # exhaustive: all cached
+        plan0 = make_plan(gpu, model, res.fixed, None, None, None, version=version)
+        shared = shared_for(plan0, model, None)
+        assert shared.preps, (gpu_id, model_id, version)
+        need_ctx = needs.context or 32768
+        grid = next(iter(shared.grids.values()))
+        checked = 0
+        for (flags, _), prep in list(shared.preps.items())[::5]:  # every 5th combination
+            if isinstance(prep, Exception):
+                continue
+            alone = evaluate_combo(plan0, model, list(flags), grid, None, needs, need_ctx,
+                                   FlagBase(plan0.rules.flags, model.spec.name, res.fixed), run_values(grid))
+            from planner.search import evaluate_points
+
+            cached = evaluate_points(plan0, model, prep, grid, None, needs, need_ctx, shared.cache)
+            for k in alone.out:
+                assert np.array_equal(alone.out[k], cached[k]), (gpu_id, model_id, version, flags, k)
+            checked += 1
+        assert checked >= 10, (gpu_id, model_id, version)

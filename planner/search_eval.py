@@ -1,0 +1,426 @@
+"""The search's evaluation of one categorical combination: the flags parsed once (FlagBase), the combination
+resolved (prepare_combo), SGLang's default fraction along --max-running-requests (solve_monotone), the sizing
+chain over the numeric grid (size_chain, cached on its exact inputs) and every point's pools, needs and
+feasibility as arrays (evaluate_points)."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from planner.catalog.catalog import ResolvedModel
+from planner.catalog.spec import ModelSpec
+from planner.engines.sglang import pipeline as engine
+from planner.engines.sglang.cli_flags import SGLangArgError, container_keys, parse_flags, parse_flags_onto
+from planner.engines.sglang.pipeline.headroom import estimate_needs
+from planner.engines.sglang.pipeline.mamba import mamba_state
+from planner.engines.sglang.pipeline.memory_profile import (
+    chain_inputs,
+    size_chain,
+)
+from planner.engines.sglang.pipeline.pools import geometries, pool_bytes
+from planner.engines.sglang.pipeline.arg_groups import resolve
+from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values
+from planner.plan import Plan
+from planner.search_space import Needs
+
+
+@dataclass
+class Evaluation:
+    """Per-point arrays for one categorical combination (what the property test compares)."""
+
+    combo: list[str]
+    args: ResolvedArgs | None
+    grid: dict[str, np.ndarray]
+    rejected: Rejected | None = None
+    out: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class FlagBase:
+    """The fixed flags parsed once per search; a categorical combination (fixed + chosen) is then parsed
+    onto that namespace (:func:`parse_flags_onto`) instead of re-running the release's argparse over the
+    whole command line. The chosen flags set only fields the fixed flags leave alone (given_dests), so the
+    result is the dict a full parse gives; when the fixed flags do not parse, every combination takes the
+    full parse (and gets its error)."""
+
+    def __init__(self, version_dir: str, model_path: str, fixed: list[str]):
+        self.version_dir, self.head, self.fixed = version_dir, ["--model-path", model_path], list(fixed)
+        try:
+            self.base: dict[str, Any] | None = parse_flags(version_dir, [*self.head, *self.fixed])
+        except SGLangArgError:
+            self.base = None
+        self.containers = container_keys(self.base) if self.base is not None else ()
+
+    def parse(self, combo: list[str]) -> dict[str, Any]:
+        n = len(self.fixed)
+        if self.base is None or combo[:n] != self.fixed:
+            return parse_flags(self.version_dir, [*self.head, *combo])
+        return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
+
+
+_DEVICES: dict = {}
+
+
+def _device(plan0: Plan):
+    """engine.device_for(plan0), found once per GPU profile (the search asks it thousands of times)."""
+    hit = _DEVICES.get(id(plan0.gpu))
+    if hit is None or hit[0] is not plan0.gpu:
+        hit = _DEVICES[id(plan0.gpu)] = (plan0.gpu, engine.device_for(plan0))
+    return hit[1]
+
+
+def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
+    """The distinct explicit --max-running-requests values of a grid, ascending."""
+    # sorted(set()) rather than np.unique, which imports numpy.ma (about 25 ms of a cold start)
+    return np.array(sorted(set(grid["run"][grid["run"] >= 0].tolist())), dtype=np.int64)
+
+
+def solve_monotone(xs: list, f, exhaustive: bool = False) -> list:
+    """``[f(x) for x in xs]`` for a function monotone over the ascending ``xs``: where it takes the same value at
+    both ends of a run of ``xs`` it takes it throughout, so only the ends of the runs where it changes are
+    evaluated (about 2 log2(len) calls per change instead of len). None (a refused value) counts as one more
+    value of the order: refusals form a prefix or a suffix of ``xs`` (e.g. too few running requests), never
+    a hole. ``exhaustive``: call f everywhere (what the tests compare against)."""
+    if exhaustive or len(xs) <= 2:
+        return [f(x) for x in xs]
+    out: list = [None] * len(xs)
+    known: dict[int, Any] = {}
+
+    def at(i: int):
+        if i not in known:
+            known[i] = f(xs[i])
+        return known[i]
+
+    stack = [(0, len(xs) - 1)]
+    while stack:
+        lo, hi = stack.pop()
+        a, b = at(lo), at(hi)
+        if a == b:
+            out[lo:hi + 1] = [a] * (hi - lo + 1)
+        elif hi - lo <= 1:
+            out[lo], out[hi] = a, b
+        else:
+            mid = (lo + hi) // 2
+            stack += [(lo, mid), (mid, hi)]
+    return out
+
+
+def _default_mfs_table(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs, values: np.ndarray,
+                       exhaustive: bool = False, containers: tuple[str, ...] | None = None,
+                       draft: ModelSpec | None = None, memo: dict | None = None) -> np.ndarray | None:
+    """SGLang's default mem_fraction_static at each explicit --max-running-requests value in ``values``, or None
+    when it does not depend on it (the resolved default holds at every point).
+
+    On 0.5.22+ an explicit --max-running-requests clips the default decode graph max_bs, which moves the
+    default mem_fraction_static (srt/arg_groups/memory_hook.py:182-188 @0.5.22): more requests, a larger
+    max_bs, more reserved, a smaller fraction. That is monotone, so it is solved along the axis
+    (:func:`solve_monotone`) rather than resolved at every value."""
+    if not _default_moves(args, values):
+        return None
+    mfs_at = _default_mfs_at(plan0, spec, raw, args, containers, draft, None if exhaustive else memo)
+    found = solve_monotone([*values.tolist(), None], mfs_at, exhaustive)[:-1]
+    return np.array([args.mem_fraction_static if v is None else v for v in found], dtype=np.float64)
+
+
+def _default_moves(args: ResolvedArgs, values: np.ndarray) -> bool:
+    """Whether the default mem_fraction_static depends on the grid's --max-running-requests values."""
+    return bool(args.rules.graph_max_bs_clipped_to_mrr and not args.mem_fraction_static_user and values.size)
+
+
+def _default_mfs_at(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: ResolvedArgs,
+                    containers: tuple[str, ...] | None, draft: ModelSpec | None, memo: dict | None = None):
+    """SGLang's default mem_fraction_static with --max-running-requests u parsed onto the combination (None for
+    u: the flag unset; a refused value gives None). ``memo``: the values found so far, shared by callers."""
+    dev = _device(plan0)
+    containers = container_keys(raw) if containers is None else containers
+    memo = {} if memo is None else memo
+
+    def mfs_at(u: int | None) -> float | None:  # None: this value is refused (the point keeps the unclipped default)
+        if u is None:  # the flag unset: what a value too large to clip anything gives, the end of the axis
+            return args.mem_fraction_static
+        if u in memo:
+            return memo[u]
+        try:  # the flag parsed onto this combination's dict: what parsing combo + the flag gives
+            raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
+            memo[u] = resolve(raw_u, spec, dev, plan0.env, plan0.rules, draft).mem_fraction_static
+        except (SGLangArgError, Rejected):
+            memo[u] = None
+        return memo[u]
+
+    return mfs_at
+
+
+@dataclass
+class Prepared:
+    """One categorical combination resolved (the scalar part of its evaluation), ready for any numeric points."""
+
+    combo: list[str]
+    args: ResolvedArgs
+    state: Any
+    values: np.ndarray  # the explicit --max-running-requests values mfs_table is for
+    mfs_table: np.ndarray | None
+    static_needs: int | None = None  # post-pool needs that do not scale with the captured batch sizes
+    pools: tuple | None = None  # geometries(), found once
+    lazy: tuple | None = None  # (plan0, spec, raw, containers, draft): mfs_table not found yet (ensure_table)
+    memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
+    inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
+
+
+def ensure_table(prep: Prepared) -> None:
+    """Find a lazily prepared combination's default mem_fraction_static table (:func:`_default_mfs_table`)."""
+    if prep.lazy is not None:
+        plan0, spec, raw, containers, draft = prep.lazy
+        prep.mfs_table = _default_mfs_table(plan0, spec, raw, prep.args, prep.values, False, containers, draft,
+                                            prep.memo)
+        prep.lazy = None
+
+
+def default_range(prep: Prepared) -> tuple[float, float]:
+    """(lowest, highest) default mem_fraction_static over the grid's --max-running-requests values: the two
+    ends of that monotone axis (the smallest value and the flag unset, :func:`_default_mfs_table`), without
+    resolving the values between them."""
+    a = prep.args.mem_fraction_static
+    if not _default_moves(prep.args, prep.values):
+        return a, a
+    if prep.lazy is None:
+        table = prep.mfs_table
+        return min(a, float(table.min())), max(a, float(table.max()))
+    plan0, spec, raw, containers, draft = prep.lazy
+    v0 = _default_mfs_at(plan0, spec, raw, prep.args, containers, draft, prep.memo)(int(prep.values[0]))
+    v0 = a if v0 is None else v0
+    return min(a, v0), max(a, v0)
+
+
+def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: FlagBase | None = None,
+                  values: np.ndarray | None = None, exhaustive: bool = False,
+                  draft: ModelSpec | None = None, lazy: bool = False) -> Prepared | Rejected:
+    """Parse and resolve one combination as ``plan`` would (the Rejected when SGLang or the planner refuses it).
+    ``lazy``: its default mem_fraction_static table is found when first needed (:func:`ensure_table`)."""
+    spec = model.spec
+    try:
+        raw = base.parse(combo) if base is not None else parse_flags(plan0.rules.flags, ["--model-path", spec.name, *combo])
+    except SGLangArgError as exc:
+        return Rejected("SystemExit", str(exc), "argparse")
+    if check_scope(raw, plan0.rules) or check_values(raw):
+        return Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
+    try:
+        args = resolve(raw, spec, _device(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
+        state = mamba_state(spec, args.tp_size, args.env)
+        engine._check_heads(spec, args.tp_size)
+    except Rejected as exc:
+        return exc
+    values = np.zeros(0, dtype=np.int64) if values is None else values
+    containers = base.containers if base is not None and base.base is not None else None
+    if lazy and not exhaustive:
+        return Prepared(combo, args, state, values, None, lazy=(plan0, spec, raw, containers, draft))
+    table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive, containers, draft)
+    return Prepared(combo, args, state, values, table)
+
+
+def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
+                   draft: ModelSpec | None, needs: Needs, need_ctx: int, base: FlagBase | None = None,
+                   values: np.ndarray | None = None, exhaustive: bool = False) -> Evaluation:
+    """Resolve one categorical combination, then evaluate every numeric point with arrays (``values``: the
+    grid's :func:`run_values`, when the caller found them once for many combinations; ``exhaustive``: resolve
+    SGLang's default mem_fraction_static at every --max-running-requests value, see :func:`_default_mfs_table`)."""
+    prep = prepare_combo(plan0, model, combo, base, run_values(grid) if values is None else values, exhaustive,
+                         draft)
+    if isinstance(prep, Rejected):
+        return Evaluation(combo, None, grid, rejected=prep)
+    return Evaluation(combo, prep.args, grid, out=evaluate_points(plan0, model, prep, grid, draft, needs, need_ctx))
+
+
+def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+           draft: ModelSpec | None, cache: dict | None = None,
+           grid_key: tuple | None = None) -> tuple[dict, dict[str, np.ndarray], np.ndarray]:
+    """(the chain's inputs, :func:`size_chain` over the grid's points, their mem_fraction_static).
+
+    ``cache`` (one per search): the chain is a pure function of its inputs, and many combinations share them
+    (the chunked-prefill and decode-graph axes, say, change only the post-pool needs and at most the default
+    fraction), so one evaluation serves every combination with the same scalar inputs, defaults and grid; the
+    arrays it returns are shared and never written to. ``grid_key``: what identifies the grid's values (else
+    the grid itself, which the cache then keeps alive so that its id stays its own)."""
+    if prep.inputs is None:  # the scalar inputs, found once per combination
+        prep.inputs = _inputs(plan0, model, prep, draft)
+    inp = dict(prep.inputs[0])
+    key = None
+    if cache is not None:
+        key = _chain_key(prep, grid, grid_key)
+        hit = cache.get(key)
+        if hit is not None:
+            inp.update(hit[0])
+            return inp, hit[1], hit[2]
+    arrays = _point_inputs(prep, grid)
+    inp.update(arrays)
+    out = size_chain(**inp)
+    if key is not None:
+        cache[key] = (arrays, out, arrays["mfs"], grid)  # the grid kept alive: its id stays its own
+        if grid_key is None:  # a whole grid's chain is about a MB: keep the latest _FULL_CHAINS of them
+            full = cache.setdefault("_full", [])
+            full.append(key)
+            if len(full) > _FULL_CHAINS:
+                cache.pop(full.pop(0), None)
+    return inp, out, arrays["mfs"]
+
+
+_FULL_CHAINS = 24
+
+
+def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | None) -> tuple:
+    """What the chain over ``grid`` depends on for a combination: its scalar inputs, the grid, the defaults."""
+    args = prep.args
+    defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
+    if defaults:
+        ensure_table(prep)
+    table = prep.mfs_table if defaults else None
+    return ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
+            args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
+            None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
+            args.max_running_requests, args.max_mamba_cache_size)
+
+
+def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The chain's per-point inputs over ``grid``: unset values take the combination's resolved ones."""
+    args = prep.args
+    n_pts = grid["mfs"].size
+    mfs = grid["mfs"]
+    if np.isnan(mfs).any():
+        ensure_table(prep)
+        mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
+        if prep.mfs_table is not None:
+            run, vals = grid["run"], prep.values
+            mfs_default = np.where(run >= 0, prep.mfs_table[np.minimum(np.searchsorted(vals, run), vals.size - 1)],
+                                   mfs_default)
+        mfs = np.where(np.isnan(mfs), mfs_default, mfs)
+    ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
+    # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
+    r_default = -1 if args.max_running_requests is None else args.max_running_requests
+    r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
+    m_exp = np.where(grid["msize"] >= 0, grid["msize"],
+                     -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
+    return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
+
+
+_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay")
+
+
+def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared, dict, tuple]],
+                    draft: ModelSpec | None, cache: dict) -> None:
+    """Put :func:`_chain` of every ``(prepared, grid, grid_key)`` into ``cache``, evaluating the missing ones
+    together: :func:`size_chain` is elementwise, so one call over their concatenated points (each combination's
+    scalar inputs repeated over its points) gives each the arrays its own call would. The release switches are
+    Python branches, so the calls are grouped by them."""
+    todo: dict = {}
+    for prep, grid, grid_key in jobs:
+        if prep.inputs is None:
+            prep.inputs = _inputs(plan0, model, prep, draft)
+        key = _chain_key(prep, grid, grid_key)
+        if key not in cache and key not in todo:
+            todo[key] = (prep, grid)
+    groups: dict = {}
+    for key, (prep, grid) in todo.items():
+        groups.setdefault(tuple(prep.inputs[0][k] for k in _SWITCHES), []).append((key, prep, grid))
+    for switches, members in groups.items():
+        parts = [_point_inputs(prep, grid) for _, prep, grid in members]
+        sizes = [p["mfs"].size for p in parts]
+        inp = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        for k in members[0][1].inputs[0]:
+            if k not in inp and k not in _SWITCHES:
+                inp[k] = np.repeat(np.array([prep.inputs[0][k] for _, prep, _ in members]), sizes)
+        inp.update(zip(_SWITCHES, switches))
+        out = size_chain(**inp)
+        start = 0
+        for (key, prep, grid), part, size in zip(members, parts, sizes):
+            sl = slice(start, start + size)
+            start += size
+            cache[key] = (part, {k: v[sl] for k, v in out.items()}, part["mfs"], grid)
+
+
+_INPUT_IDS: dict = {}  # distinct scalar chain inputs -> an int never handed out twice (keys hash it, not the tuple)
+_NEXT_INPUT_ID = itertools.count()
+
+
+def _inputs(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None) -> tuple[dict, int]:
+    """(chain_inputs() of a combination, the id of their scalar part: equal ids, equal inputs)."""
+    inp = chain_inputs(prep.args, model.spec, prep.state, plan0.free_before_bytes, plan0.free_after_bytes, draft)
+    scalars = tuple(sorted((k, v) for k, v in inp.items() if k != "mfs"))
+    found = _INPUT_IDS.get(scalars)
+    if found is None:
+        if len(_INPUT_IDS) > 100_000:  # a long batch: forget (a new id for old inputs is only a cache miss)
+            _INPUT_IDS.clear()
+        found = _INPUT_IDS[scalars] = next(_NEXT_INPUT_ID)
+    return inp, found
+
+
+def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+                    draft: ModelSpec | None, needs: Needs, need_ctx: int,
+                    cache: dict | None = None) -> dict[str, np.ndarray]:
+    """Every numeric point of ``grid`` for a prepared combination, as arrays: :func:`size_chain` (the function
+    ``plan`` runs on scalars), pool bytes, post-pool needs and feasibility."""
+    spec, args, state = model.spec, prep.args, prep.state
+    n_pts = grid["mfs"].size
+    inp, out, mfs = _chain(plan0, model, prep, grid, draft, cache)
+    n, r, m = out["n"], out["r"], out["m"]
+    fail = out["fail"] | (plan0.free_after_bytes <= 0)
+    if args.rules.zero_checks:
+        fail = fail | (out["fail_m"] & (state is not None))
+    if args.rules.weights_check:
+        fail = fail | out["fail_rest"]
+    ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
+    try:
+        engine.gdn_backend_check(args, spec, _device(plan0))
+    except Rejected:
+        ok = np.zeros_like(ok)
+    # pools: the same pool_bytes() that itemizes a single plan
+    if prep.pools is None:
+        prep.pools = geometries(args, spec, state, draft)
+    geo, dgeo = prep.pools
+    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"]).values())  # 0.5.9: R_pool
+    headroom = plan0.free_after_bytes - total
+    # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
+    if prep.static_needs is None:
+        prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
+    graph_need = np.zeros(n_pts, dtype=np.int64)
+    if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
+        graph_need = _graph_need(args, spec, draft, r, cache)
+    need_total = prep.static_needs + graph_need
+    left = headroom - need_total
+    longest = np.minimum(args.context_len - 1, n - 1)
+    conc = np.minimum(r, n // max(need_ctx, 1))
+    fits = ok & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
+    meets = (longest >= need_ctx) & (conc >= needs.concurrency)
+    return {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
+            "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
+            "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest, "mfs": mfs}
+
+
+def _graph_need(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,
+                cache: dict | None) -> np.ndarray:
+    """headroom.cuda_graph_need_array at the points' running requests; a pure function of the captured list, the
+    graph inputs and ``r``, so combinations sharing a chain (:func:`_chain`, the same ``r`` array) and those
+    inputs share it."""
+    from planner.engines.sglang.pipeline.headroom import _graph_args, cuda_graph_need_array  # noqa: PLC0415
+
+    if cache is None:
+        return cuda_graph_need_array(args, spec, draft, r)
+    key = ("graph", id(r), tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, spec, draft).items())))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not r:
+        hit = cache[key] = (r, cuda_graph_need_array(args, spec, draft, r))
+    return hit[1]
+
+
+def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None) -> int:
+    """The post-pool estimates (headroom.estimate_needs) that do not depend on the numeric point."""
+    from planner.engines.sglang.pipeline.memory_profile import Profile  # noqa: PLC0415
+
+    probe = Plan(gpu=plan0.gpu, model=model, flags=prep.combo, env=plan0.env, sglang_version=engine.VERSION,
+                 free_before_bytes=plan0.free_before_bytes, free_after_bytes=plan0.free_after_bytes,
+                 free_before_source="", free_after_source="", assumptions=[])
+    probe.capture_bs = None
+    fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
+    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft))
+
