@@ -110,7 +110,7 @@ def test_communication_buffer_figure_is_the_largest_log_of_its_interconnect_clas
 
 def test_activation_estimate_does_not_count_the_backend_metadata_again():
     """SGLang's mem-fraction heuristic reserves 512 MiB of 'constant meta data (e.g., from attention backend)'
-    (server_args.py:1433-1434 @0.5.11): that is the attention-workspace line (FlashInfer's buffer + the fitted
+    (server_args.py:1435-1436 @0.5.11): that is the attention-workspace line (FlashInfer's buffer + the fitted
     backend init), which the logs measure before graph capture; the activation line is the prefill chunk alone."""
     from planner.engines.sglang.pipeline.headroom import activation_need
 
