@@ -48,10 +48,11 @@ def main(argv: list[str]) -> int:
     dist = cl.dist_init_rows(entries)
     if dist:
         print("NCCL / custom all-reduce buffers ('Init torch distributed ends. mem usage', before the weights: inside "
-              "the P SGLang measures, not a post-pool term; not fitted, see notebooks/calibration.ipynb):")
+              "the P SGLang measures, not a post-pool term; planner.plan.comm_buffer_mib takes each interconnect class's largest log, see notebooks/calibration.ipynb):")
         for r in dist:
             print(f"  {r['id']}: tp {r['tp']}, {r['ranks']} rank(s): {r['min_gib']:.2f}-{r['max_gib']:.2f} GiB logged; "
-                  f"the before-boot plan assumes {r['planner_gib']:.2f} GiB")
+                  f"the before-boot plan assumes {r['planner_gib']:.2f} GiB ({r['profile'] or 'no profile'}: "
+                  f"{r['planner_why']})")
     print("activations of a prefill chunk: no boot log measures them (the first prefill runs after SGLang's last "
           "memory line), so they keep the physical estimate, not fitted")
     stale = [k for k in KEYS if fresh[k] != getattr(c, k)]
@@ -65,8 +66,7 @@ def main(argv: list[str]) -> int:
     for r in v:
         if not r["right"] and r["diagnosed"] and "verdict" in r["diagnosed"]:
             d = r["diagnosed"]["verdict"]
-            print(f"  wrong on {r['id']}, diagnosed: {d['what']}; cause: {d['cause']}; owner: {d['owner']}; "
-                  f"{r['verdict_without_double_count']} without the double count")
+            print(f"  wrong on {r['id']}, diagnosed: {d['what']}; cause: {d['cause']}; owner: {d['owner']}")
     for r in v:
         print(f"  {r['id']}: planner {r['verdict']}, log {'booted' if r['booted'] else 'failed'}; free after weights "
               f"{r['free_after_pred_gib']:.2f} vs logged {r['free_after_log_gib']:.2f} GiB ({100 * r['free_after_err']:+.1f}%)")

@@ -89,8 +89,10 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
     @0.5.11: free memory after ``set_device`` minus free memory after the NCCL / gloo groups and the custom
     all-reduce are set up): what the communication buffers take per GPU. It happens before the weights load,
     so it is inside the P SGLang measures itself and never in the post-pool headroom; a before-boot plan
-    models it with ``planner.plan.NCCL_MIB_PER_GPU`` (0 at tp 1). ``planner_gib`` is that constant."""
-    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+    models it with ``planner.plan.comm_buffer_mib`` (per interconnect class and tp; 0 at tp 1, where it is
+    inside the CUDA-context figure). ``planner_gib`` is that figure for the log's GPU profile (``plan.gpu``, or
+    ``comm_profile`` for a log without a plan)."""
+    from planner.plan import comm_buffer_mib  # noqa: PLC0415
 
     rows = []
     for e in entries:
@@ -100,8 +102,10 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
         vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd)
                 if x.mem_usage_gib is not None]
         if vals:
-            rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "ranks": len(vals), "min_gib": min(vals),
-                         "max_gib": max(vals), "planner_gib": (NCCL_MIB_PER_GPU if e["tp"] > 1 else 0) / 1024})
+            profile = (e.get("plan") or {}).get("gpu") or e.get("comm_profile") or ""
+            mib, why = comm_buffer_mib(profile, e["tp"])
+            rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "profile": profile, "ranks": len(vals),
+                         "min_gib": min(vals), "max_gib": max(vals), "planner_gib": mib / 1024, "planner_why": why})
     return rows
 
 
@@ -142,29 +146,20 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         diag = e.get("diagnosed") or {}
         if logged is not None and "free_after" in diag:
             row["free_after_err_with_logged_comm"] = _err_with_logged_comm(plan, la, logged, int(e["tp"]))
-        if "verdict" in diag and plan.headroom_bytes is not None:
-            # the activation line carries SGLang's 512 MiB of backend metadata that the workspace line also holds
-            used = sum(n.bytes for n in plan.needs) - BACKEND_METADATA_BYTES
-            row["verdict_without_double_count"] = "fits" if used <= plan.headroom_bytes else plan.verdict
         rows.append(row)
     return rows
 
 
-# SGLang's "constant meta data (e.g., from attention backend)" that pipeline/headroom.py activation_need adds
-# (server_args.py:1434-1435 @0.5.11); the attention-workspace line already holds what the backend allocates
-BACKEND_METADATA_BYTES = 512 * MIB
-
-
 def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
-    """The before-boot free-memory error once the planner's NCCL / custom all-reduce constant
-    (planner.plan.NCCL_MIB_PER_GPU at tp > 1) is replaced by what the log's ``Init torch distributed ends``
-    lines show: the check that a diagnosed error comes from that constant and nothing else."""
-    from planner.plan import NCCL_MIB_PER_GPU  # noqa: PLC0415
+    """The before-boot free-memory error once the planner's NCCL / custom all-reduce figure
+    (planner.plan.comm_buffer_mib at tp > 1) is replaced by what the log's ``Init torch distributed ends``
+    lines show: the check that a diagnosed error comes from that figure and nothing else."""
+    from planner.plan import comm_buffer_mib  # noqa: PLC0415
 
     vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd) if x.mem_usage_gib is not None]
     if not vals or tp <= 1:
         return None
-    pred = plan.free_after_bytes / GIB + NCCL_MIB_PER_GPU / 1024 - max(vals)
+    pred = plan.free_after_bytes / GIB + comm_buffer_mib(plan.gpu.id, tp)[0] / 1024 - max(vals)
     return (pred - logged_gib) / logged_gib
 
 

@@ -219,7 +219,7 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
                free_before: float | None, free_after: float | None, nvml=None, version: str | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
-    from planner.plan import CUDA_CONTEXT_MIB, NCCL_MIB_PER_GPU, _tp_from_flags  # noqa: PLC0415
+    from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
 
     sel = select(selector, nvml=nvml)
     tp = _tp_from_flags(flags)
@@ -227,10 +227,10 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         raise BadInput(f"--tp-size {tp}: only {len(sel.gpus)} GPU(s) selected by --gpu")
     src = None
     if free_before is None:
-        used_mib = CUDA_CONTEXT_MIB + (NCCL_MIB_PER_GPU if tp > 1 else 0)
+        used_mib = CUDA_CONTEXT_MIB + comm_buffer_mib(sel.profile.id, tp)[0]
         free_before = (sel.free_now_bytes - used_mib * (1 << 20)) / (1 << 30)
         src = (f"live: NVML free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
-               f"- {used_mib} MiB for the server's CUDA context{' and NCCL' if tp > 1 else ''}")
+               f"- {used_mib} MiB for the server's CUDA context{' and NCCL / custom all-reduce' if tp > 1 else ''}")
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
     plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,

@@ -29,7 +29,35 @@ MIB = 1 << 20
 # Stated assumptions for the default free-memory model (hardware-nvml-ecosystem.md §2.4).
 CUDA_CONTEXT_MIB = 450  # "around 400MB" (pytorch/pytorch#109888); 287-426 MiB measured
 DEFAULT_DRIVER_RESERVED_MIB = 500  # typical of the 300-760 MiB NVML 'Reserved' readings
-NCCL_MIB_PER_GPU = 512  # NCCL buffers + custom all-reduce at tp>1: estimate
+# NCCL / custom all-reduce buffers at tp > 1, per interconnect: what SGLang logs as 'Init torch distributed ends.
+# mem usage=' (free memory after set_device minus after the NCCL / gloo groups and the custom all-reduce,
+# model_executor/model_runner.py:1125-1237 @0.5.11), the LARGEST logged value of each class (the evidence is thin:
+# tests/data/calibration/, notebooks/calibration.ipynb). At tp 1 the ~0.1 GiB SGLang logs is inside CUDA_CONTEXT_MIB:
+# docs-send-request (A100, tp 1) logs P = 78.81 GB where 81157 MiB visible - 450 MiB gives 78.82 GiB.
+NCCL_MIB_PCIE = 195  # 0.19 GB: corpus-53944457073 (tp 2, RTX 4090); corpus-47376055009 (tp 4, L4) 0.13 GB
+NCCL_MIB_PCIE_OVER_4 = 512  # PCIe at tp > 4: no log; the former constant, 2.6x the largest PCIe log (stated choice)
+NCCL_MIB_NVLINK = 2059  # 2.01 GB: sglang-11716 (tp 8, 8 x H200 over NVLink, 1.77-2.01 GB on its ranks)
+# Profiles whose every variant is a PCIe card without NVSwitch (hwprofiles/*.toml: consumer / workstation / PCIe
+# data-center cards). Any other profile (SXM / HGX / NVL parts, profiles covering both SXM and PCIe variants such as
+# the A100s, AMD, unknown) takes the NVLink figure: the conservative side.
+PCIE_PROFILES = frozenset({"a10g", "l4", "l40s", "h100-pcie", "rtx3090", "rtx4090", "rtx5090", "rtx6000-ada",
+                           "rtxpro6000"})
+
+
+def comm_buffer_mib(gpu_id: str, tp: int) -> tuple[int, str]:
+    """MiB per GPU the NCCL groups and custom all-reduce take before the weights, with the evidence it rests on."""
+    if tp <= 1:
+        return 0, "tp 1: inside the CUDA-context figure (docs-send-request, A100: logged P within 0.01 GiB)"
+    if gpu_id in PCIE_PROFILES and tp <= 4:
+        return NCCL_MIB_PCIE, ("PCIe card: largest logged 'Init torch distributed ends. mem usage', 0.19 GB "
+                               "(corpus-53944457073 tp 2 RTX 4090; corpus-47376055009 tp 4 L4 0.13 GB)")
+    if gpu_id in PCIE_PROFILES:
+        return NCCL_MIB_PCIE_OVER_4, (f"PCIe card at tp {tp}: no log above tp 4; a conservative 512 MiB, 2.6x the "
+                                      "largest PCIe log (0.19 GB, corpus-53944457073)")
+    return NCCL_MIB_NVLINK, ("not a PCIe-only profile, so NVLink's figure: largest logged 'Init torch distributed "
+                             "ends. mem usage', 2.01 GB (sglang-11716, tp 8 H200)"
+                             + ("" if tp == 8 else f"; no NVLink log at tp {tp}, the tp-8 figure taken as the "
+                                "conservative choice"))
 
 
 @dataclass
@@ -97,8 +125,9 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     used = CUDA_CONTEXT_MIB
     notes.append(Assumption("CUDA context", f"{CUDA_CONTEXT_MIB} MiB", "torch's first CUDA call (~400 MB, lazy loading)"))
     if tp > 1:
-        used += NCCL_MIB_PER_GPU
-        notes.append(Assumption("NCCL (tp>1)", f"{NCCL_MIB_PER_GPU} MiB per GPU", "estimate of NCCL/custom all-reduce buffers"))
+        comm, why = comm_buffer_mib(gpu.id, tp)
+        used += comm
+        notes.append(Assumption("NCCL / custom all-reduce (tp>1)", f"{comm} MiB per GPU", why))
     free = (visible - used) * MIB
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 

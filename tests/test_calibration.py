@@ -66,16 +66,65 @@ def test_workspace_rule_explains_the_logged_step_before_graph_capture():
 
 def test_communication_buffers_are_taken_at_init_before_the_weights_not_after_the_pools():
     """Issue 10 item 4, NCCL / custom all-reduce at tp > 1: the logs show them in 'Init torch distributed ends.
-    mem usage' (before the weights, so inside the P SGLang measures), ~0.1 GiB at tp 1, 0.19 GiB at tp 2 on
-    PCIe cards without P2P, ~2 GiB at tp 8 on NVLink H200; and the tp-2 log's step between 'Memory pool end'
-    and graph capture is no larger than the tp-1 logs' (no post-pool all-reduce term to fit)."""
+    mem usage' (before the weights, so inside the P SGLang measures), ~0.1 GiB at tp 1, 0.13-0.19 GiB at tp 2-4 on
+    PCIe cards, ~2 GiB at tp 8 on NVLink H200; and the tp-2 log's step between 'Memory pool end' and graph capture
+    is no larger than the tp-1 logs' (no post-pool all-reduce term to fit)."""
     rows = {r["id"]: r for r in cl.dist_init_rows(cl.load_index())}
     assert {r["tp"] for r in rows.values()} >= {1, 2, 8}
     assert all(r["max_gib"] <= 0.15 for r in rows.values() if r["tp"] == 1)
-    assert rows["corpus-53944457073"]["max_gib"] < rows["corpus-53944457073"]["planner_gib"]  # 0.19 < 0.5
-    assert rows["sglang-11716"]["min_gib"] > rows["sglang-11716"]["planner_gib"]  # 1.77 > 0.5: NVLink
+    assert rows["sglang-11716"]["min_gib"] > 1.5 > 0.2 > rows["corpus-53944457073"]["max_gib"]  # NVLink vs PCIe
     steps = {r["id"]: r["measured_bytes"] - r["known_bytes"] for r in cl.workspace_rows(cl.load_index(), checks=True)}
     assert steps["corpus-53944457073"] <= min(v for k, v in steps.items() if k != "corpus-53944457073")
+
+
+def test_communication_buffer_figure_is_the_largest_log_of_its_interconnect_class():
+    """planner.plan.comm_buffer_mib: never below a logged value at tp > 1, and for each class with logs exactly the
+    largest of them (rounded up to the MiB); tp 1's ~0.1 GiB is inside the CUDA-context figure, which the tp-1 A100
+    log's P confirms (no dist line there, but its P is the profile's visible memory less CUDA_CONTEXT_MIB)."""
+    import math
+
+    from planner.hardware.profiles import find_profile
+    from planner.plan import CUDA_CONTEXT_MIB, PCIE_PROFILES, comm_buffer_mib, default_free_before
+
+    rows = [r for r in cl.dist_init_rows(cl.load_index()) if r["tp"] > 1]
+    assert rows and all(r["profile"] for r in rows)
+    assert all(r["planner_gib"] >= r["max_gib"] for r in rows), rows
+    by_class: dict[str, list[dict]] = {}
+    for r in rows:
+        by_class.setdefault("pcie" if r["profile"] in PCIE_PROFILES else "nvlink", []).append(r)
+    assert set(by_class) == {"pcie", "nvlink"}
+    for cls, rs in by_class.items():
+        top = max(rs, key=lambda r: r["max_gib"])
+        assert comm_buffer_mib(top["profile"], top["tp"])[0] == math.ceil(top["max_gib"] * 1024), cls
+        assert top["id"] in comm_buffer_mib(top["profile"], top["tp"])[1]  # the assumption line names the log
+    assert comm_buffer_mib("h200", 2)[0] == comm_buffer_mib("h200", 8)[0]  # no NVLink log at tp 2: the tp-8 figure
+    assert "conservative" in comm_buffer_mib("h200", 2)[1] and "conservative" in comm_buffer_mib("rtx4090", 8)[1]
+    assert comm_buffer_mib("a100-80gb", 2)[0] == comm_buffer_mib("h200", 8)[0]  # SXM4 or PCIe: the larger
+    assert comm_buffer_mib("l4", 1)[0] == 0
+    doc = next(e for e in cl.load_index() if e["id"] == "docs-send-request")
+    la = cl._launch(cl.DEFAULT_DIR, doc)
+    logged_p = min(r.load_begin.avail_gib for r in la.ranks.values() if r.load_begin is not None)
+    free, _, _ = default_free_before(find_profile(doc["plan"]["gpu"]), 1)
+    assert abs(free / GIB - logged_p) <= 0.02 and CUDA_CONTEXT_MIB >= 100 + 287  # context 287-426 MiB + ~0.1 GiB
+
+
+def test_activation_estimate_does_not_count_the_backend_metadata_again():
+    """SGLang's mem-fraction heuristic reserves 512 MiB of 'constant meta data (e.g., from attention backend)'
+    (server_args.py:1435-1436 @0.5.11): that is the attention-workspace line (FlashInfer's buffer + the fitted
+    backend init), which the logs measure before graph capture; the activation line is the prefill chunk alone."""
+    from planner.engines.sglang.pipeline.headroom import activation_need
+
+    p = planner.plan("l4", str(DATA / "configs" / "Qwen__Qwen2.5-32B.config.json"),
+                     "--tp-size 4 --mem-fraction-static 0.85 --chunked-prefill-size 2048 --cuda-graph-max-bs 80",
+                     sglang_version="0.5.9")
+    act = activation_need(p.args, p.model.spec)
+    m = p.model.spec
+    assert act.bytes == 2048 * (6 * m.hidden_size + 3 * m.intermediate_size // 4) * 2
+    assert "512 MiB" not in act.how and "max(chunk, 2048) x 1.5 MiB" in act.how
+    ws = next(n for n in p.needs if n.label == "attention workspace")
+    logged = next(r for r in cl.workspace_rows(cl.load_index(), checks=True) if r["id"] == "corpus-47376055009")
+    assert abs(ws.bytes - logged["measured_bytes"]) / GIB <= 0.05  # 0.62 GiB estimated, 0.64 GB logged
+    assert p.verdict == "fits"  # the L4 launch booted and served
 
 
 def test_graph_estimate_on_the_fitted_logs_is_within_the_stated_residual():
@@ -106,13 +155,14 @@ def test_done_when_figures_on_the_calibration_logs():
     assert all(abs(r["free_after_err"]) <= 0.02 for r in verdicts if r["free_after_err"] is not None
                and not diagnosed(r, "free_after"))
     # a log the planner gets wrong names the cause, and the cause is checked: the diagnosis is exactly what is
-    # off (with the communication buffers its own log shows in place of planner.plan.NCCL_MIB_PER_GPU the free
-    # memory is within 2%; without the 512 MiB counted twice by headroom.activation_need the plan fits)
+    # off (with the communication buffers its own log shows in place of planner.plan.comm_buffer_mib the free
+    # memory is within 2%)
     for r in verdicts:
         if diagnosed(r, "free_after"):
             assert abs(r["free_after_err"]) > 0.02 and abs(r["free_after_err_with_logged_comm"]) <= 0.02, r
         if diagnosed(r, "verdict"):
-            assert not r["right"] and r["verdict_without_double_count"] == "fits" and r["booted"], r
+            assert not r["right"], r
+    assert sum(r["right"] for r in verdicts) / len(verdicts) >= 0.95  # every log, diagnosed ones included
     pools = cl.pool_rows(entries)
     assert pools and all(r["err"] <= 0.01 for r in pools), [(r["what"], r["err"]) for r in pools if r["err"] > 0.01]
 

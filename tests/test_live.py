@@ -8,7 +8,7 @@ from test_nvml import MIB, Dev, FakeNvml
 from planner.catalog.catalog import resolve_model
 from planner.cli import _live_plan, main
 from planner.errors import BadInput
-from planner.plan import CUDA_CONTEXT_MIB, NCCL_MIB_PER_GPU
+from planner.plan import CUDA_CONTEXT_MIB, comm_buffer_mib
 
 
 def test_auto_plans_from_live_readings_with_host_minimum():
@@ -19,7 +19,7 @@ def test_auto_plans_from_live_readings_with_host_minimum():
     plan = _live_plan("auto", resolve_model("qwen3.5-9b"), ["--tp-size", "2"], {}, None, None, nvml=fake)
     assert plan.gpu.capacity_mib == 81559 and plan.gpu.compute_capability == "9.0"
     free_now = (81559 - 454 - 1000) * MIB  # the busier GPU sets P (min over ranks)
-    assert plan.free_before_bytes == int((free_now - (CUDA_CONTEXT_MIB + NCCL_MIB_PER_GPU) * MIB) / 2**30 * 2**30)
+    assert plan.free_before_bytes == int((free_now - (CUDA_CONTEXT_MIB + comm_buffer_mib(plan.gpu.id, 2)[0]) * MIB) / 2**30 * 2**30)
     assert plan.free_before_source.startswith("live: NVML free now")
     assert any("other processes hold 0.59 GiB now" in n for n in plan.notes)
     assert plan.verdict == "fits"

@@ -22,10 +22,13 @@ they happen at startup, each with how it is estimated:
    (server_args.py:1441 @0.5.11) was 25-40x below what public logs show;
 4. activations of one prefill chunk: a physical estimate, ``chunk x (6 x hidden + 3 x intermediate/tp)
    x 2 B`` (residual, normed input, attention/mixer in and out; gate, up and activated MLP
-   intermediates; MoE uses top-k x expert width) plus SGLang's 512 MiB of constant metadata
-   (server_args.py:1434 @0.5.11). SGLang's own heuristic, ``max(chunk, 2048) x 1.5 MiB``
-   (server_args.py:1436-1439 @0.5.11), is far more conservative; a plan whose headroom covers the
-   physical estimate but not the heuristic is reported as tight, not as an out-of-memory risk.
+   intermediates; MoE uses top-k x expert width). SGLang's heuristic also reserves 512 MiB of "constant
+   meta data (e.g., from attention backend)" (server_args.py:1435-1436 @0.5.11; "+ activation slack" in
+   arg_groups/memory_hook.py:308-309 @0.5.23, the same constant): that memory is the
+   attention-workspace line above (the calibration logs measure it before graph capture, e.g. 0.64 GB on
+   the tp-4 L4 QwQ-32B log against 0.62 GiB estimated), so it is not added again here. SGLang's own
+   activation heuristic, ``max(chunk, 2048) x 1.5 MiB`` (server_args.py:1437-1441 @0.5.11), is far more
+   conservative and is printed beside the estimate.
 """
 
 from __future__ import annotations
@@ -157,8 +160,12 @@ def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:
     else:
         inter = model.intermediate_size or 4 * model.hidden_size
     per_token = (6 * model.hidden_size + 3 * inter // args.tp_size) * 2
-    act = chunk * per_token + 512 * MIB
-    heuristic = int((512 + max(chunk, 2048) * 1.5) * MIB)
+    # no constant term: SGLang's heuristic reserves 512 MiB of "constant meta data (e.g., from attention backend)"
+    # beside its activation term (server_args.py:1435-1441 @0.5.11), and that is the attention-workspace line here
+    # (FlashInfer's buffer + the backend init the logs measure before graph capture), not an activation
+    act = chunk * per_token
+    heuristic = int(max(chunk, 2048) * 1.5 * MIB)
     return NeedLine("activations (prefill chunk)", act,
-                    f"512 MiB + chunk {chunk} x (6 x hidden {model.hidden_size} + 3 x intermediate {inter}/tp) x 2 B;"
-                    f" SGLang's own heuristic would be {heuristic / (1 << 30):.1f} GiB")
+                    f"chunk {chunk} x (6 x hidden {model.hidden_size} + 3 x intermediate {inter}/tp) x 2 B;"
+                    f" SGLang's own activation heuristic, max(chunk, 2048) x 1.5 MiB, would be"
+                    f" {heuristic / (1 << 30):.1f} GiB")
