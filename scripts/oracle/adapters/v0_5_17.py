@@ -106,3 +106,15 @@ def load():
         S.get_context = lambda: _CtxWithConfigLeaf(real_get_context(), S.namespace_map)
         S.get_global_server_args = lambda: real_get_context().server_args
     return S
+
+
+def draft_model_config(S, server_args, target_model_config=None):
+    """0.5.17's draft workers differ in the context length they give the draft's ModelConfig: the EAGLE
+    (EAGLE3, NEXTN), multi-layer EAGLE and STANDALONE workers build TpModelWorker(is_draft_worker=True) without
+    one (srt/speculative/eagle_worker_v2.py:165-172, multi_layer_eagle_worker_v2.py:154-161,
+    standalone_worker_v2.py:71-78 @0.5.17), so ModelConfig takes --context-length (srt/configs/model_config.py:553-557
+    @0.5.17); only DFLASH's draft_server_args_copy sets the target's (srt/speculative/draft_worker_common.py:119
+    @0.5.17)."""
+    spec = S.rc.get_spec()
+    dflash = S.SpeculativeAlgorithm.from_string(spec.speculative_algorithm).is_dflash_family()
+    return _base.draft_model_config(S, server_args, target_model_config=target_model_config if dflash else None)
