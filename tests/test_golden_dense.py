@@ -25,7 +25,7 @@ RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.14", "0.5.16", "0.5.17",
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
 OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
 # releases whose EAGLE3 cases the oracle cannot run (a stand-in artifact, listed in their dropped.jsonl; README)
-NO_EAGLE3 = {"0.5.9"}
+NO_EAGLE3: set[str] = set()
 # (release, case) where the oracle's adapter does not run the SGLang code that decides, and the planner follows
 # SGLang's code: the EAGLE worker sets the draft's context length to the target's before building the draft
 # (srt/speculative/eagle_worker_v2.py:964-965 @0.5.14, :208-211 @0.5.21), whose _derive_context_length then raises;
