@@ -19,7 +19,7 @@ from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dense"
-RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.21", "0.5.22", "0.5.23")
+RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 # startup checks SGLang runs after the pools that the oracle does not execute (as in test_golden_oracle.py):
 # where the planner stops at one of them and the oracle says ok, the sizing fields must still agree
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
