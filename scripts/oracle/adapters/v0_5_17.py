@@ -70,6 +70,11 @@ def after_load_model(S, r):
     """v0_5_19.after_load_model with 0.5.17's ModelRunner.configure_kv_cache_dtype."""
     rec = _base._unwrap(r.server_args)
     r.model = types.SimpleNamespace()
+    # the checkpoint's quant config on the empty model, as v0_5_19.after_load_model gives it
+    from versions.v0_5_21 import _model_class_keeps_quant_config, _quant_config_for  # noqa: PLC0415
+    qc = _quant_config_for(S, r)
+    if qc is not None and _model_class_keeps_quant_config(r):
+        r.model.quant_config = qc
     r.dtype = r.model_config.dtype
     r.sliding_window_size = S.resolve_sliding_window_size(r.model, r.model_config)
     r.spec_aux_config = S.resolve_spec_aux_hidden_state_config(
