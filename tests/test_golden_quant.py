@@ -21,8 +21,8 @@ from planner.summary import SUMMARY_FIELDS, build_summary
 ROOT = Path(__file__).parent / "golden" / "quant"
 FOLDER = ROOT / "sglang-0.5.23"
 # 0.5.23: the shared oracle's adapter; 0.5.21: this repository's scripts/oracle/adapters/v0_5_21.py, which
-# gives the empty model the loader's quant config the same way (the 0.5.11 / 0.5.16 adapters do not)
-RELEASES = ("0.5.23", "0.5.21")
+# gives the empty model the loader's quant config the same way (the 0.5.11 / 0.5.16 adapters do not); 0.5.22: v0_5_22.py = v0_5_21.py; 0.5.17-0.5.20: v0_5_19.py with v0_5_21.py's quant config
+RELEASES = ("0.5.23", "0.5.22", "0.5.21", "0.5.20", "0.5.19", "0.5.18", "0.5.17")
 
 
 def _load(version: str) -> list[tuple[dict, dict]]:

@@ -30,6 +30,8 @@ thin instance-level wrappers around SGLang's own `get_cell_size_per_token` and
 """
 import types
 
+from versions.standins import no_kernel_warmups
+
 from versions.v0_5_11 import (  # noqa: F401  (re-exported for oracle.py)
     after_load_model,
     capture_bs,
@@ -82,6 +84,9 @@ SOURCE_MAP = {
         "model_executor.cuda_graph_runner.get_batch_sizes_to_capture (effective CUDA-graph batch sizes)",
     ],
     "oracle_stand_ins_not_sglang": [
+        "Kernel warm-up: MHATokenToKVPool._init_kv_copy_and_warmup (on with speculative decoding: memory_pool.py:787-808 @0.5.10) "
+        "reads data_strides[0].item() and launches a Triton copy kernel on a dummy; it allocates nothing that lasts. "
+        "Replaced by a no-op leaving _kv_copy_config = None while the pools are built (standins.no_kernel_warmups)",
         "Simulated device queries (shim/cpu_shim.py): torch.cuda.is_available/get_device_capability/"
         "get_device_properties/mem_get_info, torch.version.cuda, nvidia-smi memory.total & driver_version",
         "ModelRunner.__init__ / ModelRunner.initialize are NOT run (they need NCCL + weights). The oracle sets the "
@@ -176,4 +181,5 @@ def resolve_memory_pool_config(S, runner, pre):
 
 
 def apply_memory_pool_config(S, runner, mem_cfg):
-    runner._apply_memory_pool_config(mem_cfg)  # SGLang: sets sizes, calls _init_pools
+    with no_kernel_warmups(S):  # a stand-in for the kernel warm-up only (SOURCE_MAP)
+        runner._apply_memory_pool_config(mem_cfg)  # SGLang: sets sizes, calls _init_pools

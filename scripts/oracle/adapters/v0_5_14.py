@@ -272,9 +272,18 @@ def apply_memory_pool_config(S, runner, mem_cfg):
         runner._apply_memory_pool_config(mem_cfg)  # SGLang: sets sizes, calls _init_pools
 
 
-def draft_model_config(S, server_args):
+def draft_model_config(S, server_args, target_model_config=None):
+    """The draft worker's ModelConfig. The EAGLE worker first sets the draft's context length to the target's
+    (server_args.context_length = target ... context_len: srt/speculative/eagle_worker_v2.py:964-965 @0.5.14,
+    :1066-1067 @0.5.15), so ModelConfig checks the draft's positions against it; SGLang writes it into the shared
+    ServerArgs after the target pools exist, the oracle into a shallow copy used for this config only."""
+    import copy  # noqa: PLC0415
+    sa = server_args
+    if target_model_config is not None:
+        sa = copy.copy(server_args)
+        sa.context_length = target_model_config.context_len
     return S.ModelConfig.from_server_args(
-        server_args, model_path=server_args.speculative_draft_model_path,
+        sa, model_path=server_args.speculative_draft_model_path,
         model_revision=server_args.speculative_draft_model_revision, is_draft_model=True)
 
 

@@ -70,6 +70,11 @@ def after_load_model(S, r):
     """v0_5_19.after_load_model with 0.5.17's ModelRunner.configure_kv_cache_dtype."""
     rec = _base._unwrap(r.server_args)
     r.model = types.SimpleNamespace()
+    # the checkpoint's quant config on the empty model, as v0_5_19.after_load_model gives it
+    from versions.v0_5_21 import _model_class_keeps_quant_config, _quant_config_for  # noqa: PLC0415
+    qc = _quant_config_for(S, r)
+    if qc is not None and _model_class_keeps_quant_config(r):
+        r.model.quant_config = qc
     r.dtype = r.model_config.dtype
     r.sliding_window_size = S.resolve_sliding_window_size(r.model, r.model_config)
     r.spec_aux_config = S.resolve_spec_aux_hidden_state_config(
@@ -106,3 +111,15 @@ def load():
         S.get_context = lambda: _CtxWithConfigLeaf(real_get_context(), S.namespace_map)
         S.get_global_server_args = lambda: real_get_context().server_args
     return S
+
+
+def draft_model_config(S, server_args, target_model_config=None):
+    """0.5.17's draft workers differ in the context length they give the draft's ModelConfig: the EAGLE
+    (EAGLE3, NEXTN), multi-layer EAGLE and STANDALONE workers build TpModelWorker(is_draft_worker=True) without
+    one (srt/speculative/eagle_worker_v2.py:165-172, multi_layer_eagle_worker_v2.py:154-161,
+    standalone_worker_v2.py:71-78 @0.5.17), so ModelConfig takes --context-length (srt/configs/model_config.py:553-557
+    @0.5.17); only DFLASH's draft_server_args_copy sets the target's (srt/speculative/draft_worker_common.py:119
+    @0.5.17)."""
+    spec = S.rc.get_spec()
+    dflash = S.SpeculativeAlgorithm.from_string(spec.speculative_algorithm).is_dflash_family()
+    return _base.draft_model_config(S, server_args, target_model_config=target_model_config if dflash else None)

@@ -342,6 +342,12 @@ def make_runner(S, server_args, model_config, is_draft_worker=False, req_to_toke
 def after_load_model(S, r):
     rec = _unwrap(r.server_args)
     r.model = types.SimpleNamespace()
+    # the checkpoint's quant config on the empty model, as v0_5_21.py gives it (loader._get_quantization_config;
+    # None, so nothing changes, for an unquantized checkpoint)
+    from versions.v0_5_21 import _model_class_keeps_quant_config, _quant_config_for  # noqa: PLC0415
+    qc = _quant_config_for(S, r)
+    if qc is not None and _model_class_keeps_quant_config(r):
+        r.model.quant_config = qc
     r.dtype = r.model_config.dtype
     r.sliding_window_size = S.resolve_sliding_window_size(r.model, r.model_config)
     r.spec_aux_config = S.resolve_spec_aux_hidden_state_config(  # ModelRunner.init_spec_aux_hidden_state
@@ -409,11 +415,16 @@ def apply_memory_pool_config(S, runner, mem_cfg):
     runner.max_running_requests = sizes.max_running_requests
 
 
-def draft_model_config(S, server_args):
+def draft_model_config(S, server_args, target_model_config=None):
+    """TpModelWorker._init_model_config for is_draft_worker=True with the context_length every draft-building
+    worker passes, the target's context_len (srt/speculative/draft_worker_common.py:89 @0.5.17;
+    srt/speculative/eagle_worker_v2.py:179 @0.5.18, :182 @0.5.19, :211 @0.5.20, :210 @0.5.21, :209 @0.5.22),
+    which ModelConfig checks the draft's positions against."""
     spec = S.rc.get_spec()
     return S.ModelConfig.from_server_args(
         _unwrap(server_args), model_path=spec.speculative_draft_model_path,
-        model_revision=spec.speculative_draft_model_revision, is_draft_model=True)
+        model_revision=spec.speculative_draft_model_revision, is_draft_model=True,
+        context_length=target_model_config.context_len if target_model_config is not None else None)
 
 
 def spec_reserved_bytes(S, runner, sa, per_req, spec_on):

@@ -46,6 +46,8 @@ import inspect
 import sys
 import textwrap
 import types
+
+from versions.standins import no_kernel_warmups
 from typing import Optional
 
 from versions.v0_5_10 import CellSizeRecord
@@ -146,6 +148,9 @@ SOURCE_MAP = {
         "model_executor.cuda_graph_runner.get_batch_sizes_to_capture (effective CUDA-graph batch sizes)",
     ],
     "oracle_stand_ins_not_sglang": [
+        "Kernel warm-up: MHATokenToKVPool._init_kv_copy_and_warmup (on with speculative decoding: memory_pool.py:743-764 @0.5.9) "
+        "reads data_strides[0].item() and launches a Triton copy kernel on a dummy; it allocates nothing that lasts. "
+        "Replaced by a no-op leaving _kv_copy_config = None while the pools are built (standins.no_kernel_warmups)",
         "Simulated device queries (shim/cpu_shim.py): torch.cuda.is_available/get_device_capability/"
         "get_device_properties/mem_get_info, torch.version.cuda, nvidia-smi memory.total & driver_version",
         "ModelRunner.__init__ / ModelRunner.initialize are NOT run (they need NCCL + weights). The oracle sets the "
@@ -311,7 +316,8 @@ def resolve_memory_pool_config(S, runner, pre):
     old_trace = sys.gettrace()
     sys.settrace(tracer)
     try:
-        runner.init_memory_pool(pre)
+        with no_kernel_warmups(S):  # a stand-in for the kernel warm-up only (SOURCE_MAP)
+            runner.init_memory_pool(pre)
     finally:
         sys.settrace(old_trace)
         if profiled.get("redirect"):
@@ -350,6 +356,7 @@ def apply_memory_pool_config(S, runner, mem_cfg):
         tokens = mem_cfg.profiled_tokens
     runner.profile_max_num_token = lambda total_gpu_memory: tokens
     try:
-        runner.init_memory_pool(mem_cfg.pre_model_load_memory)
+        with no_kernel_warmups(S):  # a stand-in for the kernel warm-up only (SOURCE_MAP)
+            runner.init_memory_pool(mem_cfg.pre_model_load_memory)
     finally:
         del runner.profile_max_num_token

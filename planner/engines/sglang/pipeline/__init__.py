@@ -190,9 +190,14 @@ def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
     if args.speculative_algorithm == "STANDALONE":
         return  # its own rule, with 0.5.17's exception (standalone_draft_config)
     derived = draft.derived_context_len
-    if args.context_len <= derived or _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
+    # 0.5.17: only the DFLASH / DSPARK draft gets the target's (srt/speculative/draft_worker_common.py:119 @0.5.17);
+    # the EAGLE worker passes none, so the draft's ModelConfig sees --context-length
+    # (srt/speculative/eagle_worker_v2.py:165-172, srt/configs/model_config.py:553-557 @0.5.17)
+    ctx = args.context_len if args.rules.draft_context_is_targets or args.speculative_algorithm in ("DFLASH", "DSPARK") \
+        else args.raw.get("context_length")
+    if ctx is None or ctx <= derived or _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
         return
-    raise Rejected("ValueError", f"Warning: Target model's context_length ({args.context_len}) is greater than the "
+    raise Rejected("ValueError", f"Warning: Target model's context_length ({ctx}) is greater than the "
                    f"derived context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. "
                    "Note that the derived context_length may differ from max_position_embeddings in the model's "
                    "config. To allow overriding this maximum, set the env var "

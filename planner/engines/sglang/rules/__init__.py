@@ -283,7 +283,9 @@ class Rules:
     draft_nextn_on_text_config: bool = False
     # the draft worker's ModelConfig gets the target's context length (speculative/standalone_worker_v2.py:164
     # @0.5.9, :181 @0.5.14, :157-160 @0.5.16, :80-87 @0.5.18); 0.5.17 builds it from --context-length only
-    # (speculative/standalone_worker_v2.py:70-78 @0.5.17)
+    # (speculative/standalone_worker_v2.py:70-78 @0.5.17), for EAGLE / EAGLE3 too (speculative/eagle_worker_v2.py:165-172
+    # @0.5.17; found by 0.5.17's dense golden case llama8b_eagle3_ctx_rejected); DFLASH / DSPARK keep the target's
+    # (speculative/draft_worker_common.py:119 @0.5.17)
     draft_context_is_targets: bool = True
     # --- DSPARK ---
     # 0.5.16+: --speculative-algorithm DSPARK exists, resolved by _handle_dspark
