@@ -289,7 +289,9 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
         return {"flags": c.flags, "chosen": c.chosen, "concurrency_at_need": c.concurrency, "kv_tokens": c.kv_tokens,
                 "running": c.running, "longest_request": c.longest, "headroom_left_bytes": c.headroom_left}
 
-    return {"evaluated": res.evaluated, "feasible": res.feasible, "needs": vars(res.needs),
+    # space: configurations in the searched space; pruned: combinations the branch and bound skipped (proved)
+    return {"evaluated": res.evaluated, "space": res.space, "pruned": res.pruned, "feasible": res.feasible,
+            "needs": vars(res.needs),
             "top": [cand(c) for c in res.ranked], "pareto": [cand(c) for c in res.pareto[:20]],
             "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
 

@@ -33,20 +33,68 @@ def _replan(plan: Plan, flags: list[str]) -> Plan:
                      plan.free_before_bytes / GIB, plan.free_after_bytes / GIB, version=plan.sglang_version)
 
 
-def best_max_running_requests(plan: Plan) -> tuple[int, Plan] | None:
+def best_max_running_requests(plan: Plan, exhaustive: bool = False) -> tuple[int, Plan] | None:
     """The --max-running-requests (<= the current value) that boots with the most running requests,
-    then the most KV tokens: a larger value than the mamba slots allow only wastes reservation."""
+    then the most KV tokens (the largest such value on a tie): a larger value than the mamba slots allow only
+    wastes reservation.
+
+    Along r = 1..hi the plan is monotone (more requests, more reserved; tests/test_explain_fix.py checks this
+    function against planning every value over the states it is asked for): the values that boot are a prefix
+    1..b; R = min(r, g(r)) with the slots' share g shrinking as r grows, so R(r) = r on a prefix 1..r* and
+    R <= r* after it, the KV tokens shrinking with r. The answer is r* (or the values after it with the same
+    R and KV tokens, the largest of them): b, r* and that run are bisected, about 3 log2(hi) plans instead of
+    hi. Where the default fraction moves with r (0.5.22+) the values are planned from hi down, only while one
+    can still win (R <= r). ``exhaustive``: plan every value."""
     a = plan.args
     hi = a.max_running_requests if a and a.max_running_requests else 48
-    best: tuple[int, Plan] | None = None
+    plans: dict[int, Plan] = {}
+
+    def at(r: int) -> Plan:
+        if r not in plans:
+            plans[r] = _replan(plan, _with_flag(plan.flags, "--max-running-requests", str(r)))
+        return plans[r]
+
+    def boots(r: int) -> bool:
+        p = at(r)
+        return p.outcome == "ok" and p.verdict == "fits"
+
+    def key(r: int) -> tuple[int, int]:
+        prof = at(r).profile
+        return prof.max_running_requests, prof.max_total_num_tokens
+
+    def runs_all(r: int) -> bool:  # R(r) = r: the slots are not what caps the running requests
+        return boots(r) and key(r)[0] == r
+
+    # 0.5.22+: the default mem_fraction_static moves with r (the graph max_bs is clipped to it,
+    # srt/arg_groups/memory_hook.py:182-188 @0.5.22), so the KV tokens are not monotone in r there
+    moves = a is not None and a.rules.graph_max_bs_clipped_to_mrr and not a.mem_fraction_static_user
+    if not exhaustive and not moves:
+        top = hi
+        if not boots(hi):
+            if hi == 1 or not boots(1):
+                return None
+            top = _last_true(1, hi, boots)  # boots(1), not boots(hi)
+        if runs_all(1):
+            r = top if runs_all(top) else _last_true(1, top, runs_all)
+            if r < top:  # a tie goes to the larger value, as the scan from hi gives: the run of r*'s key
+                k = key(r)
+                r = top if key(top) == k else _last_true(r, top, lambda x: key(x) == k)
+            return r, at(r)
+    best: tuple[int, Plan] | None = None  # from hi down (R(1) < 1, or the fraction moves with r)
     for r in range(hi, 0, -1):
-        p = _replan(plan, _with_flag(plan.flags, "--max-running-requests", str(r)))
-        if p.outcome != "ok" or p.verdict != "fits":
-            continue
-        key = (p.profile.max_running_requests, p.profile.max_total_num_tokens)
-        if best is None or key > (best[1].profile.max_running_requests, best[1].profile.max_total_num_tokens):
-            best = (r, p)
+        if not exhaustive and best is not None and r < key(best[0])[0]:
+            break  # R(r) <= r (memory_profile._running_requests): no value below beats the best R
+        if boots(r) and (best is None or key(r) > key(best[0])):
+            best = (r, at(r))
     return best
+
+
+def _last_true(lo: int, hi: int, pred) -> int:
+    """The largest x in [lo, hi) with pred(x), for pred true at lo, false at hi and monotone between."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if pred(mid) else (lo, mid)
+    return lo
 
 
 def explain(plan: Plan) -> tuple[str, list[str]]:

@@ -334,7 +334,7 @@ def render_search(res, model, show_plan: bool) -> str:
     need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
     out = []
     w = out.append
-    w(f"Search: {res.evaluated:,} configurations evaluated, {res.feasible:,} feasible "
+    w(f"Search: {evaluated_text(res)}, {res.feasible:,} feasible "
       f"(need: requests of {need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}; "
       f"headroom must cover the estimated needs x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.2f} GiB)")
     if res.recommended is None:
@@ -585,16 +585,27 @@ def render_recommendation(res, model, width: int) -> list[str]:
         for i, c in enumerate(res.ranked, 1):
             out.append(f"  {i}. conc {c.concurrency:>3}  running {c.running:>4}  KV {c.kv_tokens:>10,}  spare "
                        f"{_r(c.headroom_left):>6} GiB  {' '.join(c.chosen) or '(defaults)'}")
-    out.append(f"Search: {res.evaluated:,} configurations evaluated, {res.feasible:,} feasible (need: requests of "
+    out.append(f"Search: {evaluated_text(res)}, {res.feasible:,} feasible (need: requests of "
                f"{need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}); margin: {margin_text(n)}")
     return out
+
+
+def evaluated_text(res) -> str:
+    """How much of the space the search evaluated: with combinations skipped by the branch and bound (``pruned``,
+    each proved unable to change the result shown), "N of S configurations evaluated (K combinations skipped,
+    proven unable to win)"; else "N configurations evaluated"."""
+    pruned, space = getattr(res, "pruned", 0), getattr(res, "space", 0)
+    if pruned and space:
+        return (f"{res.evaluated:,} of {space:,} configurations evaluated ({pruned:,} combination"
+                f"{'' if pruned == 1 else 's'} skipped, proven unable to win)")
+    return f"{res.evaluated:,} configurations evaluated"
 
 
 def render_nothing_feasible(res, model) -> list[str]:
     n = res.needs
     need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
     out = [f"Verdict: NOTHING FEASIBLE: no setting of the searched flags serves requests of {need_ctx:,} tokens "
-           f"x {n.concurrency} with the flags you gave ({res.evaluated:,} configurations evaluated)"]
+           f"x {n.concurrency} with the flags you gave ({evaluated_text(res)})"]
     if res.closest is not None:
         c = res.closest
         out.append(f"Closest: {' '.join(c.chosen) or '(defaults)'}: {c.concurrency} concurrent at {need_ctx:,} "

@@ -521,8 +521,12 @@ def is_stale(res: SearchResult, searched: list[str], flags: list[str], version: 
 def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
     need_ctx = res.needs.context if res.needs.context is not None else min(32768, model.spec.derived_context_len)
     if not res.ranked:
-        text = (f"None of {res.evaluated:,} configurations boots with the flags you set held fixed: "
+        text = (f"None of {res.space or res.evaluated:,} configurations boots with the flags you set held fixed: "
                 "clear some (r resets them) and search again.")
+    elif res.pruned:  # branch and bound: feasible counts the configurations evaluated
+        text = (f"{len(res.ranked)} best of {res.feasible:,} feasible; {res.evaluated:,} of {res.space:,} "
+                f"configurations evaluated ({res.pruned:,} combinations skipped, proven unable to win); the flags "
+                f"you set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
     else:
         text = (f"{len(res.ranked)} best of {res.feasible:,} feasible ({res.evaluated:,} tried); the flags you "
                 f"set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")

@@ -13,6 +13,7 @@ Mirrors, in order and in the same floating-point operations:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -202,8 +203,135 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     @0.5.19); ``mm_reserve_gib`` is taken off ``rest`` for multimodal models before the mamba split
     (0.5.18+, srt/mem_cache/kv_cache_configurator.py:132-152, 2016-2021 @0.5.19).
 
-    Returns arrays: rest_before, spec_reserved, m, available, n, r, fail (N <= 0).
+    Returns arrays: rest_before, spec_reserved, m, available, n, r, fail (N <= 0); on scalar inputs (one
+    configuration, as :func:`profile` runs it) the same values as Python numbers, from :func:`_size_chain_scalar`
+    (numpy's 0-d operations cost ~100x a float's; tests/test_size_chain_scalar.py proves both paths equal).
     """
+    kw = dict(pre_gib=pre_gib, post_gib=post_gib, mfs=mfs, per_req=per_req, spec_on=spec_on, r_args=r_args,
+              ndraft=ndraft, m_explicit=m_explicit, radix_off=radix_off, ratio=ratio, cell=cell, page=page,
+              max_total_tokens=max_total_tokens, context_len=context_len, mamba_ratio_=mamba_ratio_,
+              mambaish=mambaish, solve=solve, cap_by_estimate=cap_by_estimate, padding_slots=padding_slots,
+              mm_reserve_gib=mm_reserve_gib, min_one_running=min_one_running,
+              pools_sized_separately=pools_sized_separately, replay=replay, ring=ring)
+    if _all_scalar(pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio, cell,
+                   page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring):
+        out = _size_chain_scalar(**kw)
+        if out is not None:
+            return out
+    return _size_chain_arrays(**kw)
+
+
+_SCALAR_TYPES = (int, float, np.integer, np.floating, np.bool_)  # bool is an int
+
+
+def _all_scalar(*values) -> bool:
+    """Every broadcast input a plain number (not an array, list or 0-d array)."""
+    return all(isinstance(v, _SCALAR_TYPES) for v in values)
+
+
+_I64 = 1 << 63
+
+
+def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
+                       cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
+                       padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
+                       ring) -> dict | None:
+    """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
+    operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
+    (a division by zero, a value beyond int64, a non-finite float): the caller then runs the array path."""
+    try:
+        return _scalar_chain(float(pre_gib), float(post_gib), float(mfs), int(per_req), bool(spec_on), int(r_args),
+                             int(ndraft), int(m_explicit), bool(radix_off), float(ratio), int(cell), int(page),
+                             int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
+                             cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
+                             pools_sized_separately, replay, int(ring))
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return None
+
+
+def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, cell, page, mtt, ctx, mr, mamba,
+                  solve, cap_by_estimate, padding_slots, mm, min_one_running, pools_sized_separately, replay,
+                  ring) -> dict | None:
+    rest = post - pre * (1 - mfs) - mm
+    rest_before = rest
+    if min_one_running and r_args >= 0:
+        r_args = max(r_args, 1)
+    spec = spec_on and mamba
+    per_slot_extra = 0
+    if replay:
+        spec = False
+        per_slot_extra = ring if replay == "per_slot" else 0
+    mr_safe = mr if mr > 0 else 1
+    use_r_args = radix_off and r_args >= 0
+    per_safe = per if per > 0 else 1
+    fixed = ring * (max(r_args, 0) + 1) if replay == "fixed" else 0
+    spec_reserved = 0
+    if solve == "classic":
+        if spec:
+            spec_reserved = per * max(r_args, 0) * d
+            rest = rest - spec_reserved / GIB
+        raw = rest * r / (1 + r)
+        m_ratio = raw * GIB // per_safe
+    elif not padding_slots:
+        budget_bytes = rest * r / (1 + r) * GIB
+        m_ratio = budget_bytes // (per_safe * (1 + d / mr_safe)) if spec else budget_bytes // per_safe
+    else:
+        budget_bytes = rest * r / (1 + r) * GIB
+        slot = per_safe + per_slot_extra
+        m_ratio = ((budget_bytes - per * (1 + d)) // (per_safe * (1 + d / mr_safe)) if spec
+                   else (budget_bytes - fixed - slot) // slot)
+    m_ratio = int(m_ratio) if math.isfinite(m_ratio) else 0
+    if not -_I64 <= m_ratio < _I64:
+        return None
+    m = m_exp if m_exp >= 0 else (r_args if use_r_args else m_ratio)
+    if not mamba:
+        m = 0
+    pad = 1 if padding_slots else 0
+    if solve != "classic":
+        capped = m if (use_r_args and m_exp < 0) else min(max(r_args, 0), m // mr_safe)
+        spec_reserved = per * (capped + pad) * d if spec else 0
+        if spec:
+            rest = rest - spec_reserved / GIB
+    rest_after_spec = rest
+    fail_m = mamba and m <= 0
+    if mamba:
+        rest = rest - ((m + pad) * (per + per_slot_extra) + fixed) / GIB
+    fail_rest = rest <= 0
+    if not math.isfinite(rest):
+        return None
+    available = int(rest * GIB)
+    if not -_I64 <= available < _I64:
+        return None
+    n = available // cell
+    n = n // page * page
+    fail = n <= 0
+    capped = mtt // page * page if 0 <= mtt < n else n
+    fail = fail or capped <= 0
+    n = capped
+    est = max(min(int(n / ctx * 512), 4096), 2048)
+    if r_args >= 0:
+        r_req = min(r_args, est) if cap_by_estimate else min(r_args, n // 2)
+    else:
+        r_req = min(est, n // 2)
+    if mamba:
+        r_req = min(r_req, m // mr_safe)
+    r_pool = r_req
+    if pools_sized_separately:
+        est9 = max(min(int(available // cell / ctx * 512), 4096), 2048)
+        r_pool = r_args if r_args >= 0 else est9
+        if mamba:
+            r_pool = min(r_pool, m // mr_safe)
+        r_req = min(r_args, r_pool) if r_args >= 0 else min(n // 2, r_pool)
+    return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m,
+            "available": available, "n": n, "r": r_req, "fail": fail, "fail_m": fail_m, "fail_rest": fail_rest,
+            "rest_after_mamba": rest, "rest_after_spec": rest_after_spec}
+
+
+def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
+                       cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
+                       padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
+                       ring) -> dict[str, np.ndarray]:
+    """:func:`size_chain` on numpy arrays (the search's grids)."""
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
     post = np.asarray(post_gib, dtype=f64)
