@@ -61,17 +61,6 @@ class FlagBase:
         return parse_flags_onto(self.version_dir, self.base, [*self.head, *combo[n:]], self.containers)
 
 
-_DEVICES: dict = {}
-
-
-def _device(plan0: Plan):
-    """engine.device_for(plan0), found once per GPU profile (the search asks it thousands of times)."""
-    hit = _DEVICES.get(id(plan0.gpu))
-    if hit is None or hit[0] is not plan0.gpu:
-        hit = _DEVICES[id(plan0.gpu)] = (plan0.gpu, engine.device_for(plan0))
-    return hit[1]
-
-
 def run_values(grid: dict[str, np.ndarray]) -> np.ndarray:
     """The distinct explicit --max-running-requests values of a grid, ascending."""
     # sorted(set()) rather than np.unique, which imports numpy.ma (about 25 ms of a cold start)
@@ -134,7 +123,7 @@ def _default_mfs_at(plan0: Plan, spec: ModelSpec, raw: dict[str, Any], args: Res
                     containers: tuple[str, ...] | None, draft: ModelSpec | None, memo: dict | None = None):
     """SGLang's default mem_fraction_static with --max-running-requests u parsed onto the combination (None for
     u: the flag unset; a refused value gives None). ``memo``: the values found so far, shared by callers."""
-    dev = _device(plan0)
+    dev = engine.device_for(plan0)
     containers = container_keys(raw) if containers is None else containers
     memo = {} if memo is None else memo
 
@@ -207,7 +196,7 @@ def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: Fla
     if check_scope(raw, plan0.rules) or check_values(raw):
         return Rejected("BadInput", check_scope(raw, plan0.rules) or check_values(raw) or "", "planner")
     try:
-        args = resolve(raw, spec, _device(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
+        args = resolve(raw, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)  # DFLASH reads D from it
         state = mamba_state(spec, args.tp_size, args.env)
         engine._check_heads(spec, args.tp_size)
     except Rejected as exc:
@@ -371,7 +360,7 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
         fail = fail | out["fail_rest"]
     ok = ~fail & (r > 0) & (np.minimum(args.context_len - 1, n - 1) - 5 > 0)
     try:
-        engine.gdn_backend_check(args, spec, _device(plan0))
+        engine.gdn_backend_check(args, spec, engine.device_for(plan0))
     except Rejected:
         ok = np.zeros_like(ok)
     # pools: the same pool_bytes() that itemizes a single plan

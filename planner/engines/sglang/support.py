@@ -24,6 +24,7 @@ from planner.catalog.quant_support import quant_refusal
 from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
 from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
+from planner.engines.sglang.memo import per_object
 
 _HERE = Path(__file__).resolve().parent
 SUPPRESS = "==SUPPRESS=="
@@ -95,23 +96,10 @@ def architecture_refusal(spec: ModelSpec, role: str = "target") -> str | None:
     return f"--model: architecture {arch} is not modelled (it would be sized as a dense model); modelled: {supported_text()}"
 
 
+@per_object
 def cache_refusal(spec: ModelSpec) -> str | None:
     """The cache kinds the pipeline would size as plain attention although SGLang does not (decided once per
     spec: a ModelSpec is frozen)."""
-    hit = _CACHE_REFUSALS.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    out = _cache_refusal(spec)
-    if len(_CACHE_REFUSALS) > 256:
-        _CACHE_REFUSALS.clear()
-    _CACHE_REFUSALS[id(spec)] = (spec, out)
-    return out
-
-
-_CACHE_REFUSALS: dict[int, tuple[ModelSpec, str | None]] = {}
-
-
-def _cache_refusal(spec: ModelSpec) -> str | None:
     t = spec.text if isinstance(spec.text, dict) else spec.raw
     arch = spec.architecture
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []

@@ -18,6 +18,7 @@ from typing import Protocol
 from planner.catalog.spec import ModelSpec
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_REJECTED, EngineInput, EngineResult
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
+from planner.engines.sglang.memo import per_object
 from planner.engines.sglang.pipeline.arg_groups import resolve
 from planner.engines.sglang.pipeline.dflash import check_target_layer_ids
 from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
@@ -57,20 +58,10 @@ class _OnGpu(Protocol):
 def device_for(job: _OnGpu) -> Device:
     """What SGLang asks the device about, from the GPU profile of a job (or a plan); built once per profile
     (both are frozen)."""
-    gpu = job.gpu
-    hit = _DEVICES.get(id(gpu))
-    if hit is not None and hit[0] is gpu:
-        return hit[1]
-    dev = _device(gpu)
-    if len(_DEVICES) > 256:
-        _DEVICES.clear()
-    _DEVICES[id(gpu)] = (gpu, dev)
-    return dev
+    return _device(job.gpu)
 
 
-_DEVICES: dict[int, tuple[GpuProfile, Device]] = {}
-
-
+@per_object
 def _device(gpu: GpuProfile) -> Device:
     if gpu.vendor != "nvidia" or gpu.compute_capability is None:
         raise BadInput(f"--gpu {gpu.id}: SGLang's ROCm path is not modelled yet; pick an NVIDIA GPU profile")
