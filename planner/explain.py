@@ -6,7 +6,7 @@ changed, so a suggestion is only printed when the pipeline says it boots.
 
 from __future__ import annotations
 
-from planner.plan import GIB, Plan, make_plan
+from planner.plan import GIB, Plan, make_plan, without_flag
 
 
 def _gib(n: int | float) -> str:
@@ -14,18 +14,7 @@ def _gib(n: int | float) -> str:
 
 
 def _with_flag(flags: list[str], name: str, value: str) -> list[str]:
-    out, skip = [], False
-    for i, f in enumerate(flags):
-        if skip:
-            skip = False
-            continue
-        if f == name:
-            skip = True
-            continue
-        if f.startswith(name + "="):
-            continue
-        out.append(f)
-    return out + [name, value]
+    return [*without_flag(flags, name), name, value]
 
 
 def _replan(plan: Plan, flags: list[str]) -> Plan:

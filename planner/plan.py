@@ -303,6 +303,22 @@ def standalone_notes(plan: Plan, draft: ModelSpec, tp: int) -> list[str]:
     return [f"STANDALONE draft weights: {w / GIB:.2f} GiB per GPU, {when}; {how}", *kv]
 
 
+def without_flag(flags: list[str], name: str) -> list[str]:
+    """``flags`` with every ``name VALUE`` and ``name=VALUE`` taken out (to give the flag a value of one's own)."""
+    out, skip = [], False
+    for f in flags:
+        if skip:
+            skip = False
+            continue
+        if f == name:
+            skip = True
+            continue
+        if f.startswith(name + "="):
+            continue
+        out.append(f)
+    return out
+
+
 def _spec_in(flags: list[str]) -> bool:
     return any(f == "--speculative-algorithm" or f.startswith("--speculative-algorithm=") for f in flags)
 

@@ -10,7 +10,7 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.plan import Plan, make_plan
+from planner.plan import Plan, make_plan, without_flag
 
 
 DRAFTED = {"DFLASH": "DFLASH", "DSPARK": "DSPARK", "EAGLE3": "EAGLE3"}  # algorithms that need a draft head
@@ -57,7 +57,7 @@ def d_tradeoff(plan: Plan, gpu: GpuProfile, model: ResolvedModel, flags: list[st
             continue
         block = d if a.speculative_algorithm == "DFLASH" else d - 1  # DSPARK: D = gamma + 1
         try:
-            p = make_plan(gpu, model, [*_drop_flag(flags, "--speculative-num-draft-tokens"), flag, str(block)], env,
+            p = make_plan(gpu, model, [*without_flag(flags, "--speculative-num-draft-tokens"), flag, str(block)], env,
                           free_before_gib, free_after_gib, draft=draft, version=version)
         except BadInput:
             continue
@@ -106,18 +106,3 @@ def _capacity(plan: Plan) -> str | None:
     if p is None or p.max_running_requests is None or p.max_total_num_tokens is None:
         return None
     return f"{p.max_running_requests} running requests, {p.max_total_num_tokens:,} KV tokens"
-
-
-def _drop_flag(flags: list[str], name: str) -> list[str]:
-    out, skip = [], False
-    for f in flags:
-        if skip:
-            skip = False
-            continue
-        if f == name:
-            skip = True
-            continue
-        if f.startswith(name + "="):
-            continue
-        out.append(f)
-    return out
