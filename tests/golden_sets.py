@@ -13,13 +13,15 @@ def releases(folder: Path) -> list[str]:
                   key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
-def read_pairs(folder: Path, version: str, *, skip_missing: bool = False) -> list[tuple[dict, dict]]:
-    """(case with its "version", expected summary) for every case of ``folder/sglang-<version>``; a case the
-    results lack is a KeyError unless ``skip_missing`` (a set whose dropped cases stay in cases.jsonl)."""
+def read_pairs(folder: Path, version: str, *, skip_missing: bool = False, cases: str = "cases.jsonl",
+               results: str = "results.jsonl") -> list[tuple[dict, dict]]:
+    """(case with its "version", expected summary) for every case of ``folder/sglang-<version>/<cases>``, its
+    summary from ``<results>``; a case the results lack is a KeyError unless ``skip_missing`` (a set whose
+    dropped cases stay in cases.jsonl)."""
     d = folder / f"sglang-{version}"
-    res = {r["id"]: r["summary"] for r in map(json.loads, (d / "results.jsonl").read_text().splitlines()) if r}
+    res = {r["id"]: r["summary"] for r in (json.loads(x) for x in (d / results).read_text().splitlines() if x.strip())}
     out = []
-    for c in (json.loads(x) for x in (d / "cases.jsonl").read_text().splitlines() if x.strip()):
+    for c in (json.loads(x) for x in (d / cases).read_text().splitlines() if x.strip()):
         if skip_missing and c["id"] not in res:
             continue
         out.append(({**c, "version": version}, res[c["id"]]))

@@ -8,7 +8,6 @@ compared exactly. Nothing here is hand-derived.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
 from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
+from golden_sets import read_pairs
 
 HERE = Path(__file__).parent / "golden" / "dense"
 RELEASES = tuple(f"0.5.{n}" for n in range(9, 24))  # every modelled release, 0.5.9-0.5.23
@@ -29,20 +29,8 @@ OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message
 def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
     folder = HERE / f"sglang-{version}"
     if not (folder / cases).exists():
-        return []
-    res = {}
-    for line in (folder / results).read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            res[d["id"]] = d["summary"]
-    out = []
-    for line in (folder / cases).read_text().splitlines():
-        if line.strip():
-            c = json.loads(line)
-            c["version"] = version
-            c["folder"] = folder
-            out.append((c, res[c["id"]]))
-    return out
+        return []  # test_every_release_has_golden_cases names the release
+    return [({**c, "folder": folder}, e) for c, e in read_pairs(HERE, version, cases=cases, results=results)]
 
 
 def _relative(folder: Path, value: str) -> str:
