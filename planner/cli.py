@@ -290,10 +290,13 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
                 "running": c.running, "longest_request": c.longest, "headroom_left_bytes": c.headroom_left}
 
     # space: configurations in the searched space; pruned: combinations the branch and bound skipped (proved)
-    return {"evaluated": res.evaluated, "space": res.space, "pruned": res.pruned, "feasible": res.feasible,
-            "needs": vars(res.needs),
+    out = {"evaluated": res.evaluated, "space": res.space, "pruned": res.pruned, "feasible": res.feasible,
+           "needs": vars(res.needs),
             "top": [cand(c) for c in res.ranked], "pareto": [cand(c) for c in res.pareto[:20]],
-            "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
+           "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
+    if res.skipped_why:  # nothing evaluated: proved without it (run_search)
+        out["none_evaluated_because"] = res.skipped_why
+    return out
 
 
 def _batch_result(req, version: str | None) -> dict[str, Any]:
@@ -340,8 +343,12 @@ def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
         else:
             from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
 
+            items = list(items)
+            # a line with a search takes tens of ms: one at a time keeps the processes evenly loaded; plain
+            # lines (a fraction of a ms) go eight at a time, so the hand-over does not cost more than the plan
+            chunk = 1 if any('"search"' in line for _, line, _ in items) else 8
             with ProcessPoolExecutor(jobs) as pool:
-                for r in pool.map(_batch_line, items, chunksize=8):
+                for r in pool.map(_batch_line, items, chunksize=chunk):
                     write_out(r, out)
     return EXIT_FITS
 

@@ -595,6 +595,8 @@ def evaluated_text(res) -> str:
     each proved unable to change the result shown), "N of S configurations evaluated (K combinations skipped,
     proven unable to win)"; else "N configurations evaluated"."""
     pruned, space = getattr(res, "pruned", 0), getattr(res, "space", 0)
+    if getattr(res, "skipped_why", "") and space:
+        return f"none of {space:,} configurations needed evaluating: {res.skipped_why}"
     if pruned and space:
         return (f"{res.evaluated:,} of {space:,} configurations evaluated ({pruned:,} combination"
                 f"{'' if pruned == 1 else 's'} skipped, proven unable to win)")

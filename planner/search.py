@@ -101,6 +101,7 @@ class SearchResult:
     pruned: int = 0  # combinations skipped by run_search(prune=True) (their configurations not in evaluated)
     space: int = 0  # configurations in the searched space (evaluated + the skipped combinations')
     d_tradeoff: list[str] = field(default_factory=list)  # DFLASH / DSPARK: what the draft's D costs (d_tradeoff)
+    skipped_why: str = ""  # set when the branch and bound evaluated nothing, proved without it (why)
 
 
 def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
@@ -237,6 +238,9 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
                              gdn_blackwell=_default_backend_refused(plan0))
     grid = _numeric_grid(fixed, spec.is_mambaish)
     k = max(top, 2) if exact_top is None else max(1, exact_top)
+    if prune and plan0.free_after_bytes <= 0:
+        return _weights_do_not_fit(plan0, axes, grid, needs, fixed_flags, gpu, model, flags, env, free_before_gib,
+                                   free_after_gib, draft, version, relax)
     scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k, exact_top is None)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
@@ -255,6 +259,25 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
                                        free_after_gib, draft, version)
     elif relax:
+        result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
+                                          version)
+    return result
+
+
+def _weights_do_not_fit(plan0: Plan, axes, grid, needs: Needs, fixed_flags: list[str], gpu, model, flags, env,
+                        free_before_gib, free_after_gib, draft, version, relax: bool) -> SearchResult:
+    """The branch and bound's answer when the weights leave no free memory: every point of every combination
+    fails (evaluate_points: ``free_after_bytes <= 0``; the search's free memory after the weights is the
+    launch's, which no searched flag changes), so nothing is feasible and no point is ok (no closest one); what
+    the exhaustive scan finds, without resolving a combination (``tests/test_search_pruning.py`` compares)."""
+    n_combos = 1
+    for _, opts in axes:
+        n_combos *= len(opts)
+    result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
+                          closest=None, recommended=None, pruned=n_combos, space=n_combos * grid["mfs"].size,
+                          skipped_why=f"loading the weights leaves {plan0.free_after_bytes / GIB:.2f} GiB per GPU, "
+                                      "and no searched flag changes that")
+    if relax:
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
     return result

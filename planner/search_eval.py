@@ -22,7 +22,7 @@ from planner.engines.sglang.pipeline.memory_profile import (
     size_chain,
 )
 from planner.engines.sglang.pipeline.pools import geometries, pool_bytes
-from planner.engines.sglang.pipeline.arg_groups import resolve
+from planner.engines.sglang.pipeline.arg_groups import resolve, resolve_fraction
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values
 from planner.plan import Plan
 from planner.search_space import Needs
@@ -156,6 +156,7 @@ class Prepared:
     lazy: tuple | None = None  # (plan0, spec, raw, containers, draft): mfs_table not found yet (ensure_table)
     memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
     inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
+    fraction_hi: float | None = None  # the default fraction at the smallest value (default_range), found once
 
 
 def ensure_table(prep: Prepared) -> None:
@@ -168,19 +169,36 @@ def ensure_table(prep: Prepared) -> None:
 
 
 def default_range(prep: Prepared) -> tuple[float, float]:
-    """(lowest, highest) default mem_fraction_static over the grid's --max-running-requests values: the two
-    ends of that monotone axis (the smallest value and the flag unset, :func:`_default_mfs_table`), without
-    resolving the values between them."""
+    """(at most the lowest, at least the highest) default mem_fraction_static over the grid's
+    --max-running-requests values, for the branch and bound's bounds. A clipped decode graph only raises the
+    fraction (:func:`_default_mfs_table`), so it is lowest unclipped (the resolved default) and highest at the
+    smallest value: until the table is found (ensure_table, then its values exactly), that is found from the
+    hooks up to the one that sets the fraction (resolve_fraction), not from a whole resolve. A value the full
+    resolve refuses keeps the resolved default (which is in the range); the others are at most the smallest
+    value's (the formula is monotone whatever a later hook refuses)."""
     a = prep.args.mem_fraction_static
     if not _default_moves(prep.args, prep.values):
         return a, a
-    if prep.lazy is None:
+    if prep.lazy is None:  # the table is found: its values exactly
         table = prep.mfs_table
         return min(a, float(table.min())), max(a, float(table.max()))
+    if prep.fraction_hi is None:
+        prep.fraction_hi = _fraction_at_smallest(prep)
+    return min(a, prep.fraction_hi), max(a, prep.fraction_hi)
+
+
+def _fraction_at_smallest(prep: Prepared) -> float:
+    """The hooks' mem_fraction_static with the grid's smallest --max-running-requests parsed onto the
+    combination (the resolved default when that value does not parse or an early hook refuses it: the
+    full resolve then refuses it too, and such points keep the resolved default)."""
     plan0, spec, raw, containers, draft = prep.lazy
-    v0 = _default_mfs_at(plan0, spec, raw, prep.args, containers, draft, prep.memo)(int(prep.values[0]))
-    v0 = a if v0 is None else v0
-    return min(a, v0), max(a, v0)
+    containers = container_keys(raw) if containers is None else containers
+    try:
+        raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(prep.values[0]))],
+                                 containers)
+        return resolve_fraction(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)
+    except (SGLangArgError, Rejected):
+        return prep.args.mem_fraction_static
 
 
 def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: FlagBase | None = None,

@@ -129,7 +129,8 @@ class _Shared:
 _SHARED: dict = {}
 
 
-_SHARED_MAX = 2  # contexts kept (each holds a search's chains: a few MB to a few tens)
+_SHARED_MAX = 6  # contexts kept (each holds a search's chains: a few MB to a few tens); a nothing-fits search
+# and its relaxation trials use five (the search, TP 2 / 4 / 8, the larger GPU), so a sweep's next line finds them
 
 
 def shared_for(plan0: Plan, model: ResolvedModel, draft: ModelSpec | None) -> _Shared:

@@ -33,3 +33,19 @@ def test_cli_report_and_json_carry_the_same_counts(capsys, monkeypatch):
     assert m, text
     n, s, k, f = (int(g.replace(",", "")) for g in m.groups())
     assert (n, s, k, f) == (search["evaluated"], search["space"], search["pruned"], search["feasible"])
+
+
+def test_weights_that_do_not_fit_are_answered_without_evaluating(capsys, monkeypatch):
+    """Qwen3.6-27B's 51 GiB of bf16 weights on a 46 GiB L40S: every point fails at load, so the branch and bound
+    evaluates nothing and says why (the exhaustive scan's result is the same: test_search_pruning's rtx4090 case);
+    the relaxations still run, and TP 2 fits."""
+    monkeypatch.setenv("COLUMNS", "400")
+    argv = ["--gpu", "l40s", "--model", "qwen3.6-27b"]
+    assert main([*argv, "--json"]) == 1
+    search = json.loads(capsys.readouterr().out)["search"]
+    assert search["evaluated"] == 0 and search["feasible"] == 0 and search["pruned"] > 0 and search["space"] > 0
+    assert search["none_evaluated_because"].startswith("loading the weights leaves -")
+    assert any(r.startswith("2 GPUs with --tp-size 2: ") and "still" not in r for r in search["would_fit_with"])
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert f"none of {search['space']:,} configurations needed evaluating: loading the weights leaves -" in text

@@ -247,12 +247,25 @@ def container_keys(base: dict[str, Any]) -> tuple[str, ...]:
     return tuple(k for k, v in base.items() if isinstance(v, (list, dict)))
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _copy(value: list | dict) -> list | dict:
+    """copy.deepcopy of a list or dict, in one shallow copy when its items are immutable scalars (what argparse
+    keeps in them: the defaults are empty lists, an append action's items are strings)."""
+    if isinstance(value, list) and all(isinstance(x, _SCALARS) for x in value):
+        return list(value)
+    if isinstance(value, dict) and all(isinstance(x, _SCALARS) for x in value.values()):
+        return dict(value)
+    return copy.deepcopy(value)
+
+
 def _apply_plain(version_dir: str, base: dict[str, Any], argv: list[str],
                  containers: tuple[str, ...]) -> dict[str, Any] | None:
     actions = _plain_actions(version_dir)
     out = dict(base)
     for k in containers:
-        out[k] = copy.deepcopy(base[k])
+        out[k] = _copy(base[k])
     i = 0
     while i < len(argv):
         act = actions.get(argv[i])

@@ -70,6 +70,21 @@ def resolve(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, s
     return resolved(s)
 
 
+# the hooks that run before mem_fraction_static is set, and that one: no later hook sets it
+_UP_TO_FRACTION = HOOKS[:HOOKS.index(memory_hook.mem_fraction_static) + 1]
+
+
+def resolve_fraction(raw: dict[str, Any], model: ModelSpec, dev: Device, env: dict[str, str],
+                     rules: Rules = RULES["0.5.11"], draft: ModelSpec | None = None) -> float:
+    """The mem_fraction_static :func:`resolve` gives, from the hooks up to the one that sets it (the only one
+    that does); a later hook may still refuse the launch, which this does not tell (a Rejected it raises is
+    one :func:`resolve` raises too). For an upper bound on the fraction, where a refusal counts for nothing."""
+    s = ArgState(raw=raw, a=normalize(raw, rules), model=model, dev=dev, env=env, rules=rules, draft=draft)
+    for hook in _UP_TO_FRACTION:
+        hook(s)
+    return s.mfs
+
+
 def resolved(s: ArgState) -> ResolvedArgs:
     """The ServerArgs fields the sizing reads, once every hook has run."""
     a = s.a
@@ -90,4 +105,4 @@ def resolved(s: ArgState) -> ResolvedArgs:
     )
 
 
-__all__ = ["HOOKS", "resolve", "resolved"]
+__all__ = ["HOOKS", "resolve", "resolve_fraction", "resolved"]
