@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -162,15 +163,20 @@ def test_nothing_feasible_says_what_would_fit():
     assert all(":" in r for r in res.relaxations)
 
 
-def test_batch_jobs_keep_input_order_and_results(tmp_path):
-    """--batch --jobs 2 gives the same lines, in the same order, as one process."""
+@pytest.mark.parametrize("with_search", [False, True])
+def test_batch_jobs_keep_input_order_and_results(tmp_path, with_search):
+    """--batch --jobs 2 gives the same lines, in the same order, as one process: plain lines (handed over eight at
+    a time) and a batch with searches (one at a time)."""
     import io
     import json
 
     from planner.cli import run_batch
 
-    reqs = [{"id": i, "gpu": g, "model": "qwen3.5-9b", "flags": ["--max-running-requests", str(4 + i)], "search": False}
+    reqs = [{"id": i, "gpu": g, "model": "qwen3.5-9b", "flags": ["--max-running-requests", str(4 + i)]}
             for i, g in enumerate(["h100", "h200", "rtxpro6000", "l40s", "b200"])]
+    if with_search:
+        reqs[1]["search"] = reqs[3]["search"] = True
+        reqs[1]["flags"] = reqs[3]["flags"] = []
     f = tmp_path / "b.jsonl"
     f.write_text("\n".join(json.dumps(r) for r in reqs) + "\nnot json\n", encoding="utf-8")
     one, two = io.StringIO(), io.StringIO()
