@@ -367,6 +367,27 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
                     cache: dict | None = None) -> dict[str, np.ndarray]:
     """Every numeric point of ``grid`` for a prepared combination, as arrays: :func:`size_chain` (the function
     ``plan`` runs on scalars), pool bytes, post-pool needs and feasibility."""
+    base = _points_base(plan0, model, prep, grid, draft, cache)
+    n, r, headroom, need_total = base["n"], base["r"], base["headroom"], base["need_total"]
+    conc = np.minimum(r, n // max(need_ctx, 1))
+    fits = base["ok"] & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
+    meets = (base["longest"] >= need_ctx) & (conc >= needs.concurrency)
+    return {**base, "fits": fits, "feasible": fits & meets, "conc": conc}
+
+
+_EVALS_KEPT = 48  # combinations whose needs-free arrays a search context keeps (each about 0.6 MB for 9,072 points)
+
+
+def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np.ndarray],
+                 draft: ModelSpec | None, cache: dict | None) -> dict[str, np.ndarray]:
+    """What :func:`evaluate_points` finds before it reads the needs: the chain, the pools, the post-pool needs,
+    what is left, which points are ok. ``cache``: kept for the latest _EVALS_KEPT combinations, so a re-search
+    with other needs (a sweep's next line, the TUI) only tests them."""
+    key = ("points", id(prep), id(grid))
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit[0] is prep and hit[1] is grid:
+            return hit[2]
     spec, args, state = model.spec, prep.args, prep.state
     n_pts = grid["mfs"].size
     inp, out, mfs = _chain(plan0, model, prep, grid, draft, cache)
@@ -396,12 +417,16 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
     need_total = prep.static_needs + graph_need
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
-    conc = np.minimum(r, n // max(need_ctx, 1))
-    fits = ok & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
-    meets = (longest >= need_ctx) & (conc >= needs.concurrency)
-    return {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
+    base = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
             "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
-            "left": left, "fits": fits, "feasible": fits & meets, "conc": conc, "longest": longest, "mfs": mfs}
+            "left": left, "longest": longest, "mfs": mfs}
+    if cache is not None:
+        cache[key] = (prep, grid, base)  # prep and grid kept: their ids stay theirs
+        kept = cache.setdefault("_points", [])
+        kept.append(key)
+        if len(kept) > _EVALS_KEPT:
+            cache.pop(kept.pop(0), None)
+    return base
 
 
 def _graph_need(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,

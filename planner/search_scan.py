@@ -361,6 +361,51 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
               cache: dict | None = None) -> list[tuple[bool, tuple[int, int, int]]]:
     """:func:`line_bound` for many combinations ``(chosen, prepared)`` at once: the chains one by one (cached),
     the bounds as one array computation over every (combination, part, line)."""
+    key = ("bound_all", id(lines), tuple(id(prep) for _, prep in items), needs.margin, needs.margin_bytes)
+    found = None if cache is None else cache.get(key)
+    preps = [prep for _, prep in items]
+    if found is None or found[0] is not lines or any(a is not b for a, b in zip(found[1], preps)):
+        found = (lines, preps, _bound_arrays(plan0, model, items, grid, lines, draft, needs, cache))
+        if cache is not None:  # a re-search with other needs (a sweep, the TUI) bounds the same combinations
+            cache[key] = found  # the preparations (each its flags, so its mildness) and lines kept: ids stay theirs
+    if found[2] is None:
+        return [(False, (0, 0, 0))] * len(items)
+    n_ub, r_ub, m_lb, owner, mild0, ctx_len, capped, room, per_tok, state_b = found[2]
+    col = (lambda v: np.asarray(v, dtype=np.int64)[:, None])
+    ctx = max(need_ctx, 1)
+    conc_ub = np.minimum(r_ub, n_ub // ctx)
+    longest_ub = np.minimum(col(ctx_len) - 1, n_ub - 1)
+    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
+    cap = np.where(capped[:, None], (col(room) - (m_lb + 1) * col(state_b)) // col(per_tok) + 1, np.iinfo(np.int64).max // 4)
+    n_ub = np.minimum(n_ub, cap)
+    conc_ub = np.minimum(conc_ub, cap // ctx)
+    longest_ub = np.minimum(longest_ub, cap - 1)
+    fill_ub = np.minimum(fill_ub, cap)
+    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
+    ratio, msize, run = lines["ratio"], lines["msize"], lines["run"]
+    line_flags = ((~np.isnan(ratio) & (ratio != RATIO_VALUES[0])).astype(np.int64) + (msize >= 0) + (run >= 0))
+    mild = col(mild0) - line_flags[None, :]
+    first, second = (fill_ub // 4096, conc_ub) if needs.objective == "kv-tokens" else (conc_ub, n_ub // 4096)
+    # the three parts in one integer, ordered as the tuples are: 21 bits each (checked), mild offset to >= 0
+    first, second, mild = np.maximum(first, 0), np.maximum(second, 0), mild + (1 << 20)
+    if first.max() >= 1 << 21 or second.max() >= 1 << 21 or mild.min() < 0 or mild.max() >= 1 << 21:
+        return [line_bound(plan0, model, prep, grid, lines, draft, needs, need_ctx, cache, chosen)
+                for chosen, prep in items]
+    code = np.where(meets, (first << 42) | (second << 21) | mild, -1).max(axis=1)
+    best = np.full(len(items), -1, dtype=np.int64)
+    np.maximum.at(best, np.array(owner), code)
+    mask = (1 << 21) - 1
+    return [(False, (0, 0, 0)) if b < 0 else (True, (int(b >> 42), int((b >> 21) & mask), int(b & mask) - (1 << 20)))
+            for b in best.tolist()]
+
+
+def _bound_arrays(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Prepared]],
+                  grid: dict[str, np.ndarray], lines: dict[str, np.ndarray], draft: ModelSpec | None, needs: Needs,
+                  cache: dict | None) -> tuple | None:
+    """What :func:`bound_all` computes from the combinations alone (the needs enter only through the margin, in
+    the room): per (combination, part) row, the KV tokens and running requests at the highest fraction and the
+    mamba slots at the lowest, per line; the row's combination, mildness, context length and cap terms. None
+    when no combination has a part."""
     n_lines = lines["run"].size
     tiled = lines["_tiled"]
     hi_n, hi_r, lo_m, owner, mild0, ctx_len, room, per_tok, state_b, capped = [], [], [], [], [], [], [], [], [], []
@@ -389,34 +434,10 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
             per_tok.append(cap[1] if cap else 1)
             state_b.append(cap[2] if cap else 0)
     if not owner:
-        return [(False, (0, 0, 0))] * len(items)
-    col = (lambda v: np.array(v, dtype=np.int64)[:, None])
-    n_ub, r_ub, m_lb = np.stack(hi_n), np.stack(hi_r), np.maximum(np.stack(lo_m), 0)
-    ctx = max(need_ctx, 1)
-    conc_ub = np.minimum(r_ub, n_ub // ctx)
-    longest_ub = np.minimum(col(ctx_len) - 1, n_ub - 1)
-    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
-    cap = np.where(col(capped), (col(room) - (m_lb + 1) * col(state_b)) // col(per_tok) + 1, np.iinfo(np.int64).max // 4)
-    n_ub = np.minimum(n_ub, cap)
-    conc_ub = np.minimum(conc_ub, cap // ctx)
-    longest_ub = np.minimum(longest_ub, cap - 1)
-    fill_ub = np.minimum(fill_ub, cap)
-    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
-    ratio, msize, run = lines["ratio"], lines["msize"], lines["run"]
-    line_flags = ((~np.isnan(ratio) & (ratio != RATIO_VALUES[0])).astype(np.int64) + (msize >= 0) + (run >= 0))
-    mild = col(mild0) - line_flags[None, :]
-    first, second = (fill_ub // 4096, conc_ub) if needs.objective == "kv-tokens" else (conc_ub, n_ub // 4096)
-    # the three parts in one integer, ordered as the tuples are: 21 bits each (checked), mild offset to >= 0
-    first, second, mild = np.maximum(first, 0), np.maximum(second, 0), mild + (1 << 20)
-    if first.max() >= 1 << 21 or second.max() >= 1 << 21 or mild.min() < 0 or mild.max() >= 1 << 21:
-        return [line_bound(plan0, model, prep, grid, lines, draft, needs, need_ctx, cache, chosen)
-                for chosen, prep in items]
-    code = np.where(meets, (first << 42) | (second << 21) | mild, -1).max(axis=1)
-    best = np.full(len(items), -1, dtype=np.int64)
-    np.maximum.at(best, np.array(owner), code)
-    mask = (1 << 21) - 1
-    return [(False, (0, 0, 0)) if b < 0 else (True, (int(b >> 42), int((b >> 21) & mask), int(b & mask) - (1 << 20)))
-            for b in best.tolist()]
+        return None
+    col = (lambda v: np.array(v, dtype=np.int64))
+    return (np.stack(hi_n), np.stack(hi_r), np.maximum(np.stack(lo_m), 0), np.array(owner), col(mild0), col(ctx_len),
+            np.array(capped, dtype=bool), col(room), col(per_tok), col(state_b))
 
 
 def _cap_terms(plan0: Plan, model: ResolvedModel, prep: Prepared, draft: ModelSpec | None,
