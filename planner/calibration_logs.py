@@ -92,6 +92,7 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
     models it with ``planner.plan.comm_buffer_mib`` (per interconnect class and tp; 0 at tp 1, where it is
     inside the CUDA-context figure). ``planner_gib`` is that figure for the log's GPU profile (``plan.gpu``, or
     ``comm_profile`` for a log without a plan)."""
+    from planner.hardware.profiles import INTERCONNECT_DEFAULT, find_profile  # noqa: PLC0415
     from planner.plan import comm_buffer_mib  # noqa: PLC0415
 
     rows = []
@@ -103,7 +104,7 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
                 if x.mem_usage_gib is not None]
         if vals:
             profile = (e.get("plan") or {}).get("gpu") or e.get("comm_profile") or ""
-            mib, why = comm_buffer_mib(profile, e["tp"])
+            mib, why = comm_buffer_mib(find_profile(profile).interconnect if profile else INTERCONNECT_DEFAULT, e["tp"])
             rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "profile": profile, "ranks": len(vals),
                          "min_gib": min(vals), "max_gib": max(vals), "planner_gib": mib / 1024, "planner_why": why})
     return rows
@@ -159,7 +160,7 @@ def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
     vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd) if x.mem_usage_gib is not None]
     if not vals or tp <= 1:
         return None
-    pred = plan.free_after_bytes / GIB + comm_buffer_mib(plan.gpu.id, tp)[0] / 1024 - max(vals)
+    pred = plan.free_after_bytes / GIB + comm_buffer_mib(plan.gpu.interconnect, tp)[0] / 1024 - max(vals)
     return (pred - logged_gib) / logged_gib
 
 

@@ -227,7 +227,7 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         raise BadInput(f"--tp-size {tp}: only {len(sel.gpus)} GPU(s) selected by --gpu")
     src = None
     if free_before is None:
-        used_mib = CUDA_CONTEXT_MIB + comm_buffer_mib(sel.profile.id, tp)[0]
+        used_mib = CUDA_CONTEXT_MIB + comm_buffer_mib(sel.profile.interconnect, tp)[0]
         free_before = (sel.free_now_bytes - used_mib * (1 << 20)) / (1 << 30)
         src = (f"live: NVML free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
                f"- {used_mib} MiB for the server's CUDA context{' and NCCL / custom all-reduce' if tp > 1 else ''}")

@@ -21,7 +21,7 @@ from planner.engines.sglang.post_releases import post_base, resolve_post
 from planner.engines.sglang.rules import RULES, Rules, default_version, rules_for
 from planner.engines.sglang.support import unmodelled
 from planner.errors import BadInput
-from planner.hardware.profiles import GpuProfile
+from planner.hardware.profiles import INTERCONNECTS, GpuProfile
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -37,21 +37,23 @@ DEFAULT_DRIVER_RESERVED_MIB = 500  # typical of the 300-760 MiB NVML 'Reserved' 
 NCCL_MIB_PCIE = 195  # 0.19 GB: corpus-53944457073 (tp 2, RTX 4090); corpus-47376055009 (tp 4, L4) 0.13 GB
 NCCL_MIB_PCIE_OVER_4 = 512  # PCIe at tp > 4: no log; the former constant, 2.6x the largest PCIe log (stated choice)
 NCCL_MIB_NVLINK = 2059  # 2.01 GB: sglang-11716 (tp 8, 8 x H200 over NVLink, 1.77-2.01 GB on its ranks)
-# Profiles whose every variant is a PCIe card without NVSwitch (hwprofiles/*.toml: consumer / workstation / PCIe
-# data-center cards). Any other profile (SXM / HGX / NVL parts, profiles covering both SXM and PCIe variants such as
-# the A100s, AMD, unknown) takes the NVLink figure: the conservative side.
-PCIE_PROFILES = frozenset({"a10g", "l4", "l40s", "h100-pcie", "rtx3090", "rtx4090", "rtx5090", "rtx6000-ada",
-                           "rtxpro6000"})
 
 
-def comm_buffer_mib(gpu_id: str, tp: int) -> tuple[int, str]:
-    """MiB per GPU the NCCL groups and custom all-reduce take before the weights, with the evidence it rests on."""
+def comm_buffer_mib(interconnect: str, tp: int) -> tuple[int, str]:
+    """MiB per GPU the NCCL groups and custom all-reduce take before the weights, with the evidence it rests on.
+
+    ``interconnect``: the GPU profile's field (planner.hardware.profiles.INTERCONNECTS). Only "pcie" (every variant a
+    PCIe card without NVSwitch) takes the PCIe figure; "nvlink", "mixed" (SXM and PCIe variants, e.g. the A100s),
+    "other" (AMD, single-GPU modules) and "unknown" take the NVLink one: the conservative side."""
+    if interconnect not in INTERCONNECTS:
+        raise ValueError(f"interconnect {interconnect!r}: expected one of {', '.join(INTERCONNECTS)}")
     if tp <= 1:
         return 0, "tp 1: inside the CUDA-context figure (docs-send-request, A100: logged P within 0.01 GiB)"
-    if gpu_id in PCIE_PROFILES and tp <= 4:
+    pcie = interconnect == "pcie"
+    if pcie and tp <= 4:
         return NCCL_MIB_PCIE, ("PCIe card: largest logged 'Init torch distributed ends. mem usage', 0.19 GB "
                                "(corpus-53944457073 tp 2 RTX 4090; corpus-47376055009 tp 4 L4 0.13 GB)")
-    if gpu_id in PCIE_PROFILES:
+    if pcie:
         return NCCL_MIB_PCIE_OVER_4, (f"PCIe card at tp {tp}: no log above tp 4; a conservative 512 MiB, 2.6x the "
                                       "largest PCIe log (0.19 GB, corpus-53944457073)")
     return NCCL_MIB_NVLINK, ("not a PCIe-only profile, so NVLink's figure: largest logged 'Init torch distributed "
@@ -125,7 +127,7 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     used = CUDA_CONTEXT_MIB
     notes.append(Assumption("CUDA context", f"{CUDA_CONTEXT_MIB} MiB", "torch's first CUDA call (~400 MB, lazy loading)"))
     if tp > 1:
-        comm, why = comm_buffer_mib(gpu.id, tp)
+        comm, why = comm_buffer_mib(gpu.interconnect, tp)
         used += comm
         notes.append(Assumption("NCCL / custom all-reduce (tp>1)", f"{comm} MiB per GPU", why))
     free = (visible - used) * MIB

@@ -19,7 +19,7 @@ def test_auto_plans_from_live_readings_with_host_minimum():
     plan = _live_plan("auto", resolve_model("qwen3.5-9b"), ["--tp-size", "2"], {}, None, None, nvml=fake)
     assert plan.gpu.capacity_mib == 81559 and plan.gpu.compute_capability == "9.0"
     free_now = (81559 - 454 - 1000) * MIB  # the busier GPU sets P (min over ranks)
-    assert plan.free_before_bytes == int((free_now - (CUDA_CONTEXT_MIB + comm_buffer_mib(plan.gpu.id, 2)[0]) * MIB) / 2**30 * 2**30)
+    assert plan.free_before_bytes == int((free_now - (CUDA_CONTEXT_MIB + comm_buffer_mib(plan.gpu.interconnect, 2)[0]) * MIB) / 2**30 * 2**30)
     assert plan.free_before_source.startswith("live: NVML free now")
     assert any("other processes hold 0.59 GiB now" in n for n in plan.notes)
     assert plan.verdict == "fits"

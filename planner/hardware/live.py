@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from planner.errors import BadInput
 from planner.hardware.nvml import LiveGpu, host_min_total_mib, read_gpus
-from planner.hardware.profiles import GpuProfile, find_profile
+from planner.hardware.profiles import INTERCONNECT_DEFAULT, GpuProfile, find_profile
 
 MIB = 1 << 20
 
@@ -67,12 +67,15 @@ def select(selector: str | list[int], nvml=None, meminfo_reader=None) -> LiveSel
         compute_capability=cc,
         memory_bandwidth_gbps=base.memory_bandwidth_gbps if base else None,
         unified_memory=False,
+        interconnect=base.interconnect if base else INTERCONNECT_DEFAULT,
         sources={"memory_total_mib": f"{src}: minimum total over all {len(host)} GPU(s) of the host",
                  "compute_capability": src,
                  **({"driver_reserved_mib": f"{src}: nvmlDeviceGetMemoryInfo_v2 reserved"}
                     if g0.reserved_bytes is not None else {}),
                  **({"memory_bandwidth_gbps": base.sources.get("memory_bandwidth_gbps", "profile")}
-                    if base and base.memory_bandwidth_gbps else {})},
+                    if base and base.memory_bandwidth_gbps else {}),
+                 **({"interconnect": base.sources.get("interconnect", "profile")}
+                    if base and base.interconnect != INTERCONNECT_DEFAULT else {})},
     )
     note = (f"SGLang keys its defaults on the minimum NVML total over every GPU of the host "
             f"({int(host_min):,} MiB here), not only the selected ones")

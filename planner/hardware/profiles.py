@@ -3,7 +3,9 @@
 A profile states what a card *should* have: the NVML name strings it reports, the NVML total
 in MiB (the number SGLang keys its defaults on, ``nvidia-smi --query-gpu=memory.total``), the
 memory the driver typically keeps back, its compute capability and bandwidth, and whether its
-memory is unified with the host. Every number carries a source (``[sources]`` table).
+memory is unified with the host, and how its GPUs talk to each other (``interconnect``: what the
+planner charges for NCCL / custom all-reduce at tp > 1, ``planner.plan.comm_buffer_mib``). Every
+number or fact carries a source (``[sources]`` table).
 
 Lookup (``find_profile``) accepts any alias, the profile id, or any NVML name string of a
 profile, case-insensitively; unknown names raise :class:`planner.errors.BadInput` listing the
@@ -34,7 +36,20 @@ _SOURCED_FIELDS = (
     "system_memory_mib",
     "compute_capability",
     "memory_bandwidth_gbps",
+    "interconnect",
 )
+
+# ``interconnect``: how the profile's GPUs reach each other at tp > 1, which picks the NCCL / custom all-reduce
+# figure charged before the weights (planner.plan.comm_buffer_mib). Only "pcie" takes the PCIe figure; every other
+# value takes the NVLink one, the larger and so the conservative side.
+INTERCONNECTS = {
+    "pcie": "every variant is a PCIe card without NVSwitch (an optional 2-way NVLink bridge is not assumed)",
+    "nvlink": "NVLink / NVSwitch between the GPUs (SXM, HGX, NVL bridges, NVL72)",
+    "mixed": "the profile covers both PCIe-only and NVLink variants (e.g. A100 SXM4 and PCIe)",
+    "other": "neither (AMD Infinity Fabric, a single-GPU module); no log of its class",
+    "unknown": "not stated (the default for a profile without the field)",
+}
+INTERCONNECT_DEFAULT = "unknown"
 
 
 class ProfileInvalid(ValueError):
@@ -63,6 +78,7 @@ _SCHEMA: dict[str, tuple[tuple[type, ...], Any, str]] = {
     "gfx_arch": ((str, type(None)), None, ""),
     "memory_bandwidth_gbps": ((float, int, type(None)), None, "> 0"),
     "unified_memory": ((bool,), False, ""),
+    "interconnect": ((str,), INTERCONNECT_DEFAULT, "interconnect"),
     "notes": ((str,), "", ""),
     "sources": ((dict,), (), "str -> str"),
 }
@@ -80,6 +96,10 @@ def _check_field(name: str, value: Any) -> Any:
         raise ProfileInvalid(name, f"expected 'nvidia' or 'amd', got {value!r}")
     if rule in ("> 0", ">= 0") and not (value > 0 or (rule == ">= 0" and value == 0)):
         raise ProfileInvalid(name, f"must be {rule}, got {value!r}")
+    if rule == "interconnect" and value not in INTERCONNECTS:
+        near = difflib.get_close_matches(value, list(INTERCONNECTS), n=1)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        raise ProfileInvalid(name, f"unknown value {value!r}; {hint}expected one of: {', '.join(INTERCONNECTS)}")
     if rule == "major.minor" and not re.fullmatch(r"\d+\.\d+", value):
         raise ProfileInvalid(name, f"expected 'major.minor' (e.g. '12.0'), got {value!r}")
     if rule.endswith("list of str"):
@@ -116,6 +136,7 @@ class GpuProfile:
     gfx_arch: str | None = None  # AMD gfx target, e.g. 'gfx942'
     memory_bandwidth_gbps: float | None = None
     unified_memory: bool = False
+    interconnect: str = INTERCONNECT_DEFAULT  # a key of INTERCONNECTS: the NCCL figure at tp > 1
     notes: str = ""
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -139,8 +160,8 @@ class GpuProfile:
         return cls(**data)
 
     def _check(self) -> None:
-        for name in _SOURCED_FIELDS:
-            if getattr(self, name) is not None and not self.sources.get(name, "").strip():
+        for name in _SOURCED_FIELDS:  # a value other than the field's default needs a source
+            if getattr(self, name) != _SCHEMA[name][1] and not self.sources.get(name, "").strip():
                 raise ProfileInvalid("profile", f"field '{name}' has a value but no entry in [sources]")
         unknown = set(self.sources) - set(_SOURCED_FIELDS)
         if unknown:
