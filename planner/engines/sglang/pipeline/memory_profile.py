@@ -230,6 +230,31 @@ def _all_scalar(*values) -> bool:
 
 
 _I64 = 1 << 63
+_I64_MAX_F = float(_I64 - 1024)  # the largest float64 below 2^63: where a float cast to int64 saturates
+
+
+def _i64_product(*factors) -> np.ndarray:
+    """The int64 product of int64 arrays, saturated at +-(2^63 - 1) where it would overflow (numpy wraps arrays
+    silently and warns on scalars). Only absurd explicit counts reach the bound: a product of 2^63 bytes is 10^7
+    times any GPU, so the pool fails either way; the plan's scalar path keeps such a product exact."""
+    est = np.ones((), dtype=np.float64)
+    for f in factors:
+        est = est * np.asarray(f, dtype=np.float64)
+    over = np.abs(est) >= 2.0 ** 62  # the float product's error is far below this margin
+    prod = np.ones((), dtype=np.int64)
+    for f in factors:
+        prod = prod * np.where(over, 0, f)
+    return np.where(over, np.where(est < 0, -(_I64 - 1), _I64 - 1), prod)
+
+
+def _plus(a, k: int) -> np.ndarray:
+    """``a + k`` for a small k >= 0, saturated below 2^63 (an explicit count of 2^63 - 1 plus a padding row)."""
+    return np.minimum(a, _I64 - 1 - k) + k
+
+
+def _to_i64(x) -> np.ndarray:
+    """float64 -> int64 (numpy's astype, which truncates), saturated at the int64 range instead of an invalid cast."""
+    return np.clip(x, -float(_I64), _I64_MAX_F).astype(np.int64)
 
 
 def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
@@ -238,7 +263,10 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
                        ring) -> dict | None:
     """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
     operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
-    (a division by zero, a value beyond int64, a non-finite float): the caller then runs the array path."""
+    (a division by zero, a non-finite float): the caller then runs the array path. A byte count beyond int64 (an
+    explicit --max-mamba-cache-size or --max-running-requests no GPU could hold by a factor of millions) stays exact
+    here, as in SGLang's Python ints; the array path saturates it instead (:func:`_i64_product`), which keeps the
+    verdict (such a pool never fits) but not the magnitude."""
     try:
         return _scalar_chain(float(pre_gib), float(post_gib), float(mfs), int(per_req), bool(spec_on), int(r_args),
                              int(ndraft), int(m_explicit), bool(radix_off), float(ratio), int(cell), int(page),
@@ -281,8 +309,6 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
         m_ratio = ((budget_bytes - per * (1 + d)) // (per_safe * (1 + d / mr_safe)) if spec
                    else (budget_bytes - fixed - slot) // slot)
     m_ratio = int(m_ratio) if math.isfinite(m_ratio) else 0
-    if not -_I64 <= m_ratio < _I64:
-        return None
     m = m_exp if m_exp >= 0 else (r_args if use_r_args else m_ratio)
     if not mamba:
         m = 0
@@ -299,9 +325,7 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     fail_rest = rest <= 0
     if not math.isfinite(rest):
         return None
-    available = int(rest * GIB)
-    if not -_I64 <= available < _I64:
-        return None
+    available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
     n = available // cell
     n = n // page * page
     fail = n <= 0
@@ -359,9 +383,9 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     per_safe = np.where(per > 0, per, 1)
     fixed = 0
     if replay == "fixed":
-        fixed = ring * (np.maximum(r_args, 0) + 1)
+        fixed = _i64_product(ring, _plus(np.maximum(r_args, 0), 1))
     if solve == "classic":
-        spec_reserved = np.where(spec, per * np.maximum(r_args, 0) * d, 0)
+        spec_reserved = np.where(spec, _i64_product(per, np.maximum(r_args, 0), d), 0)
         rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
         with np.errstate(divide="ignore", invalid="ignore"):
             raw = rest * r / (1 + r)
@@ -377,19 +401,21 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
             slot = per_safe + per_slot_extra
             m_ratio = np.where(spec, np.floor_divide(budget_bytes - per * (1 + d), per_safe * (1 + d / mr_safe)),
                                np.floor_divide(budget_bytes - fixed - slot, slot))
-    m_ratio = np.where(np.isfinite(m_ratio), m_ratio, 0).astype(np.int64)
+    m_ratio = _to_i64(np.where(np.isfinite(m_ratio), m_ratio, 0))
     m = np.where(m_exp >= 0, m_exp, np.where(use_r_args, r_args, m_ratio))
     m = np.where(mamba, m, 0)
     pad = 1 if padding_slots else 0
     if solve != "classic":
         capped = np.where(use_r_args & (m_exp < 0), m, np.minimum(np.maximum(r_args, 0), m // mr_safe))
-        spec_reserved = np.where(spec, per * (capped + pad) * d, 0)
+        spec_reserved = np.where(spec, _i64_product(per, _plus(capped, pad), d), 0)
         rest = np.where(spec, rest - spec_reserved / (1 << 30), rest)
     rest_after_spec = rest
     fail_m = mamba & (m <= 0)
-    rest = np.where(mamba, rest - ((m + pad) * (per + per_slot_extra) + fixed) / (1 << 30), rest)
+    mamba_bytes = _i64_product(_plus(m, pad), per + per_slot_extra)
+    mamba_bytes = np.where(mamba_bytes >= _I64 - 1 - np.maximum(fixed, 0), _I64 - 1, mamba_bytes + fixed)
+    rest = np.where(mamba, rest - mamba_bytes / (1 << 30), rest)
     fail_rest = rest <= 0
-    available = np.trunc(rest * (1 << 30)).astype(np.int64)
+    available = _to_i64(np.trunc(rest * (1 << 30)))
     page = np.asarray(page, dtype=np.int64)
     n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
     n = n // page * page
