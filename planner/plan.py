@@ -19,7 +19,7 @@ from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
 from planner.engines.sglang.post_releases import post_base, resolve_post
 from planner.engines.sglang.rules import RULES, Rules, default_version, rules_for
-from planner.engines.sglang.support import unmodelled
+from planner.engines.sglang.support import flag_quantization, unmodelled
 from planner.errors import BadInput
 from planner.hardware.profiles import INTERCONNECTS, GpuProfile
 
@@ -179,7 +179,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     tp_guess = _tp_from_flags(flags)
     from planner.catalog.catalog import with_online_quantization  # noqa: PLC0415
 
-    model = with_online_quantization(model, _quantization_from_flags(flags))  # --quantization fp8 etc.
+    # --quantization fp8 etc., as the release's parser read it for the refusal above (none when it rejects the flags)
+    model = with_online_quantization(model, flag_quantization(rules.flags, flags, model.spec.name))
     assumptions: list[Assumption] = []
     if free_before_gib is None:
         fb, fb_src, notes = default_free_before(gpu, tp_guess)
@@ -333,15 +334,6 @@ def _ngram_in(flags: list[str]) -> bool:
         if v is not None and v.upper() == "NGRAM":
             return True
     return False
-
-
-def _quantization_from_flags(flags: list[str]) -> str | None:
-    for i, f in enumerate(flags):
-        if f == "--quantization" and i + 1 < len(flags):
-            return flags[i + 1]
-        if f.startswith("--quantization="):
-            return f.split("=", 1)[1]
-    return None
 
 
 def _tp_from_flags(flags: list[str]) -> int:

@@ -199,6 +199,14 @@ def _flags_refusal(version_dir: str, flags: tuple[str, ...], model_name: str) ->
     return flag_refusal(raw, version_dir), raw.get("quantization")
 
 
+def flag_quantization(version_dir: str, flags: list[str], model_name: str) -> str | None:
+    """``--quantization`` as the release's argparse reads it (the last one given wins), from the same cached parse
+    :func:`unmodelled` refuses by. None when the flags give none, or when they do not parse: SGLang's parser then
+    rejects the launch before anything is sized, and the engine reports that rejection (``plan`` exits 2 with the
+    parser's message)."""
+    return _flags_refusal(version_dir, tuple(flags), model_name)[1]
+
+
 def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None) -> str | None:
     """The one line that refuses this launch as not modelled, or None when every part of it is modelled."""
     problem = architecture_refusal(spec)
@@ -237,4 +245,4 @@ def _parsed(version_dir: str, flags: tuple[str, ...], model_name: str) -> dict[s
         return None
 
 
-__all__ = ["TARGET_ARCHS", "DRAFT_ARCHS", "flag_audit", "unmodelled", "architecture_refusal", "flag_refusal"]
+__all__ = ["TARGET_ARCHS", "DRAFT_ARCHS", "flag_audit", "flag_quantization", "unmodelled", "architecture_refusal", "flag_refusal"]
