@@ -233,10 +233,25 @@ _I64 = 1 << 63
 _I64_MAX_F = float(_I64 - 1024)  # the largest float64 below 2^63: where a float cast to int64 saturates
 
 
+def _magnitude(x) -> float:
+    """The largest |value| of an int64 array or number, as a float (two reductions, no temporary array)."""
+    x = np.asarray(x)
+    return 0.0 if x.size == 0 else max(float(x.max()), -float(x.min()))
+
+
 def _i64_product(*factors) -> np.ndarray:
     """The int64 product of int64 arrays, saturated at +-(2^63 - 1) where it would overflow (numpy wraps arrays
-    silently and warns on scalars). Only absurd explicit counts reach the bound: a product of 2^63 bytes is 10^7
-    times any GPU, so the pool fails either way; the plan's scalar path keeps such a product exact."""
+    silently and warns on scalars). Only absurd explicit counts reach the bound: a product of 2^62 bytes is 10^7
+    times any GPU, so the pool fails either way; the plan's scalar path keeps such a product exact. The search's
+    grids never come near it, so they take the plain product after one bound check per factor."""
+    bound = 1.0
+    for f in factors:
+        bound *= _magnitude(f)
+    if bound < 2.0 ** 62:
+        prod = np.asarray(factors[0], dtype=np.int64)
+        for f in factors[1:]:
+            prod = prod * f
+        return prod
     est = np.ones((), dtype=np.float64)
     for f in factors:
         est = est * np.asarray(f, dtype=np.float64)
@@ -249,11 +264,18 @@ def _i64_product(*factors) -> np.ndarray:
 
 def _plus(a, k: int) -> np.ndarray:
     """``a + k`` for a small k >= 0, saturated below 2^63 (an explicit count of 2^63 - 1 plus a padding row)."""
+    a = np.asarray(a)
+    if a.size == 0 or a.max() <= _I64 - 1 - k:
+        return a + k
     return np.minimum(a, _I64 - 1 - k) + k
 
 
 def _to_i64(x) -> np.ndarray:
-    """float64 -> int64 (numpy's astype, which truncates), saturated at the int64 range instead of an invalid cast."""
+    """float64 -> int64 (numpy's astype, which truncates), saturated at the int64 range instead of an invalid cast
+    (the callers have replaced non-finite values already)."""
+    x = np.asarray(x)
+    if x.size == 0 or (x.min() >= -float(_I64) and x.max() <= _I64_MAX_F):
+        return x.astype(np.int64)
     return np.clip(x, -float(_I64), _I64_MAX_F).astype(np.int64)
 
 
@@ -412,7 +434,8 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     rest_after_spec = rest
     fail_m = mamba & (m <= 0)
     mamba_bytes = _i64_product(_plus(m, pad), per + per_slot_extra)
-    mamba_bytes = np.where(mamba_bytes >= _I64 - 1 - np.maximum(fixed, 0), _I64 - 1, mamba_bytes + fixed)
+    if np.any(fixed):  # ReplaySSM's fixed scratch: the sum saturates too
+        mamba_bytes = np.where(mamba_bytes >= _I64 - 1 - np.maximum(fixed, 0), _I64 - 1, mamba_bytes + fixed)
     rest = np.where(mamba, rest - mamba_bytes / (1 << 30), rest)
     fail_rest = rest <= 0
     available = _to_i64(np.trunc(rest * (1 << 30)))
