@@ -29,7 +29,7 @@ OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message
 def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
     folder = HERE / f"sglang-{version}"
     if not (folder / cases).exists():
-        return []  # test_every_release_has_golden_cases names the release
+        return []  # test_every_release_has_golden_cases names the release (the extra sets are not in every one)
     return [({**c, "folder": folder}, e) for c, e in read_pairs(HERE, version, cases=cases, results=results)]
 
 
@@ -59,7 +59,8 @@ def _compare(case: dict, expected: dict) -> dict:
 
 
 ALL = [(v, c, e) for v in RELEASES for c, e in _load(v, "cases.jsonl", "results.jsonl")
-       + _load(v, "random.jsonl", "random_results.jsonl")]
+       + _load(v, "random.jsonl", "random_results.jsonl")
+       + _load(v, "qwen3vl_graph.jsonl", "qwen3vl_graph_results.jsonl")]  # 0.5.19-0.5.23 (README.md)
 
 
 def test_every_release_has_golden_cases():
@@ -85,3 +86,15 @@ def test_the_golden_sets_cover_the_families():
         assert any(e["kv_cache_dtype"] and "float8" in e["kv_cache_dtype"] and e["outcome"] == "ok" for _, e in rows)
         assert any(e["speculative_algorithm"] == "EAGLE3" and e["outcome"] == "ok" for _, e in rows), version
         assert any(e["tp_size"] == 8 and e["outcome"] == "ok" for _, e in rows), version
+
+
+def test_qwen3vl_decode_graphs_follow_the_running_requests_on_large_hoppers():
+    """0.5.20+: a Qwen3-VL on an SM90 GPU of >= 60 GiB captures decode graphs up to an explicit
+    --max-running-requests of at most 512 (SGLang's own code, qwen3vl_graph.jsonl); 0.5.19 and other GPUs do not."""
+    rows = {(v, c["id"]): e for v, c, e in ALL if c["id"].startswith(("h100-sxm_", "b200_", "h200_"))}
+    key = "h100-sxm_qwen3-vl-8b-instruct_tp1_--max-running-requests_300"
+    assert rows[("0.5.19", key)]["cuda_graph_capture_max_bs"] == 256
+    for v in ("0.5.20", "0.5.21", "0.5.22", "0.5.23"):
+        assert rows[(v, key)]["cuda_graph_capture_max_bs"] == 300
+        assert rows[(v, key.replace("_300", "_513"))]["cuda_graph_capture_max_bs"] == 256
+        assert rows[(v, "b200_qwen3-vl-8b-instruct_tp1_--max-running-requests_513")]["cuda_graph_capture_max_bs"] == 512

@@ -160,6 +160,10 @@ class Rules:
     # 0.5.21+: an explicit extra_buffer strategy on a model without mamba state is a ValueError
     # (srt/arg_groups/model_hook.py:947-954 @0.5.21)
     strategy_needs_mamba: bool = False
+    # 0.5.20+: on a large Hopper GPU, Qwen3-VL's default decode graph max_bs is raised to an explicit
+    # --max-running-requests of at most 512 (srt/arg_groups/model_overrides/qwen3_vl.py:34-62,
+    # srt/arg_groups/memory_hook.py:190-196 @0.5.22; :181-187 @0.5.20)
+    qwen3_vl_graph_to_mrr: bool = False
     # 0.5.22+: the default decode graph max_bs is clipped to an explicit --max-running-requests
     # (srt/arg_groups/memory_hook.py:83, 182-188 @0.5.22)
     graph_max_bs_clipped_to_mrr: bool = False
@@ -424,7 +428,7 @@ _CHANGED_IN_0_5_11 = ("spec_v2_default_off", "spec_disables_piecewise_graph", "r
 _CHANGED_IN_0_5_13 = ("extra_buffer_lazy", "nemotron_extra_buffer", "chunk_size_from_model", "radix_off_message_period")
 _CHANGED_IN_0_5_17 = ("max_states_per_path_check", "verify_backend_check")
 _CHANGED_IN_0_5_19 = ("nemotron_blackwell_defaults", "trtllm_prefill_sm90_sm120")
-_CHANGED_IN_0_5_20 = ("tier_20_35_gib_4096", "pathless_draft_layers_from_target")
+_CHANGED_IN_0_5_20 = ("tier_20_35_gib_4096", "pathless_draft_layers_from_target", "qwen3_vl_graph_to_mrr")
 _CHANGED_IN_0_5_22 = ("graph_max_bs_clipped_to_mrr", "tc_piecewise_removed", "draft_cell_term_rounded_alone")
 
 # What each switch (or group of switches) means for a user, to say what changed between two releases.
@@ -471,7 +475,8 @@ _CHANGES: dict[str | tuple[str, ...], str] = {
     _CHANGED_IN_0_5_19: "NemotronH gets Blackwell attention defaults (trtllm_mha and page 64 on SM100) and "
                          "trtllm_mha prefill is allowed on SM90 / SM120",
     _CHANGED_IN_0_5_20: "the deprecated --mamba-scheduler-strategy / --cuda-graph-max-bs spellings are removed and the "
-               "20-35 GiB tier becomes chunked prefill 4096 with decode graphs up to 48 (160 with tp >= 4)",
+               "20-35 GiB tier becomes chunked prefill 4096 with decode graphs up to 48 (160 with tp >= 4); Qwen3-VL "
+               "on a large Hopper GPU captures decode graphs up to an explicit --max-running-requests (<= 512)",
     "strategy_needs_mamba": "an explicit extra_buffer strategy on a model without mamba state is refused",
     _CHANGED_IN_0_5_22: "the default decode CUDA graph max_bs is clipped to an explicit --max-running-requests "
                "(mem_fraction_static moves with it) and tc_piecewise is removed",

@@ -10,6 +10,9 @@
 * A path-less EAGLE/NEXTN draft's KV layers come from the target config's num_nextn_predict_layers
   (srt/model_executor/model_runner_components/spec_aux_hidden_state.py:74-107 @0.5.20); Qwen3.5/3.6 and
   Qwen3-Next configs have none, NemotronH's default is 0.
+* Qwen3-VL on a large Hopper GPU (SM90, >= 60 GiB): the default decode graph max_bs is raised to an explicit
+  --max-running-requests of at most 512 (srt/arg_groups/model_overrides/qwen3_vl.py:34-62,
+  srt/arg_groups/memory_hook.py:181-187 @0.5.20).
 
 0.5.21: an explicit extra_buffer / extra_buffer_lazy on a model without mamba state is a ValueError
 (srt/arg_groups/model_hook.py:947-954 @0.5.21); SM100 allows flashinfer for hybrid GDN models
@@ -33,7 +36,7 @@ from dataclasses import replace
 
 from planner.engines.sglang.rules.v0_5_17 import V0_5_19
 
-V0_5_20 = replace(V0_5_19, version="0.5.20", flags="v0_5_20", tier_20_35_gib_4096=True,
+V0_5_20 = replace(V0_5_19, version="0.5.20", flags="v0_5_20", tier_20_35_gib_4096=True, qwen3_vl_graph_to_mrr=True,
                   pathless_draft_layers_from_target=True, unified_refuses_prefill_graph=False, replayssm="fixed")
 V0_5_21 = replace(V0_5_20, version="0.5.21", flags="v0_5_21", strategy_needs_mamba=True, gdn_blackwell="v0_5_21",
                   unified_tables=True, dspark_replayssm_kda_check="kda")

@@ -6,6 +6,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 
 from __future__ import annotations
 
+from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
 from planner.engines.sglang.pipeline.server_args import (
     ArgState,
     _generate_cuda_graph_batch_sizes,
@@ -47,6 +48,11 @@ def gpu_memory_defaults(s: ArgState) -> None:
         if rules.graph_max_bs_clipped_to_mrr and mrr_flag is not None and gmax > mrr_flag:
             gmax = mrr_flag  # clipped to an explicit --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)
             why["cuda_graph_max_bs"] = "clipped to --max-running-requests (srt/arg_groups/memory_hook.py:182-188 @0.5.22)"
+        if (rules.qwen3_vl_graph_to_mrr and a["cuda_graph_bs"] is None and mrr_flag is not None
+                and gmax < mrr_flag <= 512 and large_hopper_qwen3_vl(s)):
+            gmax = mrr_flag  # expand_multimodal_decode_graph_to_running_limit (model_overrides/qwen3_vl.py:34-62 @0.5.22)
+            why["cuda_graph_max_bs"] = ("Qwen3-VL on a large Hopper GPU: raised to --max-running-requests "
+                                        "(srt/arg_groups/memory_hook.py:190-196 @0.5.22)")
     if a["cuda_graph_bs"] is None:
         s.graph_bs = _generate_cuda_graph_batch_sizes(gmax, s.spec_user, a["disable_cuda_graph_padding"],
                                                       append_max=rules.graph_bs_appends_max)

@@ -119,6 +119,13 @@ def model_specific_adjustments(s: ArgState) -> None:
 _QWEN3_VL_ARCHS = ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration")
 
 
+def large_hopper_qwen3_vl(s: ArgState) -> bool:
+    """large_hopper_qwen3_vl_model_type (srt/arg_groups/model_overrides/qwen3_vl.py:20-31 @0.5.22): an SM90
+    GPU of at least 60 GiB and a multimodal Qwen3-VL (model_type qwen3_vl / qwen3_vl_moe)."""
+    return bool(s.dev.sm90 and s.dev.total_mib >= 60 * 1024 and s.is_mm
+                and str(s.model.raw.get("model_type", "")) in ("qwen3_vl", "qwen3_vl_moe"))
+
+
 def _qwen3vl_hopper_serving(s: ArgState) -> None:
     """0.5.20+: Qwen3-VL on a large Hopper GPU (SM90, >= 60 GiB) gets its profiled serving path, which moves
     the multimodal KV reservation: no embedding cache (SGLANG_VLM_CACHE_SIZE_MB 0 unless set), CUDA IPC
@@ -126,9 +133,7 @@ def _qwen3vl_hopper_serving(s: ArgState) -> None:
     (srt/arg_groups/model_overrides/qwen3_vl.py:80-125 @0.5.21, :20-31 for the GPU test). The envs it sets are
     set here on the launch's env copy, which mm_reserve_gib reads, as SGLang's reservation reads them."""
     version = tuple(int(x) for x in s.rules.version.split(".")[:3])
-    mtype = str(s.model.raw.get("model_type", ""))
-    if version < (0, 5, 20) or not (s.dev.sm90 and s.dev.total_mib >= 60 * 1024 and s.is_mm
-                                    and mtype in ("qwen3_vl", "qwen3_vl_moe")):
+    if version < (0, 5, 20) or not large_hopper_qwen3_vl(s):
         return
     env = dict(s.env)
     env.setdefault("SGLANG_VLM_CACHE_SIZE_MB", "0")
