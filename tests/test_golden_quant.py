@@ -100,3 +100,33 @@ def test_quant_set_covers_schemes_kv_choices_and_outcomes():
     nv = {c["id"]: e["kv_cache_dtype"] for c, e in CASES if c["planner_model"] == "qwen3.6-27b-nvfp4"}
     assert nv["qwen3.6-27b-nvfp4_rtxpro6000_tp1_kvauto"] == "float8_e4m3fn"
     assert nv["qwen3.6-27b-nvfp4_rtxpro6000_tp1_kvbf16"] == "bfloat16"
+
+
+def test_release_refusals_of_modelopt_config_json_reach_the_cli():
+    """0.5.9 serves a config.json ModelOpt NVFP4 block with ModelOptFp8Config on SM120 (SGLang's ValueError: exit 1,
+    as its golden case says); 0.5.11 reads the MIXED_PRECISION 27B as w4afp8 (not modelled: exit 2, one line)."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    root = Path(__file__).parent.parent
+
+    def cli(*argv):
+        return subprocess.run([sys.executable, "-m", "planner", *argv], cwd=root, capture_output=True, text=True,
+                              env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+    p = cli("--gpu", "rtxpro6000", "--model", "qwen3.5-122b-a10b-nvfp4", "--sglang-version", "0.5.9", "--tp-size", "2",
+            "--no-search")
+    assert p.returncode == 1 and "WILL NOT BOOT (runner_setup): ValueError: ModelOptFp8Config" in p.stdout
+    p = cli("--gpu", "rtx5090", "--model", "qwen3.6-27b-nvfp4", "--sglang-version", "0.5.11", "--tp-size", "1",
+            "--no-search")
+    assert p.returncode == 2 and "w4afp8" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_explicit_quantization_on_such_a_checkpoint_is_not_modelled():
+    # --quantization takes part in 0.5.9's dispatch (srt/configs/model_config.py _verify_quantization @0.5.9)
+    with pytest.raises(BadInput, match="--quantization modelopt_fp4"):
+        make_plan(find_profile("rtxpro6000"), resolve_model("qwen3.5-122b-a10b-nvfp4"),
+                  ["--tp-size", "2", "--quantization", "modelopt_fp4"], version="0.5.9")
+    # the same launch on a B200 (SM100): ServerArgs picks modelopt_fp4 (srt/server_args.py:1579-1600 @0.5.9)
+    plan = make_plan(find_profile("b200"), resolve_model("qwen3.5-122b-a10b-nvfp4"), [], version="0.5.9")
+    assert build_summary(plan)["kv_cache_dtype"] == "bfloat16"  # the Qwen3-VL base keeps no quant config in 0.5.9

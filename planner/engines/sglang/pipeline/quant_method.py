@@ -88,6 +88,17 @@ def check_quant_method(args: ResolvedArgs, model: ModelSpec, sm100: bool) -> Non
         return
     algo = str(q.get("quant_algo") or "").upper()
     mode = args.rules.modelopt_config_json
+    try:
+        _dispatch(mode, algo, q, model, sm100, args.rules.version)
+    except (Rejected, _NotModelled):
+        if args.raw.get("quantization"):  # the user's method takes part in the dispatch (model_config.py
+            raise _NotModelled(  # _verify_quantization): not modelled for these checkpoints
+                f"--quantization {args.raw['quantization']}: how SGLang {args.rules.version} serves this ModelOpt "
+                f"{algo} config.json checkpoint with an explicit method is not modelled by this planner") from None
+        raise
+
+
+def _dispatch(mode: str, algo: str, q: dict[str, Any], model: ModelSpec, sm100: bool, version: str) -> None:
     if mode == "v0_5_9":
         if "FP8" in algo:
             return
@@ -111,6 +122,6 @@ def check_quant_method(args: ResolvedArgs, model: ModelSpec, sm100: bool) -> Non
     where, later = (("srt/configs/model_config.py:805-816 @0.5.10, :1140-1151 @0.5.14",
                      "; SGLang 0.5.15+ reads one with NVFP4 layers as modelopt_mixed") if mode == "v0_5_10"
                     else ("srt/configs/model_config.py:1148-1163 @0.5.15: no NVFP4 layer", ""))
-    raise _NotModelled(f"quantization_config: SGLang {args.rules.version} reads this ModelOpt MIXED_PRECISION checkpoint "
+    raise _NotModelled(f"quantization_config: SGLang {version} reads this ModelOpt MIXED_PRECISION checkpoint "
                        f"as w4afp8 ({where}), which loads every linear layer as block FP8 "
                        f"(srt/layers/quantization/w4afp8.py:93-106 @0.5.14); not modelled by this planner{later}")
