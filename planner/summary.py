@@ -82,8 +82,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         )
         if plan.state is None:  # no mamba state: SGLang never runs handle_max_mamba_cache (the oracle's null)
             s["rest_gib_before_mamba"] = None
-        if plan.state is not None and a is not None and not a.spec_on:
-            s["spec_reserved_bytes"] = 0
+        if plan.state is not None and a is not None and not a.spec_on and plan.stage != "runner_setup":
+            s["spec_reserved_bytes"] = 0  # (at runner_setup, e.g. the quant config, no mamba split has run: null)
         if plan.state is None:  # no mamba state: SGLang has no "rest before the mamba split" (oracle: null)
             s["rest_gib_before_mamba"] = None
         if plan.state is None and a is not None:  # no mamba state: ServerArgs' max_mamba_cache_size as given

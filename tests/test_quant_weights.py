@@ -17,6 +17,7 @@ from planner.catalog.catalog import _spec_for_entry, load_catalog, resolve_model
 from planner.catalog.quant import UnmodelledQuantization, quantized_weights
 from planner.catalog.quant_tensors import NotEnumerated, Param, checkpoint_tensors, numel
 from planner.catalog.spec import ModelSpec
+from planner.errors import BadInput
 from planner.plan import make_plan
 from planner.hardware.profiles import find_profile
 
@@ -124,8 +125,13 @@ def test_nvfp4_27b_gets_fp8_kv_and_a_one_byte_pool():
     assert bf16.profile.kv_cell_bytes_per_token == 2 * plan.profile.kv_cell_bytes_per_token
     assert bf16.profile.max_total_num_tokens < plan.profile.max_total_num_tokens
     older = make_plan(find_profile("rtx5090"), resolve_model("qwen3.6-27b-nvfp4"), ["--disable-radix-cache"],
-                      version="0.5.11")  # ModelOptMixedPrecisionConfig reads kv_cache_scheme there too
+                      version="0.5.15")  # ModelOptMixedPrecisionConfig reads kv_cache_scheme there too
     assert older.profile.kv_cell_bytes_per_token == plan.profile.kv_cell_bytes_per_token
+    # 0.5.10-0.5.14 read it as w4afp8 (srt/configs/model_config.py:805-816 @0.5.10): refused as not modelled
+    # (tests/golden/quant/sglang-0.5.11: SGLang's own sizing gives bf16 KV there)
+    with pytest.raises(BadInput, match="w4afp8"):
+        make_plan(find_profile("rtx5090"), resolve_model("qwen3.6-27b-nvfp4"), ["--disable-radix-cache"],
+                  version="0.5.11")
 
 
 def test_compressed_tensors_kv_scheme_is_read_from_0_5_19():

@@ -55,3 +55,110 @@ def dflash_runner_fields(r, sa, model_config):
     r.dflash_draft_num_layers = int(draft_num_layers)
     r.dflash_target_layer_ids = dcfg.resolve_target_layer_ids(
         target_num_layers=int(target_num_layers), draft_num_layers=int(draft_num_layers))
+
+
+# --- the checkpoint's quant config on the empty model (0.5.9-0.5.16; 0.5.17+ use v0_5_21._quant_config_for) ---
+
+def _load_model_assignments(ModelRunner, targets):
+    """The ``<target> = ...`` statements of SGLang's own ModelRunner.load_model (and the function-local imports
+    they use), in source order, compiled with its file name and line numbers (one of each target, or ImportError)."""
+    import ast
+    import inspect
+    import textwrap
+
+    fn = ModelRunner.load_model
+    src_lines, first = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(src_lines)))
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and ast.unparse(n.targets[0]) in targets]
+    if sorted(ast.unparse(n.targets[0]) for n in found) != sorted(targets):
+        raise ImportError(f"ModelRunner.load_model: expected one assignment to each of {targets}")
+    used = {x.id for n in found for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+    # the function-local imports those statements need (``from sglang.srt.configs.modelopt_config import
+    # ModelOptConfig``, model_runner.py:918 @0.5.9)
+    found += [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+              and any((a.asname or a.name) in used for a in n.names)]
+    found.sort(key=lambda n: n.lineno)
+    mod = ast.Module(body=found, type_ignores=[])
+    ast.increment_lineno(mod, first - 1)
+    return compile(mod, inspect.getsourcefile(fn), "exec")
+
+
+class _LoadModelSelf:
+    """``self`` for the load_model statements: the runner's attributes, plus the values ModelRunner.__init__ gives
+    the remote-instance weight transfer fields when no transfer engine is started (``remote_instance_transfer_engine
+    = None``, ``..._session_id = ""``: model_runner.py:340-341 @0.5.9, :439-440 @0.5.13; 0.5.16's
+    RemoteInstanceWeightTransporter defaults engine=None, session_id="", remote_instance_weight_transporter.py:21-28
+    @0.5.16): the oracle loads no weights from a remote instance. Writes stay on this object."""
+
+    def __init__(self, runner):
+        import types
+
+        self.__dict__["_r"] = runner
+        self.__dict__.update(remote_instance_transfer_engine=None, remote_instance_transfer_engine_session_id="",
+                             remote_instance_weight_transporter=types.SimpleNamespace(engine=None, session_id=""))
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_r"], name)
+
+    def __setattr__(self, name, value):
+        self.__dict__[name] = value
+
+
+def load_model_load_config(r, ModelRunner):
+    """The LoadConfig ModelRunner.load_model builds, from its own ``modelopt_config = ModelOptConfig(...)`` /
+    ``self.load_config = LoadConfig(...)`` statements (model_runner.py:920-941 @0.5.9), run here on the runner."""
+    import inspect
+
+    from sglang.srt.model_executor import model_runner as mr_mod
+
+    src = inspect.getsource(ModelRunner.load_model)
+    targets = ["self.load_config"] + (["modelopt_config"] if "modelopt_config = ModelOptConfig(" in src else [])
+    code = _load_model_assignments(ModelRunner, targets)
+    me = _LoadModelSelf(r)
+    exec(code, dict(vars(mr_mod)), {"self": me})
+    return me.load_config
+
+
+def loader_quant_config(r, load_config):
+    """What SGLang's loader hands the model class as ``quant_config``: model_loader/loader.py
+    _get_quantization_config(model_config, load_config) (loader.py:192-259 @0.5.9, :198-290 @0.5.16; called by
+    DefaultModelLoader.load_model -> _initialize_model) with ``load_config`` (a callable: built only for a
+    quantized checkpoint). None for an unquantized checkpoint (no quant config, as before)."""
+    if r.model_config.quantization is None:
+        return None
+    from sglang.srt.model_loader import loader
+
+    return loader._get_quantization_config(r.model_config, load_config())
+
+
+def model_class_keeps_quant_config(r):
+    """True if the class SGLang's loader picks stores the quant_config it is built with
+    (``self.quant_config = quant_config`` in an __init__ of its MRO): configure_kv_cache_dtype reads
+    getattr(model, "quant_config", None). (The same test as v0_5_21._model_class_keeps_quant_config.)"""
+    import inspect
+
+    from sglang.srt.model_loader import loader
+
+    try:
+        cls, _ = loader.get_model_architecture(r.model_config)
+    except Exception:  # noqa: BLE001 - unknown class: let SGLang's own dtype code see the config
+        return True
+    for k in cls.__mro__:
+        init = vars(k).get("__init__")
+        try:
+            src = inspect.getsource(init) if init is not None else ""
+        except (OSError, TypeError):
+            continue
+        if "self.quant_config = " in src or "self.quant_config=" in src:
+            return True
+    return False
+
+
+def give_model_quant_config(r, ModelRunner=None, load_config=None):
+    """Put the loader's quant config on the (empty) model, where the class keeps it; returns it (or None).
+    The LoadConfig: ``load_config()`` if given, else ModelRunner.load_model's own statements."""
+    qc = loader_quant_config(r, load_config or (lambda: load_model_load_config(r, ModelRunner)))
+    if qc is not None and model_class_keeps_quant_config(r):
+        r.model.quant_config = qc
+    return qc

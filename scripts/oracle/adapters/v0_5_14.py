@@ -17,13 +17,19 @@
   as well as through parallel_state (get_attention_tp_size): both are filled;
 - get_batch_sizes_to_capture moved to model_executor/runner/base_cuda_graph_runner.py and reads
   server_args.cuda_graph_config.decode.bs (0.5.16-style per-phase CUDA-graph config);
-- --mamba-radix-cache-strategy replaces --mamba-scheduler-strategy.
+- --mamba-radix-cache-strategy replaces --mamba-scheduler-strategy;
+- the checkpoint's quantization: the empty model carries the quant config SGLang's loader builds
+  (standins.give_model_quant_config: loader._get_quantization_config with the LoadConfig of ModelRunner.load_model's
+  own statements, model_runner.py:1368-1384 @0.5.14), set only if the architecture's class keeps
+  ``self.quant_config``, so configure_kv_cache_dtype sees a ModelOpt checkpoint's kv_cache_quant_algo /
+  kv_cache_scheme (the only configs that set kv_cache_quant_algo in 0.5.14/0.5.15; compressed-tensors and Fp8Config
+  have no such attribute yet). Unquantized checkpoints are unchanged.
 """
 import socket
 import types
 
 from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
-from versions.standins import dflash_runner_fields
+from versions.standins import dflash_runner_fields, give_model_quant_config
 from versions.standins import no_kernel_warmups as _no_kernel_warmups
 
 VERSION = "0.5.14"
@@ -243,6 +249,10 @@ def after_load_model(S, r):
         r.num_effective_layers = r.num_effective_layers * loop_num
     assert ((not model_has_mtp_layers) or r.spec_algorithm.is_none()
             or r.num_effective_layers == model_num_layers), "PP is not compatible with MTP models."
+    # the loader's quant config on the empty model (standins.give_model_quant_config; None, so nothing changes,
+    # for an unquantized checkpoint): configure_kv_cache_dtype reads its kv_cache_quant_algo
+    # (model_runner.py:2337-2352 @0.5.14, :2446-2461 @0.5.15)
+    give_model_quant_config(r, S.ModelRunner)
     r.configure_kv_cache_dtype()  # SGLang's own
 
 

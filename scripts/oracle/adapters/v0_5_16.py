@@ -11,9 +11,21 @@ runner (is_draft_worker=True, the target's context length) is what SGLang builds
 The draft attention backend only matters for is_dflash() (configure_kv_cache_dtype's fa4 branch), which
 ModelRunner.configure_kv_cache_dtype passes as spec_algorithm.is_dflash() (model_runner.py:1082-1096): False
 for DSPARK. A DeepSeek-V4 (MoE) self-drafting checkpoint is not modelled (it raises as before).
+
+The checkpoint's quantization: the shared adapter's empty model has no quant config. ``after_load_model`` below gives
+it the quant config SGLang's loader builds (standins.give_model_quant_config: model_loader/loader.py
+_get_quantization_config with the LoadConfig ModelRunner.load_model builds, ``build_load_config(server_args,
+tp_rank=self.ps.tp_rank, remote_instance_weight_transporter.engine / .session_id, draft_model_idx)``,
+model_runner.py:919-925 @0.5.16, whose transporter defaults are engine None, session_id ""), set only if the
+architecture's class keeps ``self.quant_config``, before mem_cache/kv_cache_dtype.configure_kv_cache_dtype reads
+``getattr(model, "quant_config", None).kv_cache_quant_algo`` (kv_cache_dtype.py:23-45 @0.5.16; ModelRunner passes
+self.model, model_runner.py:1082-1096). In 0.5.16 only ModelOpt's configs (and petit) set ``kv_cache_quant_algo``;
+compressed-tensors' ``kv_cache_scheme`` and Fp8Config's ``kv_cache_quant_algo`` key are not read. Unquantized
+checkpoints are unchanged (no quant config).
 """
 from versions import shared_v0_5_16 as _base
 from versions.shared_v0_5_16 import *  # noqa: F401,F403
+from versions.standins import give_model_quant_config
 
 VERSION = _base.VERSION
 
@@ -32,3 +44,28 @@ def has_draft_worker(S, spec, server_args):
             raise NotImplementedError("DSPARK with a DeepSeek-V4 draft is not modelled by the oracle")
         return True
     return _base.has_draft_worker(S, spec, server_args)
+
+
+def _load_config(S, r):
+    """model_runner.py:919-925 @0.5.16: build_load_config as ModelRunner.load_model calls it."""
+    from sglang.srt.model_executor.model_runner_components.load_model_utils import build_load_config
+
+    return build_load_config(server_args=r.server_args, tp_rank=r.ps.tp_rank,
+                             remote_instance_weight_transporter_engine=None,
+                             remote_instance_weight_transporter_session_id="", draft_model_idx=r.draft_model_idx)
+
+
+def after_load_model(S, r):
+    """The shared adapter's after_load_model, with the loader's quant config on the empty model when SGLang's
+    configure_kv_cache_dtype reads it (see the module docstring)."""
+    real = S.kvd.configure_kv_cache_dtype
+
+    def configure_kv_cache_dtype(**kw):
+        give_model_quant_config(r, load_config=lambda: _load_config(S, r))
+        return real(**kw)  # SGLang's own
+
+    S.kvd.configure_kv_cache_dtype = configure_kv_cache_dtype
+    try:
+        _base.after_load_model(S, r)
+    finally:
+        S.kvd.configure_kv_cache_dtype = real

@@ -31,6 +31,7 @@ from planner.engines.sglang.pipeline.memory_profile import (
     profile,
 )
 from planner.engines.sglang.pipeline.pools import Pools, allocate, geometries, unified_pool_bytes
+from planner.engines.sglang.pipeline.quant_method import check_quant_method
 from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
@@ -94,6 +95,7 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
         _dflash_target_layers(job, args, draft, res)
         state = res.state = model_config(job, args, draft)
         standalone_draft_config(args, draft)  # --- STANDALONE ---
+        quant_config(job, args, res)
         load_model(job)
         _dspark_draft_config_check(args, draft)
         prof = res.profile = memory_pool_config(job, args, state, draft, res)
@@ -194,6 +196,20 @@ def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
                    "config. To allow overriding this maximum, set the env var "
                    "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "srt/configs/model_config.py:452-476 @0.5.11",
                    stage="model_config")
+
+
+def quant_config(job: EngineInput, args: ResolvedArgs, res: EngineResult) -> None:
+    """load_model's quant config for a ModelOpt config.json checkpoint (:mod:`.quant_method`): SGLang's ValueError,
+    or a refusal where the release serves it with a method the planner does not size. load_model has read the
+    free memory by then (``before_avail_memory``, srt/model_executor/model_runner.py:895-897 @0.5.9)."""
+    try:
+        check_quant_method(args, job.model.spec, device_for(job).sm100)
+    except Rejected as exc:
+        res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None,
+                              None, None, None)
+        raise _Stop(exc, OUTCOME_FAILED) from None
+    except _NotModelled as exc:
+        raise BadInput(str(exc)) from None
 
 
 def load_model(job: EngineInput) -> None:

@@ -22,6 +22,7 @@ from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import dflash_cell
 from planner.engines.sglang.pipeline.mamba import MambaState
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, _env_bool
+from planner.engines.sglang.pipeline.quant_method import checkpoint_kv_quant_algo
 
 GIB = 1 << 30
 
@@ -42,7 +43,7 @@ def kv_dtype_name(args: ResolvedArgs, model: ModelSpec) -> str:
     """configure_kv_cache_dtype (srt/model_executor/model_runner.py:2210-2256 @0.5.11)."""
     k = args.kv_cache_dtype
     if k == "auto":
-        algo = model.kv_quant_algo_for(args.rules.version)  # the checkpoint's, as this release reads it
+        algo = checkpoint_kv_quant_algo(args, model)  # the checkpoint's, as this release reads it
         if algo and algo.upper() == "FP8":
             return "float8_e4m3fn"
         return model_dtype(model)

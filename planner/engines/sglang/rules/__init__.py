@@ -206,6 +206,20 @@ class Rules:
     # 0.5.18+: a multimodal model keeps SGLANG_VLM_CACHE_SIZE_MB of the KV budget
     # (srt/mem_cache/kv_cache_configurator.py:132-152 @0.5.19)
     mm_kv_reserve: bool = False
+    # --- quantized checkpoints (pipeline/quant_method.py) ---
+    # how a config.json ModelOpt checkpoint (quant_method "modelopt") is served: "v0_5_9" ModelOptFp8Config, a
+    # ValueError for a quant_algo without FP8 unless ServerArgs picks modelopt_fp4 (SM100 Qwen3-MoE/Next/3.5, NemotronH)
+    # (srt/layers/quantization/modelopt_quant.py:460-465, srt/server_args.py:1529-1600 @0.5.9); "v0_5_10" MIXED_PRECISION
+    # is w4afp8 but for NemotronH (srt/configs/model_config.py:805-816 @0.5.10); "v0_5_15" modelopt_mixed when a layer is
+    # NVFP4 / W4A16_NVFP4 (srt/configs/model_config.py:1148-1163 @0.5.15); w4afp8 is refused as not modelled
+    modelopt_config_json: str = "v0_5_10"
+    # 0.5.15+: the flat ModelOpt config reads kv_cache_quant_algo when it has no kv_cache_scheme
+    # (srt/layers/quantization/modelopt_quant.py:450-458, 662-677, 1278-1296 @0.5.15); before, only the scheme
+    modelopt_flat_kv_algo_key: bool = False
+    # 0.5.10+: Qwen3VLForConditionalGeneration (Qwen3-VL / Qwen3.5 / Qwen3.6 base) keeps self.quant_config
+    # (srt/models/qwen3_vl.py:1076 @0.5.10); 0.5.9 does not, so --kv-cache-dtype auto is the model dtype
+    # (srt/models/qwen3_vl.py:773-800 @0.5.9)
+    vl_model_keeps_quant_config: bool = True
     # 0.5.14+: the conv window of the speculative intermediates is deduplicated: one
     # (D + K - 1) window instead of D windows of K - 1 (srt/mem_cache/memory_pool.py:380-410, 660-705 @0.5.16)
     conv_window_dedup: bool = False

@@ -41,6 +41,9 @@ V0_5_9 = replace(
 # --- NGRAM --- 0.5.9: D defaults to --speculative-ngram-max-match-window-size (srt/server_args.py:2476-2479 @0.5.9);
 # the trie node is 168 B up to 0.5.10
 V0_5_9 = replace(V0_5_9, ngram_draft_tokens_from_window=True, ngram_trie_node_bytes=168)
+# quantized checkpoints: a config.json ModelOpt block stays "modelopt" = ModelOptFp8Config, and the Qwen3-VL base class
+# keeps no quant config (srt/layers/quantization/modelopt_quant.py:460-465, srt/models/qwen3_vl.py:773-800 @0.5.9)
+V0_5_9 = replace(V0_5_9, modelopt_config_json="v0_5_9", vl_model_keeps_quant_config=False)
 V0_5_10 = replace(V0_5_10, ngram_trie_node_bytes=168)  # no TrieNode.version yet (jit_kernel/csrc/ngram_corpus/trie.h:17-32 @0.5.10)
 V0_5_12 = replace(V0_5_11, version="0.5.12", flags="v0_5_12", spec_algo_registry=True)
 

@@ -56,6 +56,9 @@ V0_5_15 = replace(V0_5_14, version="0.5.15", flags="v0_5_15", prefill_graph_defa
 V0_5_15 = replace(V0_5_15, dflash_draft_backend="0.5.15")  # DFLASH (speculative_hook.py:240 @0.5.15)
 # NemotronH: the triton assertion before the mamba radix-cache checks (srt/server_args.py:4175-4182, 4224 @0.5.15)
 V0_5_15 = replace(V0_5_15, nemotron_triton_check_first=True)
+# ModelOpt config.json: MIXED_PRECISION with NVFP4 layers is modelopt_mixed (srt/configs/model_config.py:1148-1163
+# @0.5.15); the flat kv_cache_quant_algo key is read (srt/layers/quantization/modelopt_quant.py:458, 677, 1296 @0.5.15)
+V0_5_15 = replace(V0_5_15, modelopt_config_json="v0_5_15", modelopt_flat_kv_algo_key=True)
 V0_5_16 = replace(V0_5_15, version="0.5.16", flags="v0_5_16", mm_breakable_allowlist=True,
                   req_to_token_headroom="page", req_generation=True, gdn_blackwell="v0_5_16",
                   unified_init_typeerror=True, dspark=True)
