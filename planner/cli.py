@@ -296,6 +296,8 @@ def search_dict(res: SearchResult) -> dict[str, Any]:
            "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
     if res.skipped_why:  # nothing evaluated: proved without it (run_search)
         out["none_evaluated_because"] = res.skipped_why
+    if res.closest_refused:  # the closest point's plan is refused by SGLang (run_search._check_closest)
+        out["closest_refused"] = res.closest_refused
     return out
 
 

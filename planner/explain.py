@@ -32,8 +32,9 @@ def best_max_running_requests(plan: Plan, exhaustive: bool = False) -> tuple[int
     1..b; R = min(r, g(r)) with the slots' share g shrinking as r grows, so R(r) = r on a prefix 1..r* and
     R <= r* after it, the KV tokens shrinking with r. The answer is r* (or the values after it with the same
     R and KV tokens, the largest of them): b, r* and that run are bisected, about 3 log2(hi) plans instead of
-    hi. Where the default fraction moves with r (0.5.22+) the values are planned from hi down, only while one
-    can still win (R <= r). ``exhaustive``: plan every value."""
+    hi. Where the default fraction moves with r (0.5.22+, r <= MOVES_UP_TO) the values are planned from there
+    down, only while one can still win (R <= r); above it the stretch is bisected as before. ``exhaustive``: plan
+    every value."""
     a = plan.args
     hi = a.max_running_requests if a and a.max_running_requests else 48
     plans: dict[int, Plan] = {}
@@ -57,22 +58,55 @@ def best_max_running_requests(plan: Plan, exhaustive: bool = False) -> tuple[int
     # 0.5.22+: the default mem_fraction_static moves with r (the graph max_bs is clipped to it,
     # srt/arg_groups/memory_hook.py:182-188 @0.5.22), so the KV tokens are not monotone in r there
     moves = a is not None and a.rules.graph_max_bs_clipped_to_mrr and not a.mem_fraction_static_user
-    if not exhaustive and not moves:
-        top = hi
-        if not boots(hi):
-            if hi == 1 or not boots(1):
-                return None
-            top = _last_true(1, hi, boots)  # boots(1), not boots(hi)
-        if runs_all(1):
-            r = top if runs_all(top) else _last_true(1, top, runs_all)
-            if r < top:  # a tie goes to the larger value, as the scan from hi gives: the run of r*'s key
-                k = key(r)
-                r = top if key(top) == k else _last_true(r, top, lambda x: key(x) == k)
-            return r, at(r)
-    best: tuple[int, Plan] | None = None  # from hi down (R(1) < 1, or the fraction moves with r)
-    for r in range(hi, 0, -1):
+    if exhaustive:
+        return _scan_down(hi, 1, None, boots, key, at, exhaustive=True)
+    if not moves:
+        found = _best_where_monotone(1, hi, boots, runs_all, key)
+        return None if found is None else (found, at(found)) if found > 0 else _scan_down(hi, 1, None, boots, key, at)
+    # above MOVES_UP_TO the default fraction no longer moves with r: that stretch is monotone again
+    best = None
+    if hi > MOVES_UP_TO:
+        found = _best_where_monotone(MOVES_UP_TO + 1, hi, boots, runs_all, key)
+        if found is not None and found < 0:  # R < r at the stretch's start: its best is there (or its tie run)
+            lo = MOVES_UP_TO + 1
+            k = key(lo)
+            top = hi if boots(hi) else _last_true(lo, hi, boots)
+            found = top if key(top) == k else _last_true(lo, top, lambda x: key(x) == k)
+        best = None if found is None else (found, at(found))
+        hi = MOVES_UP_TO
+    return _scan_down(hi, 1, best, boots, key, at)
+
+
+# The default fraction moves with --max-running-requests only below this: the decode graph's default max_bs is
+# at most 512 in every GPU tier (srt/arg_groups/memory_hook.py:120-170 @0.5.22) and is clipped to a smaller
+# explicit value (:182-188), and Qwen3-VL's raise to the value stops at 512 (model_overrides/qwen3_vl.py:46)
+MOVES_UP_TO = 512
+
+
+def _best_where_monotone(lo: int, hi: int, boots, runs_all, key) -> int | None:
+    """On a stretch lo..hi where the plan is monotone in r (the values that boot are a prefix, R(r) = r on a
+    prefix and R <= r* after it, the KV tokens shrinking): the best value (the run of equal keys after r*, its
+    largest), None when none boots, or -1 when R(lo) < lo (the caller decides: the best is then lo's key)."""
+    top = hi
+    if not boots(hi):
+        if hi == lo or not boots(lo):
+            return None
+        top = _last_true(lo, hi, boots)  # boots(lo), not boots(hi)
+    if not runs_all(lo):
+        return -1
+    r = top if runs_all(top) else _last_true(lo, top, runs_all)
+    if r < top:  # a tie goes to the larger value, as the scan from hi gives: the run of r*'s key
+        k = key(r)
+        r = top if key(top) == k else _last_true(r, top, lambda x: key(x) == k)
+    return r
+
+
+def _scan_down(hi: int, lo: int, best, boots, key, at, exhaustive: bool = False):
+    """From hi down to lo, the value with the largest key (a tie keeps the larger value, ``best`` included), only
+    while one can still win: R(r) <= r (memory_profile._running_requests)."""
+    for r in range(hi, lo - 1, -1):
         if not exhaustive and best is not None and r < key(best[0])[0]:
-            break  # R(r) <= r (memory_profile._running_requests): no value below beats the best R
+            break  # no value below beats the best R
         if boots(r) and (best is None or key(r) > key(best[0])):
             best = (r, at(r))
     return best

@@ -343,6 +343,8 @@ def render_search(res, model, show_plan: bool) -> str:
             c = res.closest
             w(f"Closest: {' '.join(c.chosen) or '(defaults)'}: {c.concurrency} concurrent at {need_ctx:,} tokens, "
               f"{c.kv_tokens:,} KV tokens, longest request {c.longest:,}, {c.headroom_left / GIB:.2f} GiB spare")
+        elif getattr(res, "closest_refused", ""):
+            w(f"Closest: none SGLang accepts: it refuses the closest point, {res.closest_refused}")
         for r in res.relaxations:
             w(f"Would fit with {r}")
         return "\n".join(out)
@@ -612,6 +614,8 @@ def render_nothing_feasible(res, model) -> list[str]:
         c = res.closest
         out.append(f"Closest: {' '.join(c.chosen) or '(defaults)'}: {c.concurrency} concurrent at {need_ctx:,} "
                    f"tokens, {c.kv_tokens:,} KV tokens, longest request {c.longest:,}, {_r(c.headroom_left)} GiB spare")
+    elif getattr(res, "closest_refused", ""):
+        out.append(f"Closest: none SGLang accepts: it refuses the closest point, {res.closest_refused}")
     fits = [r for r in res.relaxations if "still does not fit" not in r]
     nr = getattr(res, "no_radix_best", None)
     if nr is not None:

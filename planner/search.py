@@ -102,6 +102,7 @@ class SearchResult:
     space: int = 0  # configurations in the searched space (evaluated + the skipped combinations')
     d_tradeoff: list[str] = field(default_factory=list)  # DFLASH / DSPARK: what the draft's D costs (d_tradeoff)
     skipped_why: str = ""  # set when the branch and bound evaluated nothing, proved without it (why)
+    closest_refused: str = ""  # the closest point's own plan, when SGLang refuses it (closest is then None)
 
 
 def given_dests(flags: list[str], rules: Rules | None = None) -> set[str]:
@@ -259,9 +260,23 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
                                        free_after_gib, draft, version)
     elif relax:
+        _check_closest(result, gpu, model, env, free_before_gib, free_after_gib, draft, version)
         result.relaxations = _relaxations(gpu, model, flags, env, needs, free_before_gib, free_after_gib, draft,
                                           version)
     return result
+
+
+def _check_closest(result: SearchResult, gpu, model, env, free_before_gib, free_after_gib, draft, version) -> None:
+    """The closest point is planned in full, as the ranked ones are (_drop_rejected): the scan sizes the pools,
+    and a check it does not run (a checkpoint's quant config SGLang cannot load, say) refuses every point alike,
+    so a refused closest point is no guide; it is replaced by SGLang's refusal."""
+    c = result.closest
+    if c is None:
+        return
+    p = make_plan(gpu, model, c.flags, env, free_before_gib, free_after_gib, draft=draft, version=version)
+    if p.verdict == "rejected":
+        result.closest = None
+        result.closest_refused = f"{' '.join(c.chosen) or '(defaults)'}: {p.stage}: {p.error_type}: {p.error_message}"
 
 
 def _weights_do_not_fit(plan0: Plan, axes, grid, needs: Needs, fixed_flags: list[str], gpu, model, flags, env,

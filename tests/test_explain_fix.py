@@ -71,3 +71,14 @@ def test_the_sample_holds_states_the_fix_is_asked_for():
     plan = make_plan(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"),
                      SPEC["eagle-3-1-4"].split() + ["--mamba-scheduler-strategy", "extra_buffer"], {}, version="0.5.11")
     assert ex.best_max_running_requests(plan)[0] == 10
+
+
+@pytest.mark.parametrize("extra", ["--max-running-requests 700", "--disable-radix-cache --max-running-requests 900",
+                                   "--mamba-radix-cache-strategy extra_buffer --max-running-requests 1500"])
+def test_fix_search_above_512_running_requests_on_0_5_22_plus(extra):
+    """0.5.22+ with SGLang's default fraction: it moves with --max-running-requests only up to 512 (the decode
+    graph's max_bs is clipped to it), so the stretch above is bisected and only 512..1 is planned one by one; the
+    answer is still what planning every value gives (before, every value from the given one down was planned:
+    about a minute at 10^5)."""
+    for version in ("0.5.22", "0.5.23"):
+        _check(version, "rtxpro6000", "qwen3.6-27b", SPEC["eagle-3-1-4"].split() + extra.split())

@@ -49,3 +49,17 @@ def test_weights_that_do_not_fit_are_answered_without_evaluating(capsys, monkeyp
     assert main(argv) == 1
     text = capsys.readouterr().out
     assert f"none of {search['space']:,} configurations needed evaluating: loading the weights leaves -" in text
+
+
+def test_a_closest_point_sglang_refuses_is_not_offered(capsys, monkeypatch):
+    """0.5.9 cannot load a ModelOpt NVFP4 checkpoint on an RTX PRO 6000 (ModelOptFp8Config's ValueError,
+    tests/golden/quant/sglang-0.5.9): the scan sizes pools for every point alike, but the closest point is planned
+    in full, and the report gives SGLang's refusal instead of a concurrency SGLang would never reach."""
+    monkeypatch.setenv("COLUMNS", "400")
+    argv = ["--gpu", "rtxpro6000", "--model", "qwen3.6-27b-nvfp4", "--sglang-version", "0.5.9"]
+    assert main([*argv, "--json"]) == 1
+    search = json.loads(capsys.readouterr().out)["search"]
+    assert search["closest"] is None and "ModelOptFp8Config only supports static FP8" in search["closest_refused"]
+    assert main(argv) == 1
+    text = capsys.readouterr().out
+    assert "Closest: none SGLang accepts: it refuses the closest point, " in text and "concurrent at" not in text
