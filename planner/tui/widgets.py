@@ -43,24 +43,25 @@ SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spe
 
 
 class Field(Vertical):
-    """One input: a label, a control, and its inline error (from the last re-plan)."""
+    """One input: a label, a control, and its inline error (from the last re-plan).
+
+    ``value`` follows the control's value as it changes (a watcher, not a message), so whoever watches it
+    (the app re-plans) runs in the same step as the keystroke or ``set_value``: the control's repaint and
+    the re-plan's land in one screen update instead of two."""
 
     DEFAULT_CLASSES = "field"
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
+    value: var[Any] = var(None, init=False)  # the control's value; set by the control, never by hand
     error: reactive[str] = reactive("")
+    control: Any  # the Input, Select or Switch (control_widget's)
 
-    class Changed(Message):
-        """The user changed the field's value."""
-
-        def __init__(self, key: str, value: Any) -> None:
-            super().__init__()
-            self.key = key
-            self.value = value
-
-    def __init__(self, key: str, label: str, *, tooltip: str | None = None, id: str | None = None) -> None:
+    def __init__(self, key: str, label: str, value: Any, *, tooltip: str | None = None,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.key = key
         self.label = label
+        self._initial = value
+        self.set_reactive(Field.value, value)
         if tooltip:
             self.tooltip = tooltip
 
@@ -68,10 +69,17 @@ class Field(Vertical):
         raise NotImplementedError
 
     def compose(self) -> ComposeResult:
+        self.control = self.control_widget()
         with Horizontal(classes="row"):
             yield Label(self.label, classes="name")
-            yield self.control_widget()
+            yield self.control
         yield Static("", classes="error")
+
+    def on_mount(self) -> None:
+        self.watch(self.control, "value", self._control_changed, init=False)
+
+    def _control_changed(self, value: Any) -> None:
+        self.value = value
 
     def set_value(self, value: Any) -> None:
         raise NotImplementedError
@@ -88,9 +96,6 @@ class Field(Vertical):
     def watch_error(self, error: str) -> None:
         self.set_class(bool(error), "-invalid")
         self.query_one(".error", Static).update(error)
-
-    def _changed(self, value: Any) -> None:
-        self.post_message(self.Changed(self.key, value))
 
 
 class FieldInput(Input):
@@ -122,8 +127,7 @@ class TextField(Field):
 
     def __init__(self, key: str, label: str, value: str = "", *, placeholder: str = "",
                  tooltip: str | None = None, id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
-        self._initial = value
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
         self._placeholder = placeholder
 
     def control_widget(self) -> Widget:
@@ -131,7 +135,7 @@ class TextField(Field):
 
     @property
     def input(self) -> Input:
-        return self.query_one(Input)
+        return self.control
 
     def set_value(self, value: Any) -> None:
         self.input.value = str(value)
@@ -147,8 +151,7 @@ class TextField(Field):
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -161,20 +164,18 @@ class ChoiceField(Field):
 
     def __init__(self, key: str, label: str, options: list[tuple[str, str]], value: str, *,
                  tooltip: str | None = None, id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
         self._options = options
-        self._initial = value
 
     def control_widget(self) -> Widget:
         return Select(self._options, value=self._initial, allow_blank=False, compact=True)
 
     def set_value(self, value: Any) -> None:
-        self.query_one(Select).value = value
+        self.control.value = value
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
 
 class SwitchField(Field):
@@ -182,19 +183,17 @@ class SwitchField(Field):
 
     def __init__(self, key: str, label: str, value: bool = False, *, tooltip: str | None = None,
                  id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
-        self._initial = value
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
 
     def control_widget(self) -> Widget:
         return Switch(self._initial, animate=False)
 
     def set_value(self, value: Any) -> None:
-        self.query_one(Switch).value = bool(value)
+        self.control.value = bool(value)
 
     @on(Switch.Changed)
     def _switch_changed(self, event: Switch.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
 
 # --------------------------------------------------------------------------- the plan
