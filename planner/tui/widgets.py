@@ -42,7 +42,7 @@ SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spe
 # --------------------------------------------------------------------------- input fields
 
 
-class Field(Vertical):
+class Field(Widget):
     """One input: a label, a control, and its inline error (from the last re-plan).
 
     ``value`` follows the control's value as it changes (a watcher, not a message), so whoever watches it
@@ -70,9 +70,8 @@ class Field(Vertical):
 
     def compose(self) -> ComposeResult:
         self.control = self.control_widget()
-        with Horizontal(classes="row"):
-            yield Label(self.label, classes="name")
-            yield self.control
+        yield Label(self.label, classes="name")  # a grid (app.tcss): name | control, the error below both
+        yield self.control
         yield Static("", classes="error")
 
     def on_mount(self) -> None:
