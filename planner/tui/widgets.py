@@ -12,12 +12,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.geometry import Size
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.visual import visualize
 from textual.widget import Widget
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
+from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from planner.search import Candidate, SearchResult
 from planner.tui.view import COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, candidate_text, filter_rank
@@ -37,6 +39,11 @@ SEGMENT_STYLES = {
 }
 SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spec", "kv": "KV",
          "draft_kv": "dKV", "index": "idx", "needs": "needs", "outside": "outside", "free": "free", "over": "OVER"}
+
+
+def _height(widget: Widget, content: Text | str, width: int) -> int:
+    """Lines ``content`` takes in ``widget`` at ``width`` cells (wrapped as the widget wraps it)."""
+    return visualize(widget, content).get_height(widget.styles, width)
 
 
 # --------------------------------------------------------------------------- input fields
@@ -158,6 +165,33 @@ class TextField(Field):
         self.screen.focus_next()
 
 
+class FieldSelect(Select):
+    """A Select whose new value repaints its label without the relayout of the whole screen that Select's
+    own watcher asks for (it updates the label with Static.update, which always requests a layout pass),
+    unless the new label wraps to a different height. The body is Select._watch_value and
+    SelectCurrent.update of textual 8.2.8 (pinned in pyproject.toml) with that one update made quiet."""
+
+    def _watch_value(self, value: Any) -> None:
+        try:
+            current = self.query_one(SelectCurrent)
+            label = current.query_one("#label", Static)
+        except NoMatches:
+            super()._watch_value(value)
+            return
+        index, prompt = next(((i, p) for i, (p, v) in enumerate(self._options) if v == value), (None, None))
+        width = label.content_size.width
+        if (index is None or width <= 0 or not isinstance(prompt, (str, Text))
+                or _height(label, prompt, width) != label.content_size.height):
+            super()._watch_value(value)
+            return
+        self._value = value
+        self.query_one(SelectOverlay).highlighted = index
+        current.label = prompt
+        current.has_value = True
+        label.update(prompt, layout=False)
+        self.post_message(self.Changed(self, value))
+
+
 class ChoiceField(Field):
     """A flag with a fixed set of values (or the GPU, the model, the engine version)."""
 
@@ -167,7 +201,7 @@ class ChoiceField(Field):
         self._options = options
 
     def control_widget(self) -> Widget:
-        return Select(self._options, value=self._initial, allow_blank=False, compact=True)
+        return FieldSelect(self._options, value=self._initial, allow_blank=False, compact=True)
 
     def set_value(self, value: Any) -> None:
         self.control.value = value
@@ -198,24 +232,25 @@ class SwitchField(Field):
 # --------------------------------------------------------------------------- the plan
 
 
-def _height(widget: Widget, content: Text, width: int) -> int:
-    return visualize(widget, content).get_height(widget.styles, width)
-
-
 class Panel(Static):
     """A Static that re-lays out the screen only when its new text wraps to a different height
     (a layout pass repaints every widget; most edits change numbers, not line counts)."""
 
     _shown: Text | None = None
+    _shown_lines: tuple[int, int] = (0, -1)  # (width, lines) of _shown, measured when it was shown
 
     def show(self, content: Text) -> None:
         if self._shown is not None and content == self._shown:
             return
         width = self.content_size.width
-        layout = (self._shown is None or width <= 0
-                  or _height(self, content, width) != _height(self, self._shown, width))
-        self._shown = content
-        self.update(content, layout=layout)
+        lines = _height(self, content, width) if width > 0 else -1
+        old_width, old_lines = self._shown_lines
+        if self._shown is None:
+            old_lines = -1
+        elif width > 0 and old_width != width:
+            old_lines = _height(self, self._shown, width)
+        self._shown, self._shown_lines = content, (width, lines)
+        self.update(content, layout=lines < 0 or lines != old_lines)
 
 
 def _segment_widths(bar: BarView, width: int) -> list[int]:
