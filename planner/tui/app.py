@@ -31,6 +31,7 @@ from planner.tui.widgets import (
     ExplainPanel,
     Field,
     MemoryBar,
+    PlanScroll,
     ResultsPanel,
     SwitchField,
     TextField,
@@ -145,7 +146,7 @@ class PlannerApp(App[int]):
                                 tooltip="SGLang environment variables, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16"
                                 ).data_bind(**bind)
             with Container(id="work"):
-                with VerticalScroll(id="plan"):
+                with PlanScroll(id="plan"):
                     yield VerdictPanel(id="verdict").data_bind(**bind)
                     yield MemoryBar(id="bar").data_bind(**bind)
                     yield CapacityPanel(id="capacity").data_bind(**bind)

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.geometry import Size
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.visual import visualize
@@ -232,7 +232,25 @@ class SwitchField(Field):
 # --------------------------------------------------------------------------- the plan
 
 
-class Panel(Static):
+class SizedByLayout(Widget):
+    """A widget whose new size, found by a layout pass, does not ask for another layout pass.
+
+    Textual's layout pass hands every widget its new size and virtual size; setting the virtual size (a
+    reactive declared with layout=True) asks for a second pass in the next frame, which finds nothing to move
+    but lays out and repaints again. The size came from the layout itself, so that request is redundant here:
+    store it quietly, as Textual's own scrolling fast path does (``_size_updated(..., layout=False)``,
+    textual 8.2.8, pinned in pyproject.toml). Scrollbars still follow (``_scroll_update`` runs either way)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        same_width = size.width == self._size.width and container_size.width == self._container_size.width
+        return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
+
+
+class PlanScroll(SizedByLayout, VerticalScroll):
+    """The centre column (verdict, bar, capacity, explanation): scrolls; its panels' heights change with the plan."""
+
+
+class Panel(SizedByLayout, Static):
     """A Static that re-lays out the screen only when its new text wraps to a different height
     (a layout pass repaints every widget; most edits change numbers, not line counts)."""
 
@@ -264,7 +282,7 @@ def _segment_widths(bar: BarView, width: int) -> list[int]:
     return cells
 
 
-class MemoryBar(Widget):
+class MemoryBar(SizedByLayout):
     """The GPU's memory as one stacked bar, each segment labelled in GiB."""
 
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
