@@ -4,8 +4,9 @@
 
 Left: the GPU, the model and every flag the search varies. Centre: the GPU's memory as a stacked
 bar, the verdict and the serving capacity. Right (below on narrow terminals): the search's feasible
-configurations. Bottom: the launch command. Every edit re-plans synchronously (a plan takes
-milliseconds); the search runs in a worker thread.
+configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
+value watcher (a plan takes about a millisecond), so the field and the plan repaint in one screen update;
+the search runs in a worker thread.
 """
 
 from __future__ import annotations

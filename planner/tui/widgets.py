@@ -11,13 +11,13 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.geometry import Size
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.visual import visualize
 from textual.widget import Widget
-from textual.css.query import NoMatches
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
@@ -237,9 +237,10 @@ class SizedByLayout(Widget):
 
     Textual's layout pass hands every widget its new size and virtual size; setting the virtual size (a
     reactive declared with layout=True) asks for a second pass in the next frame, which finds nothing to move
-    but lays out and repaints again. The size came from the layout itself, so that request is redundant here:
-    store it quietly, as Textual's own scrolling fast path does (``_size_updated(..., layout=False)``,
-    textual 8.2.8, pinned in pyproject.toml). Scrollbars still follow (``_scroll_update`` runs either way)."""
+    but lays out and repaints again. When only the height changed (new text, same width), the size came from
+    the layout itself and that request is redundant: store it quietly, as Textual's own scrolling fast path
+    does (``_size_updated(..., layout=False)``, textual 8.2.8, pinned in pyproject.toml). A new width keeps the
+    second pass (the text re-wraps to a new height). Scrollbars follow either way (``_scroll_update``)."""
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         same_width = size.width == self._size.width and container_size.width == self._container_size.width
