@@ -275,6 +275,64 @@ async def _test_narrow_terminal_switches_between_plan_and_table():
         assert results.x > plan.x and results.y == plan.y  # side by side
 
 
+def test_an_edit_replans_in_the_same_step_and_a_load_replans_once():
+    asyncio.run(_test_an_edit_replans_in_the_same_step_and_a_load_replans_once())
+
+
+async def _test_an_edit_replans_in_the_same_step_and_a_load_replans_once():
+    from planner.tui import app as app_module
+
+    app = seed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.view.verdict.kind == "rejected"
+        field(app, "--max-running-requests").set_value("4")
+        # no pause: the field's value watcher re-planned before set_value returned (no message round trip),
+        # so the control's repaint and the plan's land in one screen update
+        assert app.view.verdict.kind == "fits" and "--max-running-requests" in app.view.flags
+
+        calls = []
+        real = app_module.v.replan
+
+        def counting(inputs):
+            calls.append(inputs)
+            return real(inputs)
+
+        app_module.v.replan = counting
+        try:
+            app.load_flags(["--max-running-requests", "8", "--page-size", "16", "--disable-radix-cache"])
+        finally:
+            app_module.v.replan = real
+        assert len(calls) == 1  # the fields set quietly, then one re-plan of the whole form
+        assert app.view.flags[:2] == ["--max-running-requests", "8"] and "--disable-radix-cache" in app.view.flags
+        assert field(app, "--page-size").query_one(Input).value == "16"
+        await pilot.pause()
+        field(app, "--page-size").set_value("")  # the watchers follow again after a load
+        assert "--page-size" not in app.view.flags
+
+
+def test_a_choice_fields_label_follows_its_value():
+    asyncio.run(_test_a_choice_fields_label_follows_its_value())
+
+
+async def _test_a_choice_fields_label_follows_its_value():
+    from textual.widgets import Select
+    from textual.widgets._select import SelectCurrent, SelectOverlay
+
+    app = seed_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        for value in ("fp8_e4m3", "bfloat16", ""):  # the label is repainted without a relayout: check it is right
+            field(app, "--kv-cache-dtype").set_value(value)
+            await pilot.pause()
+            select = field(app, "--kv-cache-dtype").query_one(Select)
+            shown = str(select.query_one(SelectCurrent).query_one("#label").content)
+            assert shown == ("auto" if value == "" else value)
+            assert select.query_one(SelectOverlay).highlighted == [v for _, v in select._options].index(value)
+            assert (value or None) == next((b for a, b in zip(app.view.flags, app.view.flags[1:])
+                                            if a == "--kv-cache-dtype"), None)
+
+
 def test_run_tui_rejects_an_unknown_gpu(capsys):
     assert run_tui("no-such-gpu", "qwen3.6-27b", [], {}) == 2
     assert "plan: error:" in capsys.readouterr().err

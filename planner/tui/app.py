@@ -4,8 +4,9 @@
 
 Left: the GPU, the model and every flag the search varies. Centre: the GPU's memory as a stacked
 bar, the verdict and the serving capacity. Right (below on narrow terminals): the search's feasible
-configurations. Bottom: the launch command. Every edit re-plans synchronously (a plan takes
-milliseconds); the search runs in a worker thread.
+configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
+value watcher (a plan takes about a millisecond), so the field and the plan repaint in one screen update;
+the search runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Input, Markdown, Select, Static, Switch
+from textual.widgets import DataTable, Footer, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
 from planner.search import Needs, SearchResult, run_search
@@ -31,6 +32,7 @@ from planner.tui.widgets import (
     ExplainPanel,
     Field,
     MemoryBar,
+    PlanScroll,
     ResultsPanel,
     SwitchField,
     TextField,
@@ -110,6 +112,7 @@ class PlannerApp(App[int]):
         self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
         self._auto_search = auto_search
         self._searched_for: tuple[str, ...] | None = None
+        self._loading = False  # load_flags is setting the fields: one re-plan at the end, not one per field
 
     # ------------------------------------------------------------------ layout
 
@@ -144,7 +147,7 @@ class PlannerApp(App[int]):
                                 tooltip="SGLang environment variables, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16"
                                 ).data_bind(**bind)
             with Container(id="work"):
-                with VerticalScroll(id="plan"):
+                with PlanScroll(id="plan"):
                     yield VerdictPanel(id="verdict").data_bind(**bind)
                     yield MemoryBar(id="bar").data_bind(**bind)
                     yield CapacityPanel(id="capacity").data_bind(**bind)
@@ -158,6 +161,8 @@ class PlannerApp(App[int]):
         self.query_one("#plan").border_title = "Memory plan"
         self.query_one("#results").border_title = "Feasible configurations"
         self.query_one("#inputs").border_title = "Inputs"
+        for field in self.query(Field):
+            self._follow(field)
         self.inputs = dict(self._start)
         if self._auto_search:
             self.action_search()
@@ -176,18 +181,26 @@ class PlannerApp(App[int]):
             return True
         return v.is_stale(self.result, list(self._searched_for or ()), self.view.flags, self.view.version)
 
-    @on(Field.Changed)
-    def _field_changed(self, event: Field.Changed) -> None:
-        self.inputs = {**self.inputs, event.key: event.value}
+    def _follow(self, field: Field) -> None:
+        """Re-plan when the field's value changes, in the same step (its watcher), not a message later."""
+
+        def edited(value: Any) -> None:
+            if not self._loading:
+                self.inputs = {**self.inputs, field.key: value}
+
+        self.watch(field, "value", edited, init=False)
 
     def load_flags(self, flags: list[str]) -> None:
         """Put a flag list into the form (fields it covers, the rest into 'other flags'), then re-plan once."""
         values, extras = v.form_from_flags(flags)
         new = {**self.inputs, **values, "other": shlex.join(extras)}
-        with self.prevent(Input.Changed, Select.Changed, Switch.Changed):
+        self._loading = True
+        try:
             for field in self.query(Field):
                 if field.key in values or field.key == "other":
                     field.set_value(new[field.key])
+        finally:
+            self._loading = False
         self.inputs = new
 
     # ------------------------------------------------------------------ search

@@ -11,13 +11,15 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.geometry import Size
-from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.visual import visualize
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
+from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from planner.search import Candidate, SearchResult
 from planner.tui.view import COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, candidate_text, filter_rank
@@ -39,28 +41,34 @@ SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spe
          "draft_kv": "dKV", "index": "idx", "needs": "needs", "outside": "outside", "free": "free", "over": "OVER"}
 
 
+def _height(widget: Widget, content: Text | str, width: int) -> int:
+    """Lines ``content`` takes in ``widget`` at ``width`` cells (wrapped as the widget wraps it)."""
+    return visualize(widget, content).get_height(widget.styles, width)
+
+
 # --------------------------------------------------------------------------- input fields
 
 
-class Field(Vertical):
-    """One input: a label, a control, and its inline error (from the last re-plan)."""
+class Field(Widget):
+    """One input: a label, a control, and its inline error (from the last re-plan).
+
+    ``value`` follows the control's value as it changes (a watcher, not a message), so whoever watches it
+    (the app re-plans) runs in the same step as the keystroke or ``set_value``: the control's repaint and
+    the re-plan's land in one screen update instead of two."""
 
     DEFAULT_CLASSES = "field"
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
+    value: var[Any] = var(None, init=False)  # the control's value; set by the control, never by hand
     error: reactive[str] = reactive("")
+    control: Any  # the Input, Select or Switch (control_widget's)
 
-    class Changed(Message):
-        """The user changed the field's value."""
-
-        def __init__(self, key: str, value: Any) -> None:
-            super().__init__()
-            self.key = key
-            self.value = value
-
-    def __init__(self, key: str, label: str, *, tooltip: str | None = None, id: str | None = None) -> None:
+    def __init__(self, key: str, label: str, value: Any, *, tooltip: str | None = None,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.key = key
         self.label = label
+        self._initial = value
+        self.set_reactive(Field.value, value)
         if tooltip:
             self.tooltip = tooltip
 
@@ -68,10 +76,16 @@ class Field(Vertical):
         raise NotImplementedError
 
     def compose(self) -> ComposeResult:
-        with Horizontal(classes="row"):
-            yield Label(self.label, classes="name")
-            yield self.control_widget()
+        self.control = self.control_widget()
+        yield Label(self.label, classes="name")  # a grid (app.tcss): name | control, the error below both
+        yield self.control
         yield Static("", classes="error")
+
+    def on_mount(self) -> None:
+        self.watch(self.control, "value", self._control_changed, init=False)
+
+    def _control_changed(self, value: Any) -> None:
+        self.value = value
 
     def set_value(self, value: Any) -> None:
         raise NotImplementedError
@@ -88,9 +102,6 @@ class Field(Vertical):
     def watch_error(self, error: str) -> None:
         self.set_class(bool(error), "-invalid")
         self.query_one(".error", Static).update(error)
-
-    def _changed(self, value: Any) -> None:
-        self.post_message(self.Changed(self.key, value))
 
 
 class FieldInput(Input):
@@ -122,8 +133,7 @@ class TextField(Field):
 
     def __init__(self, key: str, label: str, value: str = "", *, placeholder: str = "",
                  tooltip: str | None = None, id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
-        self._initial = value
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
         self._placeholder = placeholder
 
     def control_widget(self) -> Widget:
@@ -131,7 +141,7 @@ class TextField(Field):
 
     @property
     def input(self) -> Input:
-        return self.query_one(Input)
+        return self.control
 
     def set_value(self, value: Any) -> None:
         self.input.value = str(value)
@@ -147,8 +157,7 @@ class TextField(Field):
 
     @on(Input.Changed)
     def _input_changed(self, event: Input.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -156,25 +165,50 @@ class TextField(Field):
         self.screen.focus_next()
 
 
+class FieldSelect(Select):
+    """A Select whose new value repaints its label without the relayout of the whole screen that Select's
+    own watcher asks for (it updates the label with Static.update, which always requests a layout pass),
+    unless the new label wraps to a different height. The body is Select._watch_value and
+    SelectCurrent.update of textual 8.2.8 (pinned in pyproject.toml) with that one update made quiet."""
+
+    def _watch_value(self, value: Any) -> None:
+        try:
+            current = self.query_one(SelectCurrent)
+            label = current.query_one("#label", Static)
+        except NoMatches:
+            super()._watch_value(value)
+            return
+        index, prompt = next(((i, p) for i, (p, v) in enumerate(self._options) if v == value), (None, None))
+        width = label.content_size.width
+        if (index is None or width <= 0 or not isinstance(prompt, (str, Text))
+                or _height(label, prompt, width) != label.content_size.height):
+            super()._watch_value(value)
+            return
+        self._value = value
+        self.query_one(SelectOverlay).highlighted = index
+        current.label = prompt
+        current.has_value = True
+        label.update(prompt, layout=False)
+        self.post_message(self.Changed(self, value))
+
+
 class ChoiceField(Field):
     """A flag with a fixed set of values (or the GPU, the model, the engine version)."""
 
     def __init__(self, key: str, label: str, options: list[tuple[str, str]], value: str, *,
                  tooltip: str | None = None, id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
         self._options = options
-        self._initial = value
 
     def control_widget(self) -> Widget:
-        return Select(self._options, value=self._initial, allow_blank=False, compact=True)
+        return FieldSelect(self._options, value=self._initial, allow_blank=False, compact=True)
 
     def set_value(self, value: Any) -> None:
-        self.query_one(Select).value = value
+        self.control.value = value
 
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
 
 class SwitchField(Field):
@@ -182,42 +216,60 @@ class SwitchField(Field):
 
     def __init__(self, key: str, label: str, value: bool = False, *, tooltip: str | None = None,
                  id: str | None = None) -> None:
-        super().__init__(key, label, tooltip=tooltip, id=id)
-        self._initial = value
+        super().__init__(key, label, value, tooltip=tooltip, id=id)
 
     def control_widget(self) -> Widget:
         return Switch(self._initial, animate=False)
 
     def set_value(self, value: Any) -> None:
-        self.query_one(Switch).value = bool(value)
+        self.control.value = bool(value)
 
     @on(Switch.Changed)
     def _switch_changed(self, event: Switch.Changed) -> None:
-        event.stop()
-        self._changed(event.value)
+        event.stop()  # ``value`` already followed it
 
 
 # --------------------------------------------------------------------------- the plan
 
 
-def _height(widget: Widget, content: Text, width: int) -> int:
-    return visualize(widget, content).get_height(widget.styles, width)
+class SizedByLayout(Widget):
+    """A widget whose new size, found by a layout pass, does not ask for another layout pass.
+
+    Textual's layout pass hands every widget its new size and virtual size; setting the virtual size (a
+    reactive declared with layout=True) asks for a second pass in the next frame, which finds nothing to move
+    but lays out and repaints again. When only the height changed (new text, same width), the size came from
+    the layout itself and that request is redundant: store it quietly, as Textual's own scrolling fast path
+    does (``_size_updated(..., layout=False)``, textual 8.2.8, pinned in pyproject.toml). A new width keeps the
+    second pass (the text re-wraps to a new height). Scrollbars follow either way (``_scroll_update``)."""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        same_width = size.width == self._size.width and container_size.width == self._container_size.width
+        return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
 
 
-class Panel(Static):
+class PlanScroll(SizedByLayout, VerticalScroll):
+    """The centre column (verdict, bar, capacity, explanation): scrolls; its panels' heights change with the plan."""
+
+
+class Panel(SizedByLayout, Static):
     """A Static that re-lays out the screen only when its new text wraps to a different height
     (a layout pass repaints every widget; most edits change numbers, not line counts)."""
 
     _shown: Text | None = None
+    _shown_lines: tuple[int, int] = (0, -1)  # (width, lines) of _shown, measured when it was shown
 
     def show(self, content: Text) -> None:
         if self._shown is not None and content == self._shown:
             return
         width = self.content_size.width
-        layout = (self._shown is None or width <= 0
-                  or _height(self, content, width) != _height(self, self._shown, width))
-        self._shown = content
-        self.update(content, layout=layout)
+        lines = _height(self, content, width) if width > 0 else -1
+        old_width, old_lines = self._shown_lines
+        if self._shown is None:
+            old_lines = -1
+        elif width > 0 and old_width != width:
+            old_lines = _height(self, self._shown, width)
+        self._shown, self._shown_lines = content, (width, lines)
+        self.update(content, layout=lines < 0 or lines != old_lines)
 
 
 def _segment_widths(bar: BarView, width: int) -> list[int]:
@@ -231,7 +283,7 @@ def _segment_widths(bar: BarView, width: int) -> list[int]:
     return cells
 
 
-class MemoryBar(Widget):
+class MemoryBar(SizedByLayout):
     """The GPU's memory as one stacked bar, each segment labelled in GiB."""
 
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
