@@ -135,7 +135,7 @@ def loader_quant_config(r, load_config):
 def model_class_keeps_quant_config(r):
     """True if the class SGLang's loader picks stores the quant_config it is built with
     (``self.quant_config = quant_config`` in an __init__ of its MRO): configure_kv_cache_dtype reads
-    getattr(model, "quant_config", None). (The same test as v0_5_21._model_class_keeps_quant_config.)"""
+    getattr(model, "quant_config", None). (v0_5_21._model_class_keeps_quant_config calls it too.)"""
     import inspect
 
     from sglang.srt.model_loader import loader

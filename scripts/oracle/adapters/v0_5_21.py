@@ -28,6 +28,7 @@ import inspect
 from versions import v0_5_19 as _base
 from versions.v0_5_19 import *  # noqa: F401,F403
 from versions.v0_5_19 import _unwrap
+from versions.standins import model_class_keeps_quant_config
 
 VERSION = "0.5.21"
 
@@ -67,24 +68,9 @@ def _quant_config_for(S, r):
 
 
 def _model_class_keeps_quant_config(r):
-    """True if the class SGLang's loader picks stores the quant_config it is built with
-    (``self.quant_config = quant_config`` in an __init__ of its MRO): configure_kv_cache_dtype reads
-    getattr(model, "quant_config", None)."""
-    from sglang.srt.model_loader import loader
-
-    try:
-        cls, _ = loader.get_model_architecture(r.model_config)
-    except Exception:  # noqa: BLE001 - unknown class: let SGLang's own dtype code see the config
-        return True
-    for k in cls.__mro__:
-        init = vars(k).get("__init__")
-        try:
-            src = inspect.getsource(init) if init is not None else ""
-        except (OSError, TypeError):
-            continue
-        if "self.quant_config = " in src or "self.quant_config=" in src:
-            return True
-    return False
+    """True if the class SGLang's loader picks stores the quant_config it is built with (standins.py, which the
+    0.5.9-0.5.16 adapters share)."""
+    return model_class_keeps_quant_config(r)
 
 
 def after_load_model(S, r):
