@@ -381,6 +381,7 @@ def test_profile_toml_for_unknown_card_loads(tmp_path):
     assert "NVML reading on 2026-05-01 via nvidia-ml-py" in prof.sources["memory_total_mib"]
     assert "nvmlDeviceGetMemoryInfo_v2 total" in prof.sources["memory_total_mib"]
     assert set(prof.sources) == {"memory_total_mib", "driver_reserved_mib", "compute_capability"}
+    assert prof.interconnect == "unknown" and '"pcie"' in prof.notes  # said, and the reviewer told how to change it
 
 
 def test_profile_toml_for_v1_and_unified(tmp_path):

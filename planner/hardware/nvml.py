@@ -483,9 +483,13 @@ def profile_toml_for(gpu: LiveGpu, today: _dt.date | None = None) -> str:
     lines.append(f'compute_capability = "{gpu.cc[0]}.{gpu.cc[1]}"')
     sources["compute_capability"] = f"{via}: nvmlDeviceGetCudaComputeCapability{drv}"
     lines.append(f"unified_memory = {'true' if gpu.unified_memory else 'false'}")
+    # NVML's link state says nothing of a card's other variants: left unknown (the NVLink figure, the conservative
+    # side); a reviewer who knows every variant is a PCIe card sets "pcie" with its source
+    lines.append('interconnect = "unknown"')
     if gpu.mig_enabled:
         note_bits.append("MIG was enabled during the reading.")
-    note_bits.append("Review before committing: add aliases, bandwidth and notes.")
+    note_bits.append("Review before committing: add aliases, bandwidth and notes; interconnect is \"unknown\" "
+                     "(tp > 1 takes the NVLink figure for NCCL): set \"pcie\" with a source for a PCIe-only card.")
     lines.append(f"notes = {_toml_str(' '.join(note_bits))}")
     lines.append("")
     lines.append("[sources]")
