@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from planner.catalog.spec import ModelSpec
+from planner.catalog.spec import ModelSpec, is_dense_moe_layer
 
 
 @dataclass(frozen=True)
@@ -218,26 +218,13 @@ def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
         yield Param(p + "input_layernorm.weight", h)
         yield Param(p + "post_attention_layernorm.weight", h)
         yield from _attn(spec, p + "self_attn.", gated=False, qk_norm=qk_norm, bias=bias)
-        if _is_dense_layer(spec, t, i):  # Qwen3-MoE's mlp_only_layers / decoder_sparse_step
+        if is_dense_moe_layer(spec, t, i):  # Qwen3-MoE's mlp_only_layers / decoder_sparse_step
             yield from _mlp(spec, p + "mlp.", spec.intermediate_size or 4 * h)
         else:
             yield from _ffn(spec, p)
     yield Param("model.norm.weight", h)
     if not spec.tie_word_embeddings:
         yield Linear("lm_head", spec.vocab_size, h)
-
-
-def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
-    """A MoE model's plain-MLP layers, as its checkpoint lays them out: Qwen-MoE's ``mlp_only_layers`` /
-    ``decoder_sparse_step`` (the same rule as planner.catalog.weights, which cannot be imported here: it imports
-    planner.catalog.quant)."""
-    if not spec.num_experts:
-        return False
-    only = t.get("mlp_only_layers")
-    if isinstance(only, list) and layer in only:
-        return True
-    step = t.get("decoder_sparse_step")
-    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
 
 
 def numel(t: Linear | Param) -> int:

@@ -430,3 +430,18 @@ def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
         raw=cfg,
     )
 
+
+def is_dense_moe_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
+    """A MoE model's dense layers: the first ``first_k_dense_replace`` (GLM-4.x MoE, DeepSeek) and Qwen-MoE's
+    ``mlp_only_layers`` / ``decoder_sparse_step``, as the HF checkpoints of those families lay them out
+    (planner.catalog.weights counts their parameters, planner.catalog.quant_tensors lists their tensors)."""
+    if not spec.num_experts:
+        return False
+    first_k = t.get("first_k_dense_replace")
+    if isinstance(first_k, int) and layer < first_k:
+        return True
+    only = t.get("mlp_only_layers")
+    if isinstance(only, list) and layer in only:
+        return True
+    step = t.get("decoder_sparse_step")
+    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0

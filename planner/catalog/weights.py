@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec, is_dense_moe_layer
 
 
 @dataclass(frozen=True)
@@ -36,21 +36,6 @@ def _mlp_params(spec: ModelSpec, t: dict) -> int:
 # projections carry a bias (transformers' Qwen2Attention builds them with bias=True whatever the config says)
 _QK_NORM_TYPES = ("qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_vl_text", "qwen3_vl_moe_text")
 _QKV_BIAS_TYPES = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
-
-
-def _is_dense_layer(spec: ModelSpec, t: dict, layer: int) -> bool:
-    """A MoE model's dense layers: the first ``first_k_dense_replace`` (GLM-4.x MoE, DeepSeek) and Qwen-MoE's
-    ``mlp_only_layers`` / ``decoder_sparse_step`` (as the HF checkpoints of those families lay them out)."""
-    if not spec.num_experts:
-        return False
-    first_k = t.get("first_k_dense_replace")
-    if isinstance(first_k, int) and layer < first_k:
-        return True
-    only = t.get("mlp_only_layers")
-    if isinstance(only, list) and layer in only:
-        return True
-    step = t.get("decoder_sparse_step")
-    return isinstance(step, int) and step > 1 and (layer + 1) % step != 0
 
 
 def _dense_mlp_params(spec: ModelSpec) -> int:
@@ -101,7 +86,7 @@ def estimate_params(spec: ModelSpec) -> int:
             c = spec.text.get("hybrid_override_pattern", "")[layer]
             total += h + (_attn_params(spec) if c == "*" else _mixer_params(spec) if c == "M" else mlp)
             continue
-        total += 2 * h + (_dense_mlp_params(spec) if _is_dense_layer(spec, t, layer) else mlp)
+        total += 2 * h + (_dense_mlp_params(spec) if is_dense_moe_layer(spec, t, layer) else mlp)
         total += _attn_params(spec) if layer in full else 0
         total += _mixer_params(spec) if layer in mixer else 0
     if spec.mtp_layers:
