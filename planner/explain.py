@@ -62,16 +62,11 @@ def best_max_running_requests(plan: Plan, exhaustive: bool = False) -> tuple[int
         return _scan_down(hi, 1, None, boots, key, at, exhaustive=True)
     if not moves:
         found = _best_where_monotone(1, hi, boots, runs_all, key)
-        return None if found is None else (found, at(found)) if found > 0 else _scan_down(hi, 1, None, boots, key, at)
+        return None if found is None else (found, at(found))
     # above MOVES_UP_TO the default fraction no longer moves with r: that stretch is monotone again
     best = None
     if hi > MOVES_UP_TO:
         found = _best_where_monotone(MOVES_UP_TO + 1, hi, boots, runs_all, key)
-        if found is not None and found < 0:  # R < r at the stretch's start: its best is there (or its tie run)
-            lo = MOVES_UP_TO + 1
-            k = key(lo)
-            top = hi if boots(hi) else _last_true(lo, hi, boots)
-            found = top if key(top) == k else _last_true(lo, top, lambda x: key(x) == k)
         best = None if found is None else (found, at(found))
         hi = MOVES_UP_TO
     return _scan_down(hi, 1, best, boots, key, at)
@@ -85,17 +80,16 @@ MOVES_UP_TO = 512
 
 def _best_where_monotone(lo: int, hi: int, boots, runs_all, key) -> int | None:
     """On a stretch lo..hi where the plan is monotone in r (the values that boot are a prefix, R(r) = r on a
-    prefix and R <= r* after it, the KV tokens shrinking): the best value (the run of equal keys after r*, its
-    largest), None when none boots, or -1 when R(lo) < lo (the caller decides: the best is then lo's key)."""
+    prefix lo..r* and R <= r* after it, the KV tokens shrinking): the best value, the largest of the run of
+    r*'s key after r*; None when none boots. When R(lo) < lo there is no such prefix: every later value has at
+    most lo's R and KV tokens (R = min(r, g(r)) <= g(lo) = R(lo)), so the best is the run of lo's key."""
     top = hi
     if not boots(hi):
         if hi == lo or not boots(lo):
             return None
         top = _last_true(lo, hi, boots)  # boots(lo), not boots(hi)
-    if not runs_all(lo):
-        return -1
-    r = top if runs_all(top) else _last_true(lo, top, runs_all)
-    if r < top:  # a tie goes to the larger value, as the scan from hi gives: the run of r*'s key
+    r = lo if not runs_all(lo) else top if runs_all(top) else _last_true(lo, top, runs_all)
+    if r < top:  # a tie goes to the larger value, as the scan from hi gives: the run of r's key
         k = key(r)
         r = top if key(top) == k else _last_true(r, top, lambda x: key(x) == k)
     return r
