@@ -264,16 +264,25 @@ def _chain(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str, np
     inp.update(arrays)
     out = size_chain(**inp)
     if key is not None:
-        cache[key] = (arrays, out, arrays["mfs"], grid)  # the grid kept alive: its id stays its own
+        value = (arrays, out, arrays["mfs"], grid)  # the grid kept alive: its id stays its own
         if grid_key is None:  # a whole grid's chain is about a MB: keep the latest _FULL_CHAINS of them
-            full = cache.setdefault("_full", [])
-            full.append(key)
-            if len(full) > _FULL_CHAINS:
-                cache.pop(full.pop(0), None)
+            remember(cache, "_full", _FULL_CHAINS, key, value)
+        else:
+            cache[key] = value
     return inp, out, arrays["mfs"]
 
 
 _FULL_CHAINS = 24
+
+
+def remember(cache: dict, ring: str, limit: int, key, value) -> None:
+    """``cache[key] = value``, keeping only the latest ``limit`` keys stored under the same ``ring`` (the keys'
+    order is kept in ``cache[ring]``): for the large arrays a search context would otherwise gather without end."""
+    cache[key] = value
+    kept = cache.setdefault(ring, [])
+    kept.append(key)
+    if len(kept) > limit:
+        cache.pop(kept.pop(0), None)
 
 
 def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | None) -> tuple:
@@ -421,11 +430,7 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
             "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
             "left": left, "longest": longest, "mfs": mfs}
     if cache is not None:
-        cache[key] = (prep, grid, base)  # prep and grid kept: their ids stay theirs
-        kept = cache.setdefault("_points", [])
-        kept.append(key)
-        if len(kept) > _EVALS_KEPT:
-            cache.pop(kept.pop(0), None)
+        remember(cache, "_points", _EVALS_KEPT, key, (prep, grid, base))  # prep and grid kept: ids stay theirs
     return base
 
 

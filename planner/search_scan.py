@@ -25,6 +25,7 @@ from planner.search_eval import (
     default_range,
     evaluate_points,
     prepare_combo,
+    remember,
     run_values,
 )
 from planner.search_space import (
@@ -366,8 +367,9 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
     preps = [prep for _, prep in items]
     if found is None or found[0] is not lines or any(a is not b for a, b in zip(found[1], preps)):
         found = (lines, preps, _bound_arrays(plan0, model, items, grid, lines, draft, needs, cache))
-        if cache is not None:  # a re-search with other needs (a sweep, the TUI) bounds the same combinations
-            cache[key] = found  # the preparations (each its flags, so its mildness) and lines kept: ids stay theirs
+        if cache is not None:  # a re-search with other needs (a sweep, the TUI) bounds the same combinations;
+            # the preparations (each its flags, so its mildness) and lines kept: their ids stay theirs
+            remember(cache, "_bounds", _BOUNDS_KEPT, key, found)
     if found[2] is None:
         return [(False, (0, 0, 0))] * len(items)
     n_ub, r_ub, m_lb, owner, mild0, ctx_len, capped, room, per_tok, state_b = found[2]
@@ -397,6 +399,9 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
     mask = (1 << 21) - 1
     return [(False, (0, 0, 0)) if b < 0 else (True, (int(b >> 42), int((b >> 21) & mask), int(b & mask) - (1 << 20)))
             for b in best.tolist()]
+
+
+_BOUNDS_KEPT = 8  # bound_all's arrays kept per search context (each a few MB: rows x lines x 3 int64 arrays)
 
 
 def _bound_arrays(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Prepared]],
