@@ -17,6 +17,7 @@ margin, and the stated needs (longest request, concurrency at that length) are m
 
 The parts: :mod:`planner.search_space` (axes, needs, rank key), :mod:`planner.search_eval` (one combination's
 evaluation), :mod:`planner.search_scan` (the scan over combinations: exhaustive or branch and bound),
+:mod:`planner.search_bound` (the branch and bound's bounds),
 :mod:`planner.search_spec` (speculative decoding's helpers); this module runs the search and explains it.
 """
 
@@ -51,19 +52,8 @@ from planner.search_eval import (  # noqa: F401
     run_values,
     solve_monotone,
 )
-from planner.search_scan import (  # noqa: F401
-    _SHARED,
-    _Scan,
-    _scan,
-    bound_all,
-    bound_grid,
-    bound_lines,
-    bound_parts,
-    complete_closest,
-    complete_scan,
-    line_bound,
-    shared_for,
-)
+from planner.search_bound import bound_all, bound_grid, bound_lines, bound_parts, line_bound  # noqa: F401
+from planner.search_scan import _SHARED, _Scan, _scan, complete_closest, complete_scan, shared_for  # noqa: F401
 from planner.search_space import (  # noqa: F401
     MAMBA_SIZES,
     MFS_VALUES,

@@ -345,9 +345,13 @@ def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared
         inp = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
         for k in members[0][1].inputs[0]:
             if k not in inp and k not in _SWITCHES:
-                inp[k] = np.repeat(np.array([prep.inputs[0][k] for _, prep, _ in members]), sizes)
+                values = [prep.inputs[0][k] for _, prep, _ in members]
+                first = values[0]  # one value for all: given as it is (size_chain broadcasts it)
+                same = all(type(v) is type(first) and v == first for v in values)
+                inp[k] = first if same else np.repeat(np.array(values), sizes)
         inp.update(zip(_SWITCHES, switches))
-        out = size_chain(**inp)
+        total = sum(sizes)
+        out = {k: v if np.ndim(v) else np.broadcast_to(v, total) for k, v in size_chain(**inp).items()}
         start = 0
         for (key, prep, grid), part, size in zip(members, parts, sizes):
             sl = slice(start, start + size)

@@ -124,6 +124,67 @@ def test_bounding_points_bound_every_line():
             assert np.array_equal(bound_min, line_min), (gpu_id, model_id, version, combo, key)
 
 
+def test_kv_requests_slots_and_pools_grow_along_every_line():
+    """What the bounds' exact points rest on (search_bound._line_caps: on a line, the highest point under its cap
+    has the most tokens and requests): along every line, from one explicit fraction to the next, KV tokens,
+    running requests, mamba slots, the pools and the CUDA graphs' estimate never shrink."""
+    for gpu_id, model_id, version, combo in BOUND_CASES:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, [], None, None, None, version=version)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        ev = evaluate_combo(plan0, model, combo, grid, None, Needs(context=65536), 65536)
+        explicit = ~np.isnan(grid["mfs"])
+        line = _lines(grid)[explicit]
+        order = np.lexsort((grid["mfs"][explicit], line))  # by line, then fraction
+        same_line = line[order][1:] == line[order][:-1]
+        graphs = ev.out["need_total"] - ev.out["need_total"].min()  # the static needs are one number per combination
+        for key, v in (("n", ev.out["n"]), ("r", ev.out["r"]), ("m", ev.out["m"]), ("pools", ev.out["pool_total"]),
+                       ("graphs", graphs)):
+            w = v[explicit][order]
+            assert (w[1:][same_line] >= w[:-1][same_line]).all(), (gpu_id, model_id, version, combo, key)
+
+
+def test_graph_estimate_grows_with_running_requests():
+    """The CUDA graphs' floor in the bounds (search_bound.graph_floors) rests on it: the estimate at R is at most
+    the one at any larger R, for the captured lists SGLang builds (with and without speculative decoding)."""
+    from planner.engines.sglang.pipeline.headroom import cuda_graph_need_array
+
+    model = resolve_model("qwen3.6-27b")
+    r = np.arange(0, 600, dtype=np.int64)
+    for flags in ([], ["--cuda-graph-max-bs", "64"], ["--speculative-algorithm", "EAGLE", "--mamba-scheduler-strategy",
+                                                        "extra_buffer"]):
+        plan = make_plan(find_profile("rtxpro6000"), model, flags, None, None, None, version="0.5.11")
+        need = cuda_graph_need_array(plan.args, model.spec, None, r)
+        assert (np.diff(need) >= 0).all() and need[-1] > need[1], flags
+
+
+def test_bounds_are_tight_where_the_siblings_are_pruned():
+    """The bound of a combination is its best feasible point's concurrency and KV bucket on these launches (the
+    default search's, a relaxation trial's): combinations that differ only in flags that cost headroom (chunked
+    prefill, a smaller decode graph) then bound below the best one and are skipped without being evaluated."""
+    from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
+
+    for gpu_id, model_id, fixed, combo in [("l40s", "qwen3.6-27b", ["--tp-size", "2"],
+                                            ["--mamba-radix-cache-strategy", "no_buffer", "--disable-overlap-schedule"]),
+                                           ("l40s", "llama-3.1-8b-instruct", [], []),
+                                           ("rtxpro6000", "qwen3.6-27b", [], [])]:
+        gpu, model = find_profile(gpu_id), resolve_model(model_id)
+        plan0 = make_plan(gpu, model, fixed, None, None, None)
+        grid = _numeric_grid(set(), model.spec.is_mambaish)
+        needs = Needs()
+        flags = fixed + combo
+        ev = evaluate_combo(plan0, model, flags, grid, None, needs, 32768)
+        prep = prepare_combo(plan0, model, flags, FlagBase(plan0.rules.flags, model.spec.name, fixed), run_values(grid),
+                             lazy=True)
+        meets, ub = line_bound(plan0, model, prep, grid, bound_lines(grid), None, needs, 32768, chosen=combo)
+        o = ev.out
+        best = max(_rank_key(Candidate([], pf, int(o["conc"][i]), int(o["n"][i]), int(o["r"][i]), int(o["longest"][i]),
+                                       int(o["left"][i]), True), needs.objective, pf, 32768)[:3]
+                   for i in np.flatnonzero(o["feasible"])
+                   for pf in [point_flags(combo, grid["mfs"][i], grid["ratio"][i], grid["msize"][i], grid["run"][i])])
+        assert meets and ub[:2] == best[:2], (gpu_id, model_id, ub, best)
+
+
 PRUNE_CASES = [  # (gpu, model, fixed flags, needs, release, top)
     ("rtxpro6000", "qwen3.6-27b", [], Needs(), None, 1),  # the default command
     ("rtxpro6000", "qwen3.6-27b", [], Needs(context=131072, concurrency=2, speculative="EAGLE"), None, 1),  # the seed
