@@ -117,8 +117,8 @@ def _line_caps(part: Part, outs: list[dict[str, np.ndarray]], n_lines: int, term
 
 def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: int, model: ResolvedModel,
                draft: ModelSpec | None, needs: Needs) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_line_caps` of every ``(prepared, part, chain, cap terms)`` row, in their order: the rows of the
-    same part computed together; a row without cap terms (no cap: the unified buffer, a negative margin) takes
+    """:func:`_line_caps` of every ``(prepared, part, chain, cap terms)`` row, in their order: the rows whose parts
+    have the same shape (fractions, exact ones, segment) computed together; a row without cap terms (no cap: the unified buffer, a negative margin) takes
     the highest fraction's values."""
     n_ub = np.empty((len(rows), n_lines), dtype=np.int64)
     r_ub = np.empty((len(rows), n_lines), dtype=np.int64)
@@ -127,19 +127,21 @@ def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: i
         if terms is None:
             n_ub[i], r_ub[i] = out["n"][:n_lines], out["r"][:n_lines]
         else:
-            groups.setdefault(part, []).append(i)
-    for part, idx in groups.items():
+            groups.setdefault((len(part.fracs), part.exact, part.segment), (part, []))[1].append(i)
+    for part, idx in groups.values():  # parts of one shape (their fractions aside: the chains are given)
         graphs = graph_floors([(rows[i][0], rows[i][2]["r"]) for i in idx], model, draft, needs)
         n_ub[idx], r_ub[idx] = _line_caps(part, [rows[i][2] for i in idx], n_lines, [rows[i][3] for i in idx], graphs)
     return n_ub, r_ub
 
 
 def _graph_key(prep: Prepared, model: ResolvedModel, draft: ModelSpec | None) -> tuple | None:
-    """What the CUDA graphs' estimate depends on besides R (None: the graphs are disabled, the estimate is 0)."""
-    args = prep.args
-    if args.disable_cuda_graph:
-        return None
-    return tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, model.spec, draft).items()))
+    """What the CUDA graphs' estimate depends on besides R (() : the graphs are disabled, the estimate is 0),
+    found once per combination."""
+    if prep.graph_key is None:
+        args = prep.args
+        prep.graph_key = () if args.disable_cuda_graph else (
+            tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, model.spec, draft).items())))
+    return prep.graph_key
 
 
 def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, draft: ModelSpec | None,
@@ -152,7 +154,7 @@ def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, 
     groups: dict = {}
     for i, (prep, r) in enumerate(jobs):
         key = _graph_key(prep, model, draft)
-        if key is not None:
+        if key:
             group = groups.setdefault(key, (prep, {}, []))
             group[1].setdefault(id(r), r)
             group[2].append(i)

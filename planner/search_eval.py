@@ -157,6 +157,7 @@ class Prepared:
     memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
     inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
     fraction_hi: float | None = None  # the default fraction at the smallest value (default_range), found once
+    graph_key: tuple | None = None  # what the CUDA graphs' estimate depends on besides R (search_bound), found once
 
 
 def ensure_table(prep: Prepared) -> None:
