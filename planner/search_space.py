@@ -47,6 +47,22 @@ class Candidate:
 
 
 def _numeric_grid(fixed: set[str], mambaish: bool) -> dict[str, np.ndarray]:
+    """The numeric axes' points, mem_fraction_static outermost (search_bound.bound_lines reads the lines off the
+    first points). Built once per axes left free: the arrays are shared (read-only) by every search."""
+    key = (tuple(sorted(fixed & {"mem_fraction_static", "mamba_full_memory_ratio", "max_mamba_cache_size",
+                                 "max_running_requests"})), mambaish)
+    grid = _GRIDS.get(key)
+    if grid is None:
+        grid = _GRIDS[key] = _build_grid(fixed, mambaish)
+        for v in grid.values():
+            v.flags.writeable = False
+    return grid
+
+
+_GRIDS: dict = {}
+
+
+def _build_grid(fixed: set[str], mambaish: bool) -> dict[str, np.ndarray]:
     mfs = np.array([np.nan] if "mem_fraction_static" in fixed else MFS_VALUES, dtype=np.float64)
     ratio = np.array([np.nan] if ("mamba_full_memory_ratio" in fixed or not mambaish) else RATIO_VALUES)
     msize = np.array([-1] if ("max_mamba_cache_size" in fixed or not mambaish) else MAMBA_SIZES, dtype=np.int64)
