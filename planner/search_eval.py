@@ -289,7 +289,7 @@ def remember(cache: dict, ring: str, limit: int, key, value) -> None:
 def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | None) -> tuple:
     """What the chain over ``grid`` depends on for a combination: its scalar inputs, the grid, the defaults."""
     args = prep.args
-    defaults = bool(np.isnan(grid["mfs"]).any())  # points at SGLang's default fraction
+    defaults = has_defaults(grid["mfs"])  # points at SGLang's default fraction
     if defaults:
         ensure_table(prep)
     table = prep.mfs_table if defaults else None
@@ -299,12 +299,28 @@ def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | No
             args.max_running_requests, args.max_mamba_cache_size)
 
 
+_DEFAULTS_SEEN: dict = {}  # id(mem_fraction_static array) -> (the array, whether it has unset points)
+
+
+def has_defaults(mfs: np.ndarray) -> bool:
+    """Whether a grid has points at SGLang's default fraction (NaN), remembered per array: a search asks it of
+    the same few arrays thousands of times (each chain lookup). The arrays are kept with the answer, so an id
+    is never another array's; the search never writes to its grids."""
+    hit = _DEFAULTS_SEEN.get(id(mfs))
+    if hit is not None and hit[0] is mfs:
+        return hit[1]
+    if len(_DEFAULTS_SEEN) > 512:
+        _DEFAULTS_SEEN.clear()
+    found = _DEFAULTS_SEEN[id(mfs)] = (mfs, bool(np.isnan(mfs).any()))
+    return found[1]
+
+
 def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The chain's per-point inputs over ``grid``: unset values take the combination's resolved ones."""
     args = prep.args
     n_pts = grid["mfs"].size
     mfs = grid["mfs"]
-    if np.isnan(mfs).any():
+    if has_defaults(mfs):
         ensure_table(prep)
         mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
         if prep.mfs_table is not None:
