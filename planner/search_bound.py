@@ -16,10 +16,19 @@ import numpy as np
 
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.engines.sglang.pipeline.headroom import _graph_args, cuda_graph_need_array
 from planner.engines.sglang.pipeline.pools import geometries
 from planner.plan import Plan
-from planner.search_eval import Prepared, _chain, _chains_at_once, _inputs, _static_needs, default_range, remember
+from planner.search_eval import (
+    Prepared,
+    _chain,
+    _chains_at_once,
+    _inputs,
+    _static_needs,
+    default_range,
+    graph_key,
+    graph_need_lookup,
+    remember,
+)
 from planner.search_space import MIB, RATIO_VALUES, Needs, _mildness
 
 EXACT_TOP = 3  # the explicit fractions bounded point by point, from the highest (where the best point most often is)
@@ -116,7 +125,7 @@ def _line_caps(part: Part, outs: list[dict[str, np.ndarray]], n_lines: int, term
 
 
 def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: int, model: ResolvedModel,
-               draft: ModelSpec | None, needs: Needs) -> tuple[np.ndarray, np.ndarray]:
+               draft: ModelSpec | None, needs: Needs, cache: dict | None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_line_caps` of every ``(prepared, part, chain, cap terms)`` row, in their order: the rows whose parts
     have the same shape (fractions, exact ones, segment) computed together; a row without cap terms (no cap: the unified buffer, a negative margin) takes
     the highest fraction's values."""
@@ -129,45 +138,37 @@ def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: i
         else:
             groups.setdefault((len(part.fracs), part.exact, part.segment), (part, []))[1].append(i)
     for part, idx in groups.values():  # parts of one shape (their fractions aside: the chains are given)
-        graphs = graph_floors([(rows[i][0], rows[i][2]["r"]) for i in idx], model, draft, needs)
+        graphs = graph_floors([(rows[i][0], rows[i][2]["r"]) for i in idx], model, draft, needs, cache)
         n_ub[idx], r_ub[idx] = _line_caps(part, [rows[i][2] for i in idx], n_lines, [rows[i][3] for i in idx], graphs)
     return n_ub, r_ub
 
 
-def _graph_key(prep: Prepared, model: ResolvedModel, draft: ModelSpec | None) -> tuple | None:
-    """What the CUDA graphs' estimate depends on besides R (() : the graphs are disabled, the estimate is 0),
-    found once per combination."""
+def _graph_key(prep: Prepared, model: ResolvedModel, draft: ModelSpec | None) -> tuple:
+    """search_eval.graph_key (() : the graphs are disabled, the estimate is 0), found once per combination."""
     if prep.graph_key is None:
-        args = prep.args
-        prep.graph_key = () if args.disable_cuda_graph else (
-            tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, model.spec, draft).items())))
+        prep.graph_key = () if prep.args.disable_cuda_graph else graph_key(prep.args, model.spec, draft)
     return prep.graph_key
 
 
 def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, draft: ModelSpec | None,
-                 needs: Needs) -> list:
+                 needs: Needs, cache: dict | None) -> list:
     """For each ``(prepared, R array)``, the CUDA graphs' estimate at each R (headroom.cuda_graph_need_array, what
-    evaluate_points charges at a point's R) x (1 + margin), rounded down so a cap only loosens; 0 with the graphs
-    disabled. The estimate only grows with R (the captured sizes <= R plus R itself: as many or more, and a
-    larger largest one), so at a lower R it is a lower bound. One call per graph inputs over all their R arrays
-    (each array once: combinations share a chain's; the caller keeps the arrays alive, so their ids are theirs)."""
-    groups: dict = {}
-    for i, (prep, r) in enumerate(jobs):
+    evaluate_points charges at a point's R, through search_eval.graph_need_lookup) x (1 + margin), rounded down so
+    a cap only loosens; 0 with the graphs disabled. The estimate only grows with R (the captured sizes <= R plus R
+    itself: as many or more, and a larger largest one), so at a lower R it is a lower bound. Each R array once
+    per graph inputs (combinations share a chain's; the caller keeps the arrays alive, so their ids are theirs)."""
+    found: dict = {}
+    out: list = []
+    for prep, r in jobs:
         key = _graph_key(prep, model, draft)
-        if key:
-            group = groups.setdefault(key, (prep, {}, []))
-            group[1].setdefault(id(r), r)
-            group[2].append(i)
-    out: list = [0] * len(jobs)
-    for prep, arrays, members in groups.values():
-        found = np.floor(cuda_graph_need_array(prep.args, model.spec, draft, np.concatenate(list(arrays.values())))
-                         * (1 + needs.margin)).astype(np.int64)
-        at, start = {}, 0
-        for k, r in arrays.items():
-            at[k] = found[start:start + r.size]
-            start += r.size
-        for i in members:
-            out[i] = at[id(jobs[i][1])]
+        if not key:
+            out.append(0)
+            continue
+        k = (id(r), key)
+        if k not in found:
+            need = graph_need_lookup(prep.args, model.spec, draft, r, cache, key)
+            found[k] = np.floor(need * (1 + needs.margin)).astype(np.int64)
+        out.append(found[k])
     return out
 
 
@@ -189,7 +190,7 @@ def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str
     for part in parts:
         pts, key = part_points(lines, part.fracs)
         rows.append((prep, part, _chain(plan0, model, prep, pts, draft, cache, key)[1], terms))
-    n_ub, r_ub = _rows_caps(rows, n_lines, model, draft, needs)  # (parts, lines)
+    n_ub, r_ub = _rows_caps(rows, n_lines, model, draft, needs, cache)  # (parts, lines)
     ctx = max(need_ctx, 1)
     conc_ub = np.minimum(r_ub, n_ub // ctx)
     longest_ub = np.minimum(args.context_len - 1, n_ub - 1)
@@ -275,7 +276,7 @@ def _bound_arrays(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str]
             ctx_len.append(prep.args.context_len)
     if not owner:
         return None
-    n_ub, r_ub = _rows_caps(rows, n_lines, model, draft, needs)
+    n_ub, r_ub = _rows_caps(rows, n_lines, model, draft, needs, cache)
     col = (lambda v: np.array(v, dtype=np.int64))
     return n_ub, r_ub, col(owner), col(mild0), col(ctx_len)
 

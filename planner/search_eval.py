@@ -457,18 +457,39 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
 
 def _graph_need(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,
                 cache: dict | None) -> np.ndarray:
-    """headroom.cuda_graph_need_array at the points' running requests; a pure function of the captured list, the
-    graph inputs and ``r``, so combinations sharing a chain (:func:`_chain`, the same ``r`` array) and those
-    inputs share it."""
-    from planner.engines.sglang.pipeline.headroom import _graph_args, cuda_graph_need_array  # noqa: PLC0415
+    """headroom.cuda_graph_need_array at the points' running requests (:func:`graph_need_lookup`)."""
+    return graph_need_lookup(args, spec, draft, r, cache)
 
-    if cache is None:
+
+_GRAPH_TABLE_MAX = 1 << 16  # running requests up to which the estimate is tabulated
+
+
+def graph_key(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None) -> tuple:
+    """What the CUDA graphs' estimate depends on besides the running requests R (headroom._graph_args and the
+    captured list SGLang starts from)."""
+    from planner.engines.sglang.pipeline.headroom import _graph_args  # noqa: PLC0415
+
+    return tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, spec, draft).items()))
+
+
+def graph_need_lookup(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,
+                      cache: dict | None, key: tuple | None = None) -> np.ndarray:
+    """headroom.cuda_graph_need_array(args, spec, draft, r), read off a table of the estimate at R = 0, 1, 2, ...
+    kept in ``cache`` per :func:`graph_key`: for those inputs the estimate is a function of R alone (the captured
+    list batch_sizes_to_capture(cuda_graph_bs, R), its length and largest size; R < 0 counts as 0), and the points'
+    R take a few hundred values, so one lookup per point replaces the estimate's dozen array operations. Without
+    a cache, or for an R of 2^16 or more, computed directly."""
+    from planner.engines.sglang.pipeline.headroom import cuda_graph_need_array  # noqa: PLC0415
+
+    top = int(r.max()) if r.size else 0
+    if cache is None or top >= _GRAPH_TABLE_MAX:
         return cuda_graph_need_array(args, spec, draft, r)
-    key = ("graph", id(r), tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, spec, draft).items())))
-    hit = cache.get(key)
-    if hit is None or hit[0] is not r:
-        hit = cache[key] = (r, cuda_graph_need_array(args, spec, draft, r))
-    return hit[1]
+    tkey = ("graph_table", graph_key(args, spec, draft) if key is None else key)
+    table = cache.get(tkey)
+    if table is None or table.size <= top:
+        size = min(_GRAPH_TABLE_MAX, max(1024, 2 * top + 2))
+        table = cache[tkey] = cuda_graph_need_array(args, spec, draft, np.arange(size, dtype=np.int64))
+    return table[np.maximum(r, 0)]
 
 
 def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None) -> int:
