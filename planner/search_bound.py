@@ -25,8 +25,8 @@ from planner.search_eval import (
     _inputs,
     _static_needs,
     default_range,
-    graph_key,
     graph_need_lookup,
+    prep_graph_key,
     remember,
 )
 from planner.search_space import MIB, RATIO_VALUES, Needs, _mildness
@@ -115,7 +115,8 @@ def _line_caps(part: Part, outs: list[dict[str, np.ndarray]], n_lines: int, term
     cap = (room - (m + 1.0) * state_bytes - g[:, at]) / per_token + 1.5  # N <= cap, for (k, len(at), lines)
     if part.segment:
         top = n[:, s - 2]
-        n_b, r_b = np.where(top <= cap[:, -1], top, np.floor(np.maximum(cap[:, -1], -1.0)).astype(np.int64)), r[:, s - 2]
+        n_b = np.where(top <= cap[:, -1], top, np.floor(np.maximum(cap[:, -1], -1.0)).astype(np.int64))
+        r_b = r[:, s - 2]
     else:
         n_b, r_b = np.full((k, n_lines), -1, dtype=np.int64), np.zeros((k, n_lines), dtype=np.int64)
     for i in reversed(range(part.exact)):  # the lowest first: a higher point under its cap replaces it
@@ -127,8 +128,8 @@ def _line_caps(part: Part, outs: list[dict[str, np.ndarray]], n_lines: int, term
 def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: int, model: ResolvedModel,
                draft: ModelSpec | None, needs: Needs, cache: dict | None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_line_caps` of every ``(prepared, part, chain, cap terms)`` row, in their order: the rows whose parts
-    have the same shape (fractions, exact ones, segment) computed together; a row without cap terms (no cap: the unified buffer, a negative margin) takes
-    the highest fraction's values."""
+    have the same shape (fractions, exact ones, segment) computed together; a row without cap terms (no cap: the
+    unified buffer, a negative margin) takes the highest fraction's values."""
     n_ub = np.empty((len(rows), n_lines), dtype=np.int64)
     r_ub = np.empty((len(rows), n_lines), dtype=np.int64)
     groups: dict = {}
@@ -139,15 +140,9 @@ def _rows_caps(rows: list[tuple[Prepared, Part, dict, tuple | None]], n_lines: i
             groups.setdefault((len(part.fracs), part.exact, part.segment), (part, []))[1].append(i)
     for part, idx in groups.values():  # parts of one shape (their fractions aside: the chains are given)
         graphs = graph_floors([(rows[i][0], rows[i][2]["r"]) for i in idx], model, draft, needs, cache)
-        n_ub[idx], r_ub[idx] = _line_caps(part, [rows[i][2] for i in idx], n_lines, [rows[i][3] for i in idx], graphs)
+        n_ub[idx], r_ub[idx] = _line_caps(part, [rows[i][2] for i in idx], n_lines, [rows[i][3] for i in idx],
+                                          graphs)
     return n_ub, r_ub
-
-
-def _graph_key(prep: Prepared, model: ResolvedModel, draft: ModelSpec | None) -> tuple:
-    """search_eval.graph_key (() : the graphs are disabled, the estimate is 0), found once per combination."""
-    if prep.graph_key is None:
-        prep.graph_key = () if prep.args.disable_cuda_graph else graph_key(prep.args, model.spec, draft)
-    return prep.graph_key
 
 
 def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, draft: ModelSpec | None,
@@ -160,7 +155,7 @@ def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, 
     found: dict = {}
     out: list = []
     for prep, r in jobs:
-        key = _graph_key(prep, model, draft)
+        key = prep_graph_key(prep, model.spec, draft)
         if not key:
             out.append(0)
             continue
@@ -191,21 +186,29 @@ def line_bound(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[str
         pts, key = part_points(lines, part.fracs)
         rows.append((prep, part, _chain(plan0, model, prep, pts, draft, cache, key)[1], terms))
     n_ub, r_ub = _rows_caps(rows, n_lines, model, draft, needs, cache)  # (parts, lines)
-    ctx = max(need_ctx, 1)
-    conc_ub = np.minimum(r_ub, n_ub // ctx)
-    longest_ub = np.minimum(args.context_len - 1, n_ub - 1)
-    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
-    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
+    mild0 = _mildness(chosen or []) - np.array([p.flags for p in parts])
+    meets, first, second, mild = _key_parts(n_ub, r_ub, np.full(len(parts), args.context_len), mild0, lines, needs,
+                                            need_ctx)
     if not meets.any():
         return False, (0, 0, 0)
-    mild = _mildness(chosen or []) - _line_flags(lines)[None, :] - np.array([p.flags for p in parts])[:, None]
-    if needs.objective == "kv-tokens":
-        first, second = fill_ub // 4096, conc_ub
-    else:
-        first, second = conc_ub, n_ub // 4096
-    first, second, mild = first[meets], second[meets], np.broadcast_to(mild, meets.shape)[meets]
+    first, second, mild = first[meets], second[meets], mild[meets]
     i = np.lexsort((mild, second, first))[-1]
     return True, (int(first[i]), int(second[i]), int(mild[i]))
+
+
+def _key_parts(n_ub: np.ndarray, r_ub: np.ndarray, ctx_len: np.ndarray, mild0: np.ndarray, lines: dict, needs: Needs,
+               need_ctx: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per (row, line), from the most KV tokens and running requests a feasible point can have (``n_ub``,
+    ``r_ub``; ``ctx_len`` and ``mild0``, the row's context length and flags' mildness): whether a point can meet
+    the needs, and the first three parts of the rank key they bound (:func:`line_bound`)."""
+    ctx = max(need_ctx, 1)
+    conc_ub = np.minimum(r_ub, n_ub // ctx)
+    longest_ub = np.minimum(ctx_len[:, None] - 1, n_ub - 1)
+    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
+    mild = mild0[:, None] - _line_flags(lines)[None, :]
+    if needs.objective == "kv-tokens":
+        return meets, np.minimum(n_ub, np.maximum(r_ub, 0) * ctx) // 4096, conc_ub, mild
+    return meets, conc_ub, n_ub // 4096, mild
 
 
 def _line_flags(lines: dict) -> np.ndarray:
@@ -230,13 +233,7 @@ def bound_all(plan0: Plan, model: ResolvedModel, items: list[tuple[list[str], Pr
     if found[2] is None:
         return [(False, (0, 0, 0))] * len(items)
     n_ub, r_ub, owner, mild0, ctx_len = found[2]
-    ctx = max(need_ctx, 1)
-    conc_ub = np.minimum(r_ub, n_ub // ctx)
-    longest_ub = np.minimum(ctx_len[:, None] - 1, n_ub - 1)
-    fill_ub = np.minimum(n_ub, np.maximum(r_ub, 0) * ctx)
-    meets = (longest_ub >= need_ctx) & (conc_ub >= needs.concurrency)
-    mild = mild0[:, None] - _line_flags(lines)[None, :]
-    first, second = (fill_ub // 4096, conc_ub) if needs.objective == "kv-tokens" else (conc_ub, n_ub // 4096)
+    meets, first, second, mild = _key_parts(n_ub, r_ub, ctx_len, mild0, lines, needs, need_ctx)
     # the three parts in one integer, ordered as the tuples are: 21 bits each (checked), mild offset to >= 0
     first, second, mild = np.maximum(first, 0), np.maximum(second, 0), mild + (1 << 20)
     if first.max() >= 1 << 21 or second.max() >= 1 << 21 or mild.min() < 0 or mild.max() >= 1 << 21:

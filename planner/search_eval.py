@@ -157,7 +157,7 @@ class Prepared:
     memo: dict = field(default_factory=dict)  # default mem_fraction_static by --max-running-requests value
     inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
     fraction_hi: float | None = None  # the default fraction at the smallest value (default_range), found once
-    graph_key: tuple | None = None  # what the CUDA graphs' estimate depends on besides R (search_bound), found once
+    graph_key: tuple | None = None  # what the CUDA graphs' estimate depends on besides R (prep_graph_key)
 
 
 def ensure_table(prep: Prepared) -> None:
@@ -443,7 +443,7 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
         prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
     graph_need = np.zeros(n_pts, dtype=np.int64)
     if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
-        graph_need = _graph_need(args, spec, draft, r, cache)
+        graph_need = graph_need_lookup(args, spec, draft, r, cache, prep_graph_key(prep, spec, draft))
     need_total = prep.static_needs + graph_need
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
@@ -455,12 +455,6 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     return base
 
 
-def _graph_need(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,
-                cache: dict | None) -> np.ndarray:
-    """headroom.cuda_graph_need_array at the points' running requests (:func:`graph_need_lookup`)."""
-    return graph_need_lookup(args, spec, draft, r, cache)
-
-
 _GRAPH_TABLE_MAX = 1 << 16  # running requests up to which the estimate is tabulated
 
 
@@ -470,6 +464,13 @@ def graph_key(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None) -> t
     from planner.engines.sglang.pipeline.headroom import _graph_args  # noqa: PLC0415
 
     return tuple(args.cuda_graph_bs), tuple(sorted(_graph_args(args, spec, draft).items()))
+
+
+def prep_graph_key(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None) -> tuple:
+    """:func:`graph_key` of a combination, found once (() : its graphs are disabled, the estimate is 0)."""
+    if prep.graph_key is None:
+        prep.graph_key = () if prep.args.disable_cuda_graph else graph_key(prep.args, spec, draft)
+    return prep.graph_key
 
 
 def graph_need_lookup(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | None, r: np.ndarray,

@@ -145,7 +145,7 @@ class _ScanContext:
     needs: Needs
     need_ctx: int
     top: int
-    cache: dict = field(default_factory=dict)  # what combinations share (_chain, _graph_need; shared_for)
+    cache: dict = field(default_factory=dict)  # what combinations share (_chain, the graph tables; shared_for)
 
 
 def _evaluate(ctx: _ScanContext, index: int, chosen: list[str], prep: Prepared) -> _Combo:
