@@ -90,3 +90,44 @@ def test_readme_command_runs(command, capsys, monkeypatch):
     assert code in (0, 1), (command, out.err)
     assert "Traceback" not in out.err and not out.err.strip(), out.err
     assert out.out.strip()
+
+
+def _readme_outputs():
+    import importlib.util
+    import sys
+
+    if "readme_outputs" in sys.modules:
+        return sys.modules["readme_outputs"]
+
+    spec = importlib.util.spec_from_file_location("readme_outputs", ROOT / "scripts" / "readme_outputs.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("readme_outputs", mod)
+    spec.loader.exec_module(mod)
+    return sys.modules["readme_outputs"]
+
+
+def test_readme_has_output_excerpts():
+    ro = _readme_outputs()
+    found = ro.excerpts(README)
+    assert len(found) >= 2
+    # every ```text block that shows a '$ plan' command is a generated excerpt (none can be hand-written)
+    shown = re.findall(r"```text\n\$ plan ", README)
+    assert len(shown) == len(found)
+
+
+@pytest.mark.parametrize("index", range(len(_readme_outputs().excerpts(README))))
+def test_readme_outputs_are_current(index):
+    """What each README excerpt shows is what its command prints today (scripts/readme_outputs.py rewrites them)."""
+    ro = _readme_outputs()
+    ex = ro.excerpts(README)[index]
+    assert ex.shown == ro.render(ex), (
+        f"README excerpt of `{' '.join(ex.command_lines)}` is stale: run python scripts/readme_outputs.py")
+
+
+def test_excerpt_selection_marks_what_is_left_out():
+    ro = _readme_outputs()
+    out = "a\nb\nc\nd\ne\n"
+    assert ro.select(out, [["b", "c"]]) == "...\nb\nc\n...\n"
+    assert ro.select(out, [[None, "a"], ["e", None]]) == "a\n...\ne\n"
+    with pytest.raises(ValueError):
+        ro.select(out, [["x", None]])
