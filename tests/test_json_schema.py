@@ -16,6 +16,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.cli import main, run_batch
 from planner.schema import KINDS, PLAN_VERDICTS, SCHEMA_VERSION, build, load, render
@@ -291,3 +293,91 @@ def test_the_docs_example_batch_validates(tmp_path):
     assert len(res) == len(lines) and all("error" not in r for r in res)
     for r in res:
         assert_valid("batch", r)
+
+
+# ----------------------------------------------------------------------------- verdicts against SGLang's own code
+
+
+@pytest.mark.parametrize("version", ["0.5.11", "0.5.23"])
+def test_json_verdict_is_the_oracles_outcome_on_the_golden_cases(version):
+    """Every curated golden case SGLang rejects or fails to start: the JSON verdict names the same outcome
+    (the planner's plan reproduces it; tests/test_golden_oracle.py checks the whole summary)."""
+    from golden_sets import read_pairs
+
+    from planner.catalog.catalog import resolve_model
+    from planner.hardware.profiles import find_profile
+    from planner.plan import make_plan
+    from planner.report import to_dict
+
+    seen = set()
+    for case, expected in read_pairs(ROOT / "tests" / "golden", version):
+        if expected["outcome"] not in ("rejected", "startup_failed"):
+            continue
+        plan = make_plan(find_profile(case["gpu"]), resolve_model(case["planner_model"]), case["flags"],
+                         case.get("env") or {}, case["free_before_gib"], case["free_after_gib"], version=version)
+        if plan.outcome != expected["outcome"]:  # a startup check the oracle does not run (test_golden_oracle)
+            continue
+        assert to_dict(plan)["verdict"] == expected["outcome"], case["id"]
+        seen.add(expected["outcome"])
+    assert seen == {"rejected", "startup_failed"}
+
+
+# ----------------------------------------------------------------------------- random batch lines
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 70000), st.floats(allow_nan=False, width=32),
+                    st.text(max_size=8), st.lists(st.sampled_from(["--tp-size", "2", "--mem-fraction-static", "0.99",
+                                                                  "--bogus"]), max_size=4),
+                    st.sampled_from(["h100", "rtxpro6000", "qwen3-8b", "EAGLE", "kv-tokens", "0.5.11", "nope"]))
+_KEYS = ["id", "gpu", "model", "flags", "env", "free_before_gib", "free_after_load_gib", "sglang_version", "search",
+         "need_context", "objective", "top", "speculative", "unknown"]
+
+
+@st.composite
+def _line(draw):
+    line = {"gpu": draw(st.sampled_from(["h100", "rtxpro6000", "l4"])), "model": draw(st.sampled_from(
+        ["qwen3-8b", "qwen3.5-9b"])), "search": draw(st.booleans())}
+    for key in draw(st.lists(st.sampled_from(_KEYS), max_size=3)):
+        line[key] = draw(_VALUES)
+    return json.dumps(line)
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(lines=st.lists(_line(), min_size=1, max_size=3))
+def test_random_batch_lines_validate(lines, tmp_path_factory):
+    """Whatever a line holds, its result is a schema-valid line: a plan or a bad_input error."""
+    res = batch(tmp_path_factory.mktemp("b"), lines)
+    assert len(res) == len(lines)
+    for r in res:
+        assert_valid("batch", r)
+
+
+# ----------------------------------------------------------------------------- docs/json.md
+
+
+def _doc_section(heading: str) -> str:
+    text = (ROOT / "docs" / "json.md").read_text(encoding="utf-8")
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize(("kind", "heading"), [("plan", "## `plan --json`"), ("check", "## `plan check --json`"),
+                                                ("batch", "## `plan --batch")])
+def test_docs_list_every_top_level_key(kind, heading):
+    schema = load(kind)
+    obj = schema["$defs"]["result"] if kind == "batch" else schema
+    section = _doc_section(heading)
+    keys = set(obj["properties"]) - ({"schema_version", "id"} if kind == "batch" else set())
+    if kind == "batch":  # the result repeats plan's keys (listed there); the section names its own
+        keys = {"schema_version", "id", *schema["$defs"]["error"]["properties"]}
+    missing = [k for k in keys if f"`{k}`" not in section]
+    assert not missing, f"docs/json.md {heading} does not list {missing}"
+
+
+def test_docs_list_every_batch_request_key_and_the_verdicts():
+    from planner.batch import ACCEPTED
+
+    section = _doc_section("## `plan --batch")
+    assert not [k for k in ACCEPTED if f"`{k}`" not in section]
+    verdicts = _doc_section("## Verdict values")
+    assert all(f"`{v}`" in verdicts for v in (*PLAN_VERDICTS, "bad_input"))
