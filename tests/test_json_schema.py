@@ -381,3 +381,33 @@ def test_docs_list_every_batch_request_key_and_the_verdicts():
     assert not [k for k in ACCEPTED if f"`{k}`" not in section]
     verdicts = _doc_section("## Verdict values")
     assert all(f"`{v}`" in verdicts for v in (*PLAN_VERDICTS, "bad_input"))
+
+
+# ----------------------------------------------------------------------------- random plans
+
+_FLAGS = st.lists(st.sampled_from([
+    ["--mem-fraction-static", "0.6"], ["--mem-fraction-static", "0.95"], ["--mem-fraction-static", "0.99"],
+    ["--tp-size", "2"], ["--tp-size", "4"], ["--speculative-algorithm", "EAGLE"], ["--speculative-algorithm", "NEXTN"],
+    ["--speculative-num-steps", "3"], ["--speculative-num-draft-tokens", "4"], ["--kv-cache-dtype", "fp8_e4m3"],
+    ["--mamba-ssm-dtype", "bfloat16"], ["--max-running-requests", "64"], ["--context-length", "32768"],
+    ["--page-size", "16"], ["--attention-backend", "triton"], ["--disable-radix-cache"],
+    ["--chunked-prefill-size", "65536"], ["--cuda-graph-max-bs", "512"], ["--max-total-tokens", "4096"],
+]), max_size=4).map(lambda xs: [t for x in xs for t in x])
+
+
+@settings(max_examples=80, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(gpu=st.sampled_from(["rtxpro6000", "h100", "h200", "l4", "rtx4090"]),
+       model=st.sampled_from(["qwen3.6-27b", "qwen3-8b", "qwen3.5-9b", "llama-3.1-8b-instruct", "qwen3.6-27b-fp8",
+                              "nemotron-3-nano-30b-a3b"]),
+       version=st.sampled_from(["0.5.11", "0.5.16", "0.5.23"]), flags=_FLAGS)
+def test_random_plans_validate(gpu, model, version, flags, capsys):
+    """Any plan the CLI answers with JSON (exit 0 or 1) validates; bad input (2) prints no JSON."""
+    code = main(["--gpu", gpu, "--model", model, "--sglang-version", version, "--no-search", "--json", *flags])
+    out = capsys.readouterr()
+    if code == 2:
+        assert out.out == "" and out.err.count("\n") == 1
+        return
+    doc = json.loads(out.out)
+    assert_valid("plan", doc)
+    assert (code == 0) == (doc["verdict"] == "fits")
