@@ -36,7 +36,8 @@ subcommands:
   plan tui [--gpu G --model M]  interactive what-if explorer (Textual)
   plan probe                    what NVML sees on this machine, next to hwprofiles/
   plan models                   the catalog: models (--model) and drafts (--speculative-draft-model-path)
-  plan schema [plan|check|batch]  the JSON Schema of --json, check --json and --batch lines (docs/json.md)
+  plan schema [KIND]            the JSON Schema of plan --json (KIND plan), check --json (check) or one
+                                --batch line (batch): every key and the verdict values (docs/json.md)
 
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
@@ -76,7 +77,8 @@ def _parser() -> _ArgParser:
                    help="the full breakdown: inputs, resolved flags, profiling arithmetic, every pool, other releases")
     p.add_argument("--compare-releases", action="store_true",
                    help="also show how every modelled SGLang release decides the same launch")
-    p.add_argument("--batch", metavar="FILE.jsonl", help="one JSON request per line ('-' reads stdin); one result per line")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one JSON request per line ('-' reads stdin); one result per "
+                   'line; a line searches only with "search": true (keys: docs/json.md)')
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="--batch: plan the lines in N processes (results stay in input order)")
     p.add_argument("--free-before-load-gib", type=float, metavar="GIB",
