@@ -92,9 +92,9 @@ def _plan_defs() -> dict[str, Any]:
         "flags": _STRS, "chosen": _STRS, "concurrency_at_need": _INT, "kv_tokens": _INT, "running": _INT,
         "longest_request": _INT, "headroom_left_bytes": _INT,
     }, desc="One searched configuration")
-    rec = dict(candidate["properties"])
     rec = {"flags": _STRS, "chosen": _STRS, "command": _STR, "why": _STR, "runner_up": _null(_STR),
-           "summary": _ref("summary"), **{k: v for k, v in rec.items() if k not in ("flags", "chosen")}}
+           "summary": _ref("summary"),
+           **{k: v for k, v in candidate["properties"].items() if k not in ("flags", "chosen")}}
     plan = _obj({
         "verdict": {"enum": list(PLAN_VERDICTS)},
         "verdict_text": _STR,
@@ -165,12 +165,12 @@ def _version() -> dict[str, Any]:
     return {"const": SCHEMA_VERSION, "description": "the version of this schema (MAJOR.MINOR; docs/json.md)"}
 
 
-def _plan_output(extra: dict[str, Any], optional: tuple[str, ...]) -> dict[str, Any]:
-    """The plan's own keys (by reference) plus ``extra``: one closed object."""
-    defs = _plan_defs()
-    props = {"schema_version": _version(), **extra, **defs["plan"]["properties"],
+def _plan_output(extra: dict[str, Any]) -> dict[str, Any]:
+    """One closed object: schema_version, ``extra``, the plan's own keys, and the search's two (present when
+    the search ran)."""
+    props = {"schema_version": _version(), **extra, **_plan_defs()["plan"]["properties"],
              "recommendation": _null(_ref("recommendation")), "search": _ref("search")}
-    return _obj(props, optional=("recommendation", "search", *optional))
+    return _obj(props, optional=("recommendation", "search"))
 
 
 def build(kind: str) -> dict[str, Any]:
@@ -183,7 +183,7 @@ def build(kind: str) -> dict[str, Any]:
     if kind == "plan":
         out = _header("plan", "plan --json", "What `plan ... --json` prints: one plan, and the flag search's "
                       "recommendation unless --no-search")
-        out.update(_plan_output({}, ()))
+        out.update(_plan_output({}))
         out["$defs"] = {k: v for k, v in defs.items() if k != "plan"}
         return out
     if kind == "check":
@@ -205,7 +205,7 @@ def build(kind: str) -> dict[str, Any]:
     out["oneOf"] = [_ref("result"), _ref("error")]
     ident = {"type": ["string", "integer"], "description": "the request's id, else its line number"}
     out["$defs"] = {
-        "result": _plan_output({"id": ident}, ()),
+        "result": _plan_output({"id": ident}),
         "error": _obj({"schema_version": _version(), "id": ident, "verdict": {"const": BATCH_ERROR_VERDICT},
                        "error": _STR}, desc="A line that is bad input (not JSON, a bad field, an unknown GPU or "
                       "model, a flag SGLang's argparse refuses, a launch the planner does not model)"),
