@@ -332,8 +332,8 @@ def _batch_default_version() -> tuple[str, str]:
 
 
 def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
-    """Each line is validated on its own; a bad line gives {"id", "error"} and the batch goes on.
-    ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
+    """Each line is validated on its own; a bad line gives {"schema_version", "id", "verdict": "bad_input",
+    "error"} and the batch goes on. ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
     if not isinstance(jobs, int) or jobs < 1 or jobs > 256:
         raise BadInput(f"--jobs: expected a positive integer up to 256, got {jobs}")
     _batch_default_version.cache_clear()
