@@ -3,7 +3,11 @@
 A line's fields are typed and unknown keys are errors (``extra="forbid"``), so a misspelled field
 never falls back to a modelled value silently. ``free_before_load_gib`` / ``free_after_load_gib``
 (the names the JSON summary uses) are accepted as aliases of ``free_before_gib`` / ``free_after_gib``.
-A bad line gives one ``{"id": ..., "error": ...}`` result and the batch goes on.
+A bad line gives one ``{"id": ..., "verdict": "bad_input", "error": ...}`` result and the batch goes on.
+
+A line searches only when it says ``"search": true`` (default false: the plan of its flags alone, a fraction
+of a millisecond; a search takes tens of ms). The search's own keys (``need_context`` ... ``top``) on a line
+without it are that line's error, never ignored. The output's shape is planner/schema's ``batch`` kind.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def request_model() -> type:
         free_after_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
             "free_after_gib", "free_after_load_gib"))
         sglang_version: StrictStr | None = None
-        search: StrictBool = True
+        search: StrictBool = Field(default=False, description="run the flag search (default: plan the flags only)")
         need_context: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
         need_concurrency: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
         speculative: Literal["off", "EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "DSPARK"] | None = None
@@ -79,6 +83,9 @@ FIELDS = ("id", "gpu", "model", "flags", "env", "free_before_gib", "free_after_g
           "objective", "top")
 ACCEPTED = sorted({*FIELDS, "free_before_load_gib", "free_after_load_gib"})
 _ALIASES = {"free_before_load_gib": "free_before_gib", "free_after_load_gib": "free_after_gib"}
+# keys only the flag search reads: on a line without "search": true they are an error, not ignored
+SEARCH_ONLY = ("need_context", "need_concurrency", "speculative", "allow_fp8_kv", "allow_bf16_ssm", "allow_no_radix",
+               "objective", "top")
 
 
 class PlainRequest:
@@ -90,7 +97,7 @@ class PlainRequest:
         self.id = None
         self.flags, self.env = [], {}
         self.free_before_gib = self.free_after_gib = self.sglang_version = None
-        self.search = True
+        self.search = False
         self.need_context = self.need_concurrency = self.speculative = None
         self.allow_fp8_kv = self.allow_bf16_ssm = self.allow_no_radix = False
         self.objective, self.top = "concurrency", 1
@@ -178,15 +185,20 @@ def parse_line(line: str, lineno: int) -> tuple[Any, Any]:
     rid = raw.get("id")
     if not isinstance(rid, (str, int)) or isinstance(rid, bool):
         rid = lineno
-    plain = plain_request(raw)
-    if plain is not None:
-        return rid, plain
-    from pydantic import ValidationError  # noqa: PLC0415
+    req = plain_request(raw)
+    if req is None:
+        from pydantic import ValidationError  # noqa: PLC0415
 
-    try:
-        return rid, request_model().model_validate(raw)
-    except ValidationError as exc:
-        raise _LineError(rid, f"line {lineno}: {validation_message(exc)}") from None
+        try:
+            req = request_model().model_validate(raw)
+        except ValidationError as exc:
+            raise _LineError(rid, f"line {lineno}: {validation_message(exc)}") from None
+    if not req.search:
+        unused = [k for k in SEARCH_ONLY if k in raw]
+        if unused:
+            raise _LineError(rid, f"line {lineno}: '{unused[0]}' is read only by the flag search, which this line "
+                             'does not run: add "search": true (a line searches only when it says so)')
+    return rid, req
 
 
 class _LineError(BadInput):

@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import math
+import re
 import sys
 from functools import lru_cache
 from typing import Any, Sequence
@@ -35,6 +36,8 @@ subcommands:
   plan tui [--gpu G --model M]  interactive what-if explorer (Textual)
   plan probe                    what NVML sees on this machine, next to hwprofiles/
   plan models                   the catalog: models (--model) and drafts (--speculative-draft-model-path)
+  plan schema [KIND]            the JSON Schema of plan --json (KIND plan), check --json (check) or one
+                                --batch line (batch): every key and the verdict values (docs/json.md)
 
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
@@ -74,7 +77,8 @@ def _parser() -> _ArgParser:
                    help="the full breakdown: inputs, resolved flags, profiling arithmetic, every pool, other releases")
     p.add_argument("--compare-releases", action="store_true",
                    help="also show how every modelled SGLang release decides the same launch")
-    p.add_argument("--batch", metavar="FILE.jsonl", help="one JSON request per line ('-' reads stdin); one result per line")
+    p.add_argument("--batch", metavar="FILE.jsonl", help="one JSON request per line ('-' reads stdin); one result per "
+                   'line; a line searches only with "search": true (keys: docs/json.md)')
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="--batch: plan the lines in N processes (results stay in input order)")
     p.add_argument("--free-before-load-gib", type=float, metavar="GIB",
@@ -306,11 +310,11 @@ def _batch_result(req, version: str | None) -> dict[str, Any]:
     version = req.sglang_version or version
     plan = build_plan(req.gpu, req.model, [str(f) for f in req.flags], _parse_env(req.env), req.free_before_gib,
                       req.free_after_gib, version, None if version is not None else _batch_default_version())
-    result: dict[str, Any] = to_dict(plan)
     bad = flag_error(plan)
-    if bad is not None:
-        result["error"] = str(bad)
-    elif req.search:
+    if bad is not None:  # SGLang's argparse refuses a flag: bad input, as in the CLI (exit 2)
+        raise misspelled_option([str(f) for f in req.flags], version) or bad
+    result: dict[str, Any] = to_dict(plan)
+    if req.search:
         needs = build_needs(req.need_context, req.need_concurrency, req.speculative, req.allow_fp8_kv,
                             req.allow_bf16_ssm, req.objective, req.allow_no_radix)
         res = do_search(plan, needs, req.top, req.free_before_gib, req.free_after_gib)
@@ -328,8 +332,8 @@ def _batch_default_version() -> tuple[str, str]:
 
 
 def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
-    """Each line is validated on its own; a bad line gives {"id", "error"} and the batch goes on.
-    ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
+    """Each line is validated on its own; a bad line gives {"schema_version", "id", "verdict": "bad_input",
+    "error"} and the batch goes on. ``jobs`` > 1 plans the lines in that many processes; the results keep the input order."""
     if not isinstance(jobs, int) or jobs < 1 or jobs > 256:
         raise BadInput(f"--jobs: expected a positive integer up to 256, got {jobs}")
     _batch_default_version.cache_clear()
@@ -348,11 +352,14 @@ def run_batch(path: str, version: str | None, out, jobs: int = 1) -> int:
             items = list(items)
             # a line with a search takes tens of ms: one at a time keeps the processes evenly loaded; plain
             # lines (a fraction of a ms) go eight at a time, so the hand-over does not cost more than the plan
-            chunk = 1 if any('"search"' in line for _, line, _ in items) else 8
+            chunk = 1 if any(_SEARCHES.search(line) for _, line, _ in items) else 8
             with ProcessPoolExecutor(jobs) as pool:
                 for r in pool.map(_batch_line, items, chunksize=chunk):
                     write_out(r, out)
     return EXIT_FITS
+
+
+_SEARCHES = re.compile(r'"search"\s*:\s*true')  # a line that asks for the search (batch.py)
 
 
 def _batch_lines(stream, path: str):
@@ -374,13 +381,17 @@ def _batch_line(item: tuple[int, str, str | None]) -> str:
     """One --batch request line -> its JSON result line (errors are results, with the line's id)."""
     from planner.batch import parse_line  # noqa: PLC0415
 
+    from planner.schema import BATCH_ERROR_VERDICT, SCHEMA_VERSION  # noqa: PLC0415
+
     lineno, line, version = item
     rid: Any = lineno
     try:
         rid, req = parse_line(line, lineno)
-        result = {"id": req.id if req.id is not None else rid, **_batch_result(req, version)}
+        rid = req.id if req.id is not None else rid
+        result = {"schema_version": SCHEMA_VERSION, "id": rid, **_batch_result(req, version)}
     except PlannerError as exc:
-        result = {"id": getattr(exc, "rid", rid), "error": one_line(str(exc))}
+        result = {"schema_version": SCHEMA_VERSION, "id": getattr(exc, "rid", rid), "verdict": BATCH_ERROR_VERDICT,
+                  "error": one_line(str(exc))}
     return json.dumps(result, default=str) + "\n"
 
 
@@ -480,6 +491,19 @@ def models_main(argv: list[str], out=None) -> int:
                    "for --speculative-draft-model-path (kind, targets, where each config comes from).")
     p.parse_args(argv)
     write_out(listing() + "\n", out or sys.stdout)
+    return EXIT_FITS
+
+
+def schema_main(argv: list[str], out=None) -> int:
+    """plan schema [plan|check|batch]: the JSON Schema of that output (planner/schema, docs/json.md)."""
+    from planner.schema import KINDS, SCHEMA_VERSION, text  # noqa: PLC0415
+
+    p = _ArgParser(prog="plan schema", description=f"Print the JSON Schema (draft 2020-12, version {SCHEMA_VERSION}) "
+                   "of an output: plan (plan --json), check (plan check --json) or batch (one plan --batch line).",
+                   allow_abbrev=False)
+    p.add_argument("kind", nargs="?", default="plan", choices=KINDS, help="which output (default: plan)")
+    ns = p.parse_args(argv)
+    write_out(text(ns.kind), out or sys.stdout)
     return EXIT_FITS
 
 
@@ -665,7 +689,9 @@ def _plan_and_search(ns, model, sglang_flags, env):
 
 def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
     if ns.json:
-        d = to_dict(plan)
+        from planner.schema import SCHEMA_VERSION  # noqa: PLC0415
+
+        d = {"schema_version": SCHEMA_VERSION, **to_dict(plan)}
         if res is not None:
             d["recommendation"] = recommendation_dict(res, plan.model)
             d["search"] = search_dict(res)
@@ -678,7 +704,7 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
 
 def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     state = {} if state is None else state
-    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main}
+    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main, "schema": schema_main}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     paste: list[str] | None = None

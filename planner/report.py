@@ -58,11 +58,20 @@ def confidence_line(plan: Plan) -> str:
     return f"Confidence: {c['line']} (measured: {', '.join(c['measured']) or 'nothing'})"
 
 
+def json_verdict(plan: Plan) -> str:
+    """The JSON ``verdict`` (planner/schema): fits | oom_risk | rejected (SGLang's ServerArgs refuses the flags) |
+    startup_failed (SGLang accepts them, then raises while starting: weights, memory pools, CUDA graphs). The
+    plan's own ``verdict`` is "rejected" for both; its ``outcome`` (the oracle's) tells them apart."""
+    if plan.verdict == "rejected" and plan.outcome == "startup_failed":
+        return "startup_failed"
+    return plan.verdict
+
+
 def to_dict(plan: Plan) -> dict[str, Any]:
     binding, advice = explain(plan)
     a = plan.args
     return {
-        "verdict": plan.verdict,
+        "verdict": json_verdict(plan),
         "verdict_text": verdict_line(plan),
         "binding_constraint": binding,
         "suggestions": advice,
@@ -371,7 +380,10 @@ def render_search(res, model, show_plan: bool) -> str:
 
 
 def check_dict(res) -> dict[str, Any]:
+    from planner.schema import SCHEMA_VERSION  # noqa: PLC0415
+
     return {
+        "schema_version": SCHEMA_VERSION,
         "stale": res.stale, "version": res.version, "flags": res.flags, "notes": res.notes,
         "failure": res.failure, "explanation": res.explanation,
         "rows": [{"what": r.what, "predicted": r.predicted, "actual": r.actual, "unit": r.unit,
