@@ -166,12 +166,12 @@ def mamba_backend(s: ArgState) -> None:
 
 
 def mamba_backend_tree(s: ArgState) -> None:
-    """--mamba-backend flashinfer on a Mamba2 model with an EAGLE tree (topk > 1): the verify metadata passes
-    retrieve_parent_token (layers/attention/hybrid_linear_attn_backend.py:487-497 @0.5.11, :728-735 @0.5.23; in eager
-    verify :189-196 @0.5.11),
-    which FlashInfer's selective-state-update raises on (layers/attention/mamba/ops/ssu_dispatch.py:135-139 @0.5.11,
-    sglang/kernels/ops/mamba/triton_ops/ssu_dispatch.py:151-155 @0.5.23): at the target-verify CUDA-graph capture,
-    or without graphs at the first verify. GDN models do not use this kernel."""
+    """--mamba-backend flashinfer on a Mamba2 model with a speculative tree (EAGLE / NGRAM topk > 1): the verify
+    metadata passes retrieve_parent_token (layers/attention/hybrid_linear_attn_backend.py:487-497 @0.5.11, :728-735
+    @0.5.23; in eager verify :189-196 @0.5.11), which FlashInfer's selective-state-update raises on
+    (layers/attention/mamba/ops/ssu_dispatch.py:135-139 @0.5.11, sglang/kernels/ops/mamba/triton_ops/
+    ssu_dispatch.py:151-155 @0.5.23): at the target-verify CUDA-graph capture, or without graphs at the first
+    verify. GDN models do not use this kernel."""
     if s.model.hybrid != "mamba2" or s.a.get("mamba_backend") != "flashinfer" or s.algo is None:
         return
     if (s.topk or 0) > 1:
