@@ -119,7 +119,8 @@ class ModelSpec:
 
     @property
     def text(self) -> dict[str, Any]:
-        return self.raw.get("text_config") or self.raw
+        text = self.raw.get("text_config")  # a text_config that is not an object is ignored, as _parse does
+        return text if isinstance(text, dict) and text else self.raw
 
     @classmethod
     def from_hf_config(cls, cfg: dict[str, Any], name: str = "model") -> "ModelSpec":

@@ -168,6 +168,8 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
     if entry is None:  # tests/test_flag_audit.py keeps this from happening
         return f"{name}: not yet audited for SGLang {version_dir}; its memory effect is unknown to this planner"
     value = raw[dest]
+    if entry.enforced_by == "draft_quantization" and value != default:
+        return draft_quantization_refusal(raw)
     if value == default or entry.enforced_by:
         return None
     if entry.cls == "refused" or (entry.allow and value not in entry.allow):
@@ -176,6 +178,41 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
             tail = f"; modelled: {entry.modelled}" if entry.modelled else ""
             return f"{shown}: not modelled by this planner ({entry.why}){tail}"
         return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
+    return None
+
+
+def _resolved_draft_quantization(value: Any, target: Any) -> Any:
+    """The draft's quantization as SGLang resolves it: the target's --quantization when not given, unquant -> none
+    (srt/server_args.py:1084-1090 @0.5.11, :3410-3424 @0.5.16, srt/arg_groups/serving_hook.py:676-708 @0.5.23)."""
+    value = target if value is None else value
+    return None if value == "unquant" else value
+
+
+def draft_quantization_refusal(raw: dict[str, Any], spec: ModelSpec | None = None) -> str | None:
+    """--speculative-draft-model-quantization: planned when it resolves as the default does (the draft takes the
+    target's --quantization), or to none (the draft at its checkpoint's own format, which is how every draft weight
+    line sizes it: a checkpoint with a quantization_config keeps its method, srt/configs/model_config.py:1103-1111
+    @0.5.11). Refused: another method (no quantized tensor list for draft heads), and none when the draft is the
+    target's own checkpoint quantized online (``spec`` given: its MTP layer / STANDALONE copy would be bf16 beside
+    an online-quantized target whose weights the planner counts quantized)."""
+    value = raw.get("speculative_draft_model_quantization")
+    if value is None or not raw.get("speculative_algorithm") or str(raw["speculative_algorithm"]).upper() == "NGRAM":
+        return None  # no draft model to quantize
+    target = raw.get("quantization")
+    default = _resolved_draft_quantization(None, target)
+    resolved = _resolved_draft_quantization(value, target)
+    flag = f"--speculative-draft-model-quantization {value}"
+    if resolved == default:
+        return None
+    if resolved is not None:
+        return (f"{flag}: not modelled by this planner (a draft quantized otherwise than the target "
+                f"(--quantization {target or 'not given'}): the planner has no quantized tensor list for draft heads); "
+                "modelled: leave it out (the draft takes the target's --quantization) or unquant (the draft at its "
+                "checkpoint's own format)")
+    if spec is not None and spec.quant_method is None and not raw.get("speculative_draft_model_path"):
+        return (f"{flag}: not modelled by this planner (the draft is the target's own checkpoint, quantized online "
+                f"by --quantization {target}: the planner counts that share of the weights quantized, SGLang would "
+                f"load it at {spec.dtype}); modelled: leave it out, or give a draft with --speculative-draft-model-path")
     return None
 
 
@@ -217,7 +254,16 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         if problem:
             return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
-    return quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
+    return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
+            or _own_draft_quant_refusal(version_dir, spec, flags))
+
+
+def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
+    """:func:`draft_quantization_refusal` with the target's spec: the part that depends on the checkpoint."""
+    if not any(f.startswith("--speculative-draft-model-quantization") for f in flags):
+        return None
+    raw = _parsed(version_dir, tuple(flags), spec.name)
+    return None if raw is None else draft_quantization_refusal(raw, spec)
 
 
 def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:

@@ -178,7 +178,6 @@ _OUT_OF_SCOPE = {
     "enable_lora": "LoRA",
     "lora_paths": "LoRA",
     "enable_hierarchical_cache": "hierarchical cache",
-    "cpu_offload_gb": "CPU offload",
     "enable_two_batch_overlap": "two-batch overlap",
     "enable_gdn_replayssm_spec": "ReplaySSM speculative verify",
     "enable_linear_replayssm_spec": "ReplaySSM speculative verify",

@@ -53,6 +53,7 @@ HOOKS = (
     attention_hook.linear_attn_backend,  # 0.7
     attention_hook.page_size,  # 0.8
     speculative_hook.speculative_decoding,  # 0.9
+    mamba_hook.mamba_backend_tree,  # raised at the verify graphs' capture: needs the resolved topk
     mamba_hook.int8_checkpoint,
     model_hook.language_model_only,
     validation.environment_variables,  # 0.10

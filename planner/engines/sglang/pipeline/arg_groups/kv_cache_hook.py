@@ -25,6 +25,27 @@ def cache_compatibility(s: ArgState) -> None:
         s.unified = _unified_memory_checks(a, s.attn, s.algo, s.rules, s.model)
 
 
+def _page_major_mamba_backend(a: dict[str, Any], mode: str) -> None:
+    """The page-major layout's stride check of the Mamba kernels (--mamba-backend: only triton reads the strided
+    state). 0.5.15-0.5.16 check the linear-attention backends and --mamba-backend in one assertion
+    (srt/server_args.py:6877-6890 @0.5.16); from 0.5.17 --mamba-backend has its own, the last of the page-major
+    checks (srt/server_args.py:7997-8001 @0.5.17, :8436-8440 @0.5.18, srt/arg_groups/kv_cache_hook.py:858-862
+    @0.5.23; the linear-attention decode / prefill allow-lists before it are not mirrored here)."""
+    if mode == "v0_5_15":
+        linear = {a.get(k) for k in ("linear_attn_backend", "linear_attn_decode_backend", "linear_attn_prefill_backend",
+                                     "mamba_backend")} - {None}
+        if not linear <= {"triton"}:
+            raise Rejected("AssertionError", "--enable-page-major-kv-layout requires the Triton linear-attention / "
+                           f"Mamba kernels for the strided conv/SSM state; got {sorted(linear)}. Pass "
+                           "--linear-attn-backend triton and --mamba-backend triton.",
+                           "srt/server_args.py:6877-6890 @0.5.16")
+    elif a.get("mamba_backend") not in (None, "triton"):
+        raise Rejected("AssertionError", "--enable-page-major-kv-layout requires the Triton Mamba kernels for the "
+                       f"strided conv/SSM state; got {a['mamba_backend']!r}. Pass --mamba-backend triton.",
+                       "srt/server_args.py:7997-8001 @0.5.17, :8436-8440 @0.5.18, "
+                       "srt/arg_groups/kv_cache_hook.py:858-862 @0.5.23")
+
+
 def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules: Rules, model: ModelSpec) -> bool:
     """_handle_page_major_kv_layout then _handle_unified_memory_pool, per release. True when the launch runs
     with the unified pool the planner models (a hybrid mamba model, no speculative decoding); a launch SGLang
@@ -49,6 +70,7 @@ def _unified_memory_checks(a: dict[str, Any], attn: str, algo: str | None, rules
                        "layers (unified-memory MLA also allows the paged MLA backends); got "
                        f"{sorted(backends)}, allowed ['triton']. Pass a compatible --attention-backend.")
             raise Rejected("AssertionError", msg, "srt/server_args.py:6866-6876 @0.5.16, :8397-8402 @0.5.18")
+    _page_major_mamba_backend(a, mode)
     if unified and algo is not None:
         if mode in ("v0_5_15", "v0_5_17"):
             raise Rejected("AssertionError", "--enable-unified-memory is not yet compatible with speculative "

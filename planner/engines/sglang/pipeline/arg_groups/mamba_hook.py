@@ -165,6 +165,25 @@ def mamba_backend(s: ArgState) -> None:
                            f"integer, got {mmsp}.", "srt/server_args.py:5955-5959 @0.5.17")
 
 
+def mamba_backend_tree(s: ArgState) -> None:
+    """--mamba-backend flashinfer on a Mamba2 model with a speculative tree (EAGLE / NGRAM topk > 1): the verify
+    metadata passes retrieve_parent_token (layers/attention/hybrid_linear_attn_backend.py:487-497 @0.5.11, :728-735
+    @0.5.23; in eager verify :189-196 @0.5.11), which FlashInfer's selective-state-update raises on
+    (layers/attention/mamba/ops/ssu_dispatch.py:135-139 @0.5.11, sglang/kernels/ops/mamba/triton_ops/
+    ssu_dispatch.py:151-155 @0.5.23): at the target-verify CUDA-graph capture, or without graphs at the first
+    verify. GDN models do not use this kernel."""
+    if s.model.hybrid != "mamba2" or s.a.get("mamba_backend") != "flashinfer" or s.algo is None:
+        return
+    if (s.topk or 0) > 1:
+        raise Rejected("ValueError", "FlashInfer backend does not support retrieve_parent_token. Use --mamba-backend "
+                       "triton for EAGLE tree attention.",
+                       "srt/layers/attention/mamba/ops/ssu_dispatch.py:135-139 @0.5.11, "
+                       "sglang/kernels/ops/mamba/triton_ops/ssu_dispatch.py:151-155 @0.5.23, on the verify metadata "
+                       "of hybrid_linear_attn_backend.py:487-497 @0.5.11, :728-735 @0.5.23",
+                       stage="cuda_graph_capture" if s.decode_graph_on and not s.a.get("disable_cuda_graph")
+                       else "target_verify")
+
+
 def int8_checkpoint(s: ArgState) -> None:
     """srt/arg_groups/mamba_hook.py:78-96 @0.5.19."""
     a = s.a
