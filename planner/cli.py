@@ -192,6 +192,8 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
                default: tuple[str, str] | None = None) -> Plan:
     if version is not None:
         rules_for(version)  # an unknown or unmodelled release is bad input
+    else:
+        default = spelling_default(flags, default)
     if not gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
@@ -271,17 +273,56 @@ def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
 
 
-def flag_error(plan: Plan) -> BadInput | None:
-    """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict."""
+def flag_error(plan: Plan, launcher: str | None = None) -> BadInput | None:
+    """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict. The line names the
+    command the user gave (``launcher``, the paste's own, else the release's flags) and, for each option the
+    release does not take, the releases that do or the near matches in its own flag list (flag_advice)."""
     if plan.error_type == "SystemExit":
-        from planner.engines.sglang.cli_flags import renamed_hint  # noqa: PLC0415
+        from planner.engines.sglang.cli_flags import build_parser, flag_advice, known_flag_names, option_names  # noqa: PLC0415
 
         msg = plan.error_message or "SGLang flag error"
-        hint = renamed_hint(plan.flags, plan.rules.flags) if plan.rules is not None else None
-        if hint:
-            msg += f" (SGLang {plan.sglang_version}: {hint})"
+        if plan.rules is None:
+            return BadInput(msg)
+        where = f"{launcher} (SGLang {plan.sglang_version})" if launcher else f"SGLang {plan.sglang_version} flags"
+        prog = f"{build_parser(plan.rules.flags).prog}: error: "
+        msg = f"{where}: {msg[len(prog):] if msg.startswith(prog) else msg}"
+        known = known_flag_names(plan.rules.flags)
+        releases = {v: r.flags for v, r in RULES.items()}
+        hints = [flag_advice(n, plan.sglang_version, releases) for n in option_names(plan.flags)
+                 if not any(k.startswith(n) for k in known)]  # an ambiguous abbreviation: argparse lists them
+        hints = [h for h in hints if h]
+        if hints:
+            msg += f" ({'; '.join(hints)})"
         return BadInput(msg)
     return None
+
+
+def spelling_default(flags: list[str], default: tuple[str, str] | None) -> tuple[str, str]:
+    """The release to plan when none is given: ``default`` (default_version()) unless no sglang is installed
+    here to go by and the flags use a spelling that release does not take but others do (an old spelling
+    narrows the release): then the newest release that takes every given spelling, and why."""
+    from planner.engines.sglang.cli_flags import accepting_releases, accepts, known_flag_names, option_names, release_span  # noqa: PLC0415
+    from planner.engines.sglang.post_releases import post_base  # noqa: PLC0415
+    from planner.engines.sglang.rules import default_version, installed_sglang  # noqa: PLC0415
+
+    default = default or default_version()
+    names = option_names(flags)
+    rules = RULES.get(default[0])
+    if not names or rules is None:
+        return default
+    known = known_flag_names(rules.flags)
+    odd = [n for n in names if not accepts(n, known)]
+    inst = installed_sglang()
+    if not odd or (inst is not None and (inst in RULES or post_base(inst))):
+        return default  # the installed release is the one the user runs: its argparse says what is wrong
+    releases = {v: r.flags for v, r in RULES.items()}
+    ok = accepting_releases(names, releases)
+    if not ok:
+        return default
+    spans = "; ".join(f"{n} is the {release_span(accepting_releases([n], releases), list(releases))} spelling"
+                      for n in odd)
+    return ok[-1], (f"{spans}: the newest release that takes {'it' if len(odd) == 1 else 'them'} (the default, "
+                    f"{default[0]}, does not); add --sglang-version X to plan the release you run")
 
 
 def search_dict(res: SearchResult) -> dict[str, Any]:
@@ -618,6 +659,9 @@ def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
         name = f.split("=", 1)[0]
         if not name.startswith("--") or name in theirs or len(name) > 80:
             continue
+        if name in ours:  # only after '--' (before it, plan's parser takes its own options)
+            return BadInput(f"{name} is an option of plan, not of SGLang: put it before '--' (everything after "
+                            "'--' is your launch command)")
         near_ours = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
         near_theirs = difflib.get_close_matches(name, sorted(theirs), n=1, cutoff=0.75)
         if near_ours and (not near_theirs or difflib.SequenceMatcher(None, name, near_ours[0]).ratio()
@@ -628,13 +672,14 @@ def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
 
 
 def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[str | None, dict[str, str], list[str]]:
-    """(model, env, notes) after folding the pasted launch command into the flags."""
-    from planner.paste import split_paste_form as split  # noqa: PLC0415
+    """(model, env, notes) after folding the pasted launch command into the flags; ``ns.launcher``: the paste's
+    launcher as typed (errors name it)."""
+    from planner.paste import parse_paste  # noqa: PLC0415
 
     env = _parse_env(ns.env)
     if paste is None:
         return ns.model, env, []
-    pasted_model, pasted_flags, pasted_env = split(paste)
+    pasted_model, pasted_flags, pasted_env, ns.launcher = parse_paste(paste)
     sglang_flags += pasted_flags
     notes, ignored = [], []
     for k, v in pasted_env.items():
@@ -650,9 +695,9 @@ def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[
 def _plan_and_search(ns, model, sglang_flags, env):
     plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
                       ns.sglang_version)
-    bad = flag_error(plan)
+    bad = flag_error(plan, getattr(ns, "launcher", None))
     if bad is not None:
-        raise misspelled_option(sglang_flags, ns.sglang_version) or bad
+        raise misspelled_option(sglang_flags, plan.sglang_version) or bad
     if ns.top < 1 or ns.top > 1000:
         raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
     res = None
