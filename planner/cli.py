@@ -35,6 +35,7 @@ subcommands:
   plan tui [--gpu G --model M]  interactive what-if explorer (Textual)
   plan probe                    what NVML sees on this machine, next to hwprofiles/
   plan models                   the catalog: models (--model) and drafts (--speculative-draft-model-path)
+  plan gpus [--json]            the GPU profiles (--gpu): id, memory, interconnect, name and aliases
 
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
@@ -524,6 +525,38 @@ def models_main(argv: list[str], out=None) -> int:
     return EXIT_FITS
 
 
+def gpus_rows() -> list[dict[str, Any]]:
+    """Every GPU profile as plan gpus shows it (hwprofiles/*.toml; capacity_mib: what SGLang sees)."""
+    from planner.hardware.profiles import load_profiles  # noqa: PLC0415
+
+    return [{"id": p.id, "display_name": p.display_name, "vendor": p.vendor, "memory_mib": p.capacity_mib,
+             "memory_gib": round(p.capacity_mib / 1024, 2), "memory_estimated": p.memory_total_estimated,
+             "unified_memory": p.unified_memory, "interconnect": p.interconnect, "aliases": list(p.aliases),
+             "nvml_names": list(p.nvml_names)} for p in load_profiles()]
+
+
+def gpus_main(argv: list[str], out=None) -> int:
+    """plan gpus [--json]: the GPU profiles, one line each."""
+    p = _ArgParser(prog="plan gpus", description="List the GPU profiles --gpu takes (hwprofiles/*.toml): id, "
+                   "memory (the NVML total SGLang sizes from; unified-memory parts: what CUDA sees), interconnect "
+                   "(what tp > 1 is charged for), name and aliases. --gpu also takes the NVML names.")
+    p.add_argument("--json", action="store_true", help="print the profiles as a JSON list")
+    ns = p.parse_args(argv)
+    rows = gpus_rows()
+    if ns.json:
+        write_out(json.dumps(rows, indent=2) + "\n", out or sys.stdout)
+        return EXIT_FITS
+    mem = {r["id"]: f"{r['memory_mib']:,} MiB ({r['memory_gib']:.2f} GiB)"
+                    + (", unified" if r["unified_memory"] else "") + (", estimated" if r["memory_estimated"] else "")
+           for r in rows}
+    w_id, w_mem = max(len(r["id"]) for r in rows), max(map(len, mem.values()))
+    lines = [f"{'id':<{w_id}}  {'memory':<{w_mem}}  {'interconnect':<12}  name; aliases"]
+    lines += [f"{r['id']:<{w_id}}  {mem[r['id']]:<{w_mem}}  {r['interconnect']:<12}  {r['display_name']}; "
+              f"{', '.join(r['aliases']) or '-'}" for r in rows]
+    write_out("\n".join(lines) + "\n", out or sys.stdout)
+    return EXIT_FITS
+
+
 def probe_main(argv: list[str], nvml=None, out=None) -> int:
     """plan probe [--gpu auto|0,1] [--write-profile [DIR]]: what NVML sees, next to the profiles."""
     from pathlib import Path  # noqa: PLC0415
@@ -723,7 +756,7 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
 
 def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     state = {} if state is None else state
-    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main}
+    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main, "gpus": gpus_main}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     paste: list[str] | None = None
