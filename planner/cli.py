@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import math
+import re
 import sys
 from functools import lru_cache
 from typing import Any, Sequence
@@ -116,18 +117,26 @@ def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str]]:
     return model, flags
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _parse_env(items: Sequence[str] | dict[str, Any] | None) -> dict[str, str]:
+    """--env KEY=VALUE items (or a batch line's env object) -> {KEY: VALUE}; a KEY that no shell could set is
+    bad input (what SGLang reads or ignores of them: env_notes, env_refusal)."""
     if not items:
         return {}
-    if isinstance(items, dict):
-        return {str(k): str(v) for k, v in items.items()}
-    env = {}
-    for kv in items:
-        if not isinstance(kv, str) or "=" not in kv or not kv.split("=", 1)[0]:
-            raise BadInput(f"--env: expected KEY=VALUE, got {str(kv)[:60]!r}")
-        k, v = kv.split("=", 1)
-        env[k] = v
-    return env
+    pairs = [(str(k), str(v)) for k, v in items.items()] if isinstance(items, dict) else None
+    if pairs is None:
+        pairs = []
+        for kv in items:
+            if not isinstance(kv, str) or "=" not in kv or not kv.split("=", 1)[0]:
+                raise BadInput(f"--env: expected KEY=VALUE, got {str(kv)[:60]!r}")
+            pairs.append(tuple(kv.split("=", 1)))
+    for k, _ in pairs:
+        if not _ENV_NAME.fullmatch(k):
+            raise BadInput(f"--env: {k[:60]!r} is not an environment variable name (letters, digits and _, not "
+                           "starting with a digit; e.g. --env SGLANG_MAMBA_SSM_DTYPE=bfloat16)")
+    return dict(pairs)
 
 
 def _check_gib(name: str, value: Any) -> float | None:
@@ -208,8 +217,14 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     resolved: ResolvedModel = resolve_model_safely(model)
     if profile is not None:
         _check_free_fits_card(profile, free_before, free_after)
-        return make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
-    return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
+        plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
+    else:
+        plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
+    if env:
+        from planner.engines.sglang.env_vars import env_notes  # noqa: PLC0415
+
+        plan.notes.extend(env_notes(env, plan.sglang_version))
+    return plan
 
 
 @lru_cache(maxsize=256)
@@ -219,7 +234,8 @@ def _find_profile(gpu: str):
 
 
 def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None) -> Plan:
+               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None,
+               default: tuple[str, str] | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
     from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
@@ -237,10 +253,10 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
     plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,
-                     free_before_source=src, version=version)
+                     free_before_source=src, version=version, default=default)
     plan.notes.append(sel.note)
     if sel.other_processes_bytes:
-        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version)
+        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version, default=default)
         plan.notes.append(
             f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
             f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
