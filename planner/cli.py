@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.flag_hints import flag_error, spelling_default
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -290,58 +291,6 @@ def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
 
 
-def flag_error(plan: Plan, launcher: str | None = None) -> BadInput | None:
-    """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict. The line names the
-    command the user gave (``launcher``, the paste's own, else the release's flags) and, for each option the
-    release does not take, the releases that do or the near matches in its own flag list (flag_advice)."""
-    if plan.error_type == "SystemExit":
-        from planner.engines.sglang.cli_flags import build_parser, flag_advice, known_flag_names, option_names  # noqa: PLC0415
-
-        msg = plan.error_message or "SGLang flag error"
-        if plan.rules is None:
-            return BadInput(msg)
-        where = f"{launcher} (SGLang {plan.sglang_version})" if launcher else f"SGLang {plan.sglang_version} flags"
-        prog = f"{build_parser(plan.rules.flags).prog}: error: "
-        msg = f"{where}: {msg[len(prog):] if msg.startswith(prog) else msg}"
-        known = known_flag_names(plan.rules.flags)
-        releases = {v: r.flags for v, r in RULES.items()}
-        hints = [flag_advice(n, plan.sglang_version, releases) for n in option_names(plan.flags)
-                 if not any(k.startswith(n) for k in known)]  # an ambiguous abbreviation: argparse lists them
-        hints = [h for h in hints if h]
-        if hints:
-            msg += f" ({'; '.join(hints)})"
-        return BadInput(msg)
-    return None
-
-
-def spelling_default(flags: list[str], default: tuple[str, str] | None) -> tuple[str, str]:
-    """The release to plan when none is given: ``default`` (default_version()) unless no sglang is installed
-    here to go by and the flags use a spelling that release does not take but others do (an old spelling
-    narrows the release): then the newest release that takes every given spelling, and why."""
-    from planner.engines.sglang.cli_flags import accepting_releases, accepts, known_flag_names, option_names, release_span  # noqa: PLC0415
-    from planner.engines.sglang.post_releases import post_base  # noqa: PLC0415
-    from planner.engines.sglang.rules import default_version, installed_sglang  # noqa: PLC0415
-
-    default = default or default_version()
-    names = option_names(flags)
-    rules = RULES.get(default[0])
-    if not names or rules is None:
-        return default
-    known = known_flag_names(rules.flags)
-    odd = [n for n in names if not accepts(n, known)]
-    inst = installed_sglang()
-    if not odd or (inst is not None and (inst in RULES or post_base(inst))):
-        return default  # the installed release is the one the user runs: its argparse says what is wrong
-    releases = {v: r.flags for v, r in RULES.items()}
-    ok = accepting_releases(names, releases)
-    if not ok:
-        return default
-    spans = "; ".join(f"{n} is the {release_span(accepting_releases([n], releases), list(releases))} spelling"
-                      for n in odd)
-    return ok[-1], (f"{spans}: the newest release that takes {'it' if len(odd) == 1 else 'them'} (the default, "
-                    f"{default[0]}, does not); add --sglang-version X to plan the release you run")
-
-
 def search_dict(res: SearchResult) -> dict[str, Any]:
     def cand(c):
         return {"flags": c.flags, "chosen": c.chosen, "concurrency_at_need": c.concurrency, "kv_tokens": c.kv_tokens,
@@ -541,35 +490,17 @@ def models_main(argv: list[str], out=None) -> int:
     return EXIT_FITS
 
 
-def gpus_rows() -> list[dict[str, Any]]:
-    """Every GPU profile as plan gpus shows it (hwprofiles/*.toml; capacity_mib: what SGLang sees)."""
-    from planner.hardware.profiles import load_profiles  # noqa: PLC0415
-
-    return [{"id": p.id, "display_name": p.display_name, "vendor": p.vendor, "memory_mib": p.capacity_mib,
-             "memory_gib": round(p.capacity_mib / 1024, 2), "memory_estimated": p.memory_total_estimated,
-             "unified_memory": p.unified_memory, "interconnect": p.interconnect, "aliases": list(p.aliases),
-             "nvml_names": list(p.nvml_names)} for p in load_profiles()]
-
-
 def gpus_main(argv: list[str], out=None) -> int:
-    """plan gpus [--json]: the GPU profiles, one line each."""
+    """plan gpus [--json]: the GPU profiles, one line each (planner.hardware.listing)."""
+    from planner.hardware.listing import gpus_rows, render_gpus  # noqa: PLC0415
+
     p = _ArgParser(prog="plan gpus", description="List the GPU profiles --gpu takes (hwprofiles/*.toml): id, "
                    "memory (the NVML total SGLang sizes from; unified-memory parts: what CUDA sees), interconnect "
                    "(what tp > 1 is charged for), name and aliases. --gpu also takes the NVML names.")
     p.add_argument("--json", action="store_true", help="print the profiles as a JSON list")
     ns = p.parse_args(argv)
     rows = gpus_rows()
-    if ns.json:
-        write_out(json.dumps(rows, indent=2) + "\n", out or sys.stdout)
-        return EXIT_FITS
-    mem = {r["id"]: f"{r['memory_mib']:,} MiB ({r['memory_gib']:.2f} GiB)"
-                    + (", unified" if r["unified_memory"] else "") + (", estimated" if r["memory_estimated"] else "")
-           for r in rows}
-    w_id, w_mem = max(len(r["id"]) for r in rows), max(map(len, mem.values()))
-    lines = [f"{'id':<{w_id}}  {'memory':<{w_mem}}  {'interconnect':<12}  name; aliases"]
-    lines += [f"{r['id']:<{w_id}}  {mem[r['id']]:<{w_mem}}  {r['interconnect']:<12}  {r['display_name']}; "
-              f"{', '.join(r['aliases']) or '-'}" for r in rows]
-    write_out("\n".join(lines) + "\n", out or sys.stdout)
+    write_out((json.dumps(rows, indent=2) if ns.json else render_gpus(rows)) + "\n", out or sys.stdout)
     return EXIT_FITS
 
 
