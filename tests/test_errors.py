@@ -341,3 +341,34 @@ def test_the_env_tables_name_variables_sglang_reads():
     for name in [*MODELLED, *REFUSED, *NO_EFFECT, *MODELLED_UNTIL]:
         assert releases_reading(name), f"{name}: no release reads it (a typo in the table?)"
     assert not set(MODELLED) & set(REFUSED) and not set(MODELLED) & set(NO_EFFECT) and not set(REFUSED) & set(NO_EFFECT)
+
+
+def test_a_pasted_sglang_variable_is_checked_the_same_way(capsys):
+    code, out = run_ok(capsys, ["--gpu", "rtxpro6000", "--no-search", "--json", "--", "SGLANG_FOO=1", "HF_TOKEN=x",
+                                "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3.6-27B"])
+    assert json.loads(out)["notes"] == ["env SGLANG_FOO is ignored: SGLang 0.5.23 does not read it",
+                                        "environment of the pasted command not used (no effect on the plan): HF_TOKEN"]
+
+
+def test_a_batch_lines_env_is_checked_the_same_way(tmp_path):
+    import io
+
+    from planner.cli import run_batch
+
+    f = tmp_path / "in.jsonl"
+    base = {"gpu": "rtxpro6000", "model": "qwen3.6-27b"}
+    f.write_text("\n".join(json.dumps({"id": i, **base, "env": env}) for i, env in
+                           enumerate([{"A B": "1"}, {"SGLANG_ROPE_CACHE_ALIGN": 64}, {"FOO": "1"}])) + "\n")
+    out = io.StringIO()
+    run_batch(str(f), None, out)
+    bad_name, refused, ignored = (json.loads(x) for x in out.getvalue().splitlines())
+    assert bad_name["error"].startswith("--env: 'A B' is not an environment variable name")
+    assert refused["error"].startswith("--env SGLANG_ROPE_CACHE_ALIGN=64: it changes the RoPE cache length")
+    assert "error" not in ignored and ignored["notes"] == ["env FOO is ignored: SGLang 0.5.23 does not read it"]
+
+
+def test_plan_check_refuses_a_malformed_env_item(capsys):
+    from pathlib import Path
+
+    log = Path(__file__).parent / "data" / "logs" / "synthetic-0.5.11-tp1-spec.log"
+    assert error_line(capsys, ["check", str(log), "--gpu", "rtxpro6000", "--env", "1X=2"]).startswith("--env: '1X'")
