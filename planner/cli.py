@@ -20,9 +20,9 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
-from planner.engines.sglang.rules import LATEST, RULES, rules_for
+from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
-from planner.flag_hints import flag_error, spelling_default
+from planner.flag_hints import flag_error, spelling_default, spelling_range_note
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -201,10 +201,12 @@ def _selector_for(gpu: str):
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
                free_before: float | None, free_after: float | None, version: str | None,
                default: tuple[str, str] | None = None) -> Plan:
+    base = None
     if version is not None:
         rules_for(version)  # an unknown or unmodelled release is bad input
     else:
-        default = spelling_default(flags, default)
+        base = default or default_version()
+        default = spelling_default(flags, base)
     if not gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
@@ -221,6 +223,8 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
     else:
         plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
+    if default is not base and base is not None and (note := spelling_range_note(plan, flags)):
+        plan.notes.append(note)  # the release was narrowed by a spelling: does the choice within the range matter?
     if env:
         from planner.engines.sglang.env_vars import env_notes  # noqa: PLC0415
 

@@ -64,3 +64,42 @@ def spelling_default(flags: list[str], default: tuple[str, str] | None) -> tuple
                       for n in odd)
     return ok[-1], (f"{spans}: the newest release that takes {'it' if len(odd) == 1 else 'them'} (the default, "
                     f"{default[0]}, does not); add --sglang-version X to plan the release you run")
+
+
+def spelling_range_note(plan: Plan, flags: list[str]) -> str | None:
+    """After :func:`spelling_default` narrowed the release: how every release that takes the spellings given
+    decides the same launch, so that a user of an older one in that range sees whether the choice matters (the
+    seed's 0.5.11 launch fails where 0.5.19 fits)."""
+    from planner.engines.sglang.cli_flags import accepting_releases, option_names  # noqa: PLC0415
+    from planner.errors import PlannerError  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.report import verdict_line  # noqa: PLC0415
+
+    ok = accepting_releases(option_names(flags), {v: r.flags for v, r in RULES.items()})
+    if len(ok) < 2 or plan.free_before_source.startswith("live"):
+        return None
+    gib = float(1 << 30)
+    # measured or given free memory is the same under every release; a modelled one is modelled again
+    fb = None if plan.free_before_source.startswith("modelled") else plan.free_before_bytes / gib
+    fa = None if plan.free_after_source.startswith("modelled") else plan.free_after_bytes / gib
+    groups: list[tuple[list[str], str]] = []
+    for v in ok:
+        try:
+            other = plan if v == plan.sglang_version else make_plan(plan.gpu, plan.model, list(flags), plan.env,
+                                                                   fb, fa, version=v)
+            outcome = verdict_line(other).split(":", 1)[0]
+        except PlannerError:
+            outcome = "refused"
+        if groups and groups[-1][1] == outcome:
+            groups[-1][0].append(v)
+        else:
+            groups.append(([v], outcome))
+
+    def span(vs: list[str]) -> str:
+        return vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}"
+
+    if len(groups) == 1:
+        return f"every release that takes these spellings ({span(ok)}) decides this launch the same: {groups[0][1]}"
+    return ("the releases that take these spellings decide this launch differently: "
+            + ", ".join(f"{span(vs)} {outcome}" for vs, outcome in groups)
+            + "; add --sglang-version X for the one you run (--compare-releases says what changed)")

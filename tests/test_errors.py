@@ -372,3 +372,30 @@ def test_plan_check_refuses_a_malformed_env_item(capsys):
 
     log = Path(__file__).parent / "data" / "logs" / "synthetic-0.5.11-tp1-spec.log"
     assert error_line(capsys, ["check", str(log), "--gpu", "rtxpro6000", "--env", "1X=2"]).startswith("--env: '1X'")
+
+
+SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4"]
+
+
+def test_a_narrowed_release_says_how_the_releases_of_the_range_decide(capsys):
+    """The seed's paste (0.5.11 spelling, no release given): planned under 0.5.19, where it fits, with a note that
+    0.5.9-0.5.12 do not boot it; each group checked against planning that release by name."""
+    code, out = run_ok(capsys, ["--gpu", "rtxpro6000", "--no-search", "--json", "--", "python", "-m",
+                                "sglang.launch_server", "--model-path", "Qwen/Qwen3.6-27B", *SEED, OLD, "extra_buffer"])
+    d = json.loads(out)
+    assert d["sglang_version"] == "0.5.19" and d["verdict"] == "fits"
+    note = next(n for n in d["notes"] if n.startswith("the releases that take these spellings decide"))
+    assert "0.5.9-0.5.12 WILL NOT BOOT (resolve_memory_pool_config), 0.5.13-0.5.19 FITS" in note
+    for v, fits in (("0.5.9", False), ("0.5.12", False), ("0.5.13", True), ("0.5.19", True)):
+        e = _json(capsys, [*BASE, *SEED, OLD, "extra_buffer", "--sglang-version", v])
+        assert (e["verdict"] == "fits") == fits and not any("decide" in n for n in e["notes"])
+
+
+def test_a_narrowed_release_whose_range_agrees_says_so(capsys):
+    d = _json(capsys, ["--gpu", "rtxpro6000", "--model", "qwen3-8b", "--no-search", OLD, "no_buffer"])
+    assert d["sglang_version"] == "0.5.19" and d["verdict"] == "fits"
+    assert d["notes"] == ["every release that takes these spellings (0.5.9-0.5.19) decides this launch the same: FITS"]
+    for v in ("0.5.9", "0.5.14"):
+        assert _json(capsys, ["--gpu", "rtxpro6000", "--model", "qwen3-8b", "--no-search", OLD, "no_buffer",
+                              "--sglang-version", v])["verdict"] == "fits"
