@@ -35,7 +35,7 @@ MODELLED: dict[str, str] = {
 }
 
 #: name -> the last release whose rules use it (the planner's switches; later releases may still read it elsewhere)
-MODELLED_UNTIL = {"SGLANG_ENABLE_SPEC_V2": "0.5.13"}  # rules.spec_v2_env: off from 0.5.14 (rules/v0_5_14.py)
+MODELLED_UNTIL = {"SGLANG_ENABLE_SPEC_V2": "0.5.13"}  # from 0.5.14 the rules keep overlap whatever it says (rules/v0_5_14.py)
 
 
 def _key(version: str) -> tuple[int, ...]:
