@@ -221,7 +221,8 @@ def test_spellings_no_release_takes_together_are_an_error(capsys):
 def test_an_ambiguous_gpu_name_asks_with_the_candidates(capsys, name):
     line = error_line(capsys, ["--gpu", name, "--model", "qwen3.6-27b"])
     assert line.startswith(f"--gpu: '{name}' is ambiguous: it matches rtx6000-ada (RTX 6000 Ada Generation, "
-                           "49,140 MiB), rtxpro6000 (RTX PRO 6000 Blackwell, 97,887 MiB) or the Quadro RTX 6000")
+                           "49,140 MiB), rtxpro6000 (RTX PRO 6000 Blackwell, 97,887 MiB)")
+    assert "the Quadro RTX 6000 (Turing, 24 GB), which has no profile" in line
     assert "say which (e.g. --gpu rtx6000-ada)" in line
 
 
@@ -229,6 +230,9 @@ def test_a100_still_asks_and_an_unprofiled_card_says_so(capsys):
     assert "a100-40gb" in error_line(capsys, ["--gpu", "a100", "--model", "qwen3.6-27b"])
     line = error_line(capsys, ["--gpu", "quadro rtx 6000", "--model", "qwen3.6-27b"])
     assert line.startswith("--gpu: the Quadro RTX 6000 (Turing, 24 GB) has no profile yet")
+    line = error_line(capsys, ["--gpu", "NVIDIA RTX A6000", "--model", "qwen3.6-27b"])
+    assert line.startswith("--gpu: the RTX A6000 (Ampere, 48 GB) has no profile yet")
+    assert "RTX A6000" in error_line(capsys, ["--gpu", "6000", "--model", "qwen3.6-27b"])
 
 
 def test_every_id_alias_and_nvml_name_still_names_its_own_card():

@@ -251,13 +251,16 @@ AMBIGUOUS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "a100": (("a100-40gb", "a100-80gb"), ()),
     "rtx6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)",)),
     "nvidiartx6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)",)),
-    "6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)",)),
+    "6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)", "RTX A6000 (Ampere, 48 GB)")),
 }
 # Cards a user may name that have no profile: squashed name -> what it is (the answer says so instead of a
 # near match to another card).
 UNPROFILED = {
     "quadrortx6000": "Quadro RTX 6000 (Turing, 24 GB)",
     "nvidiaquadrortx6000": "Quadro RTX 6000 (Turing, 24 GB)",
+    "a6000": "RTX A6000 (Ampere, 48 GB)",
+    "rtxa6000": "RTX A6000 (Ampere, 48 GB)",
+    "nvidiartxa6000": "RTX A6000 (Ampere, 48 GB)",
 }
 
 
