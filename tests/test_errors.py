@@ -222,7 +222,7 @@ def test_an_ambiguous_gpu_name_asks_with_the_candidates(capsys, name):
     line = error_line(capsys, ["--gpu", name, "--model", "qwen3.6-27b"])
     assert line.startswith(f"--gpu: '{name}' is ambiguous: it matches rtx6000-ada (RTX 6000 Ada Generation, "
                            "49,140 MiB), rtxpro6000 (RTX PRO 6000 Blackwell, 97,887 MiB)")
-    assert "the Quadro RTX 6000 (Turing, 24 GB), which has no profile" in line
+    assert "the Quadro RTX 6000 (Turing, 24 GB; no profile)" in line
     assert "say which (e.g. --gpu rtx6000-ada)" in line
 
 

@@ -300,7 +300,7 @@ def _short_name(p: GpuProfile) -> str:
 
 def ambiguous_gpu_message(name: str, hits: list[GpuProfile], unprofiled: tuple[str, ...] = ()) -> str:
     opts = [f"{p.id} ({_short_name(p)}, {p.capacity_mib:,} MiB)" for p in hits]
-    opts += [f"the {c}, which has no profile" for c in unprofiled]
+    opts += [f"the {c[:-1]}; no profile)" if c.endswith(")") else f"the {c} (no profile)" for c in unprofiled]
     shown = name if len(name) <= 64 else name[:60] + "..."
     listed = ", ".join(opts[:-1]) + f" or {opts[-1]}" if len(opts) > 1 else opts[0]
     return f"--gpu: '{shown}' is ambiguous: it matches {listed}; say which (e.g. --gpu {hits[0].id})"
