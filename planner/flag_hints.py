@@ -4,7 +4,8 @@
   option the release does not take, the releases that take it or the near match in its own flag list;
 * :func:`spelling_default`: the release to plan when none is given and nothing installed here says which: the
   newest that takes every spelling given (an old spelling narrows the release; the default is never moved to
-  newer rules by a rename).
+  newer rules by a rename);
+* :func:`spelling_range_note`: then, how every release of that range decides the launch.
 """
 
 from __future__ import annotations
