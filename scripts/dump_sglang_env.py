@@ -57,7 +57,10 @@ def main(wheels: list[str]) -> None:
              "releases": releases,
              # name -> the releases whose code reads it, as index ranges [first, last] into "releases"
              "names": {n: _ranges([releases.index(v) for v in vs]) for n, vs in names.items()}}
-    OUT.write_text(json.dumps(table, indent=0, sort_keys=False) + "\n", encoding="utf-8")
+    # one name per line: a new release's dump reads as a diff of names
+    body = ",\n".join(f"{json.dumps(n)}: {json.dumps(r)}" for n, r in table["names"].items())
+    OUT.write_text(f'{{"source": {json.dumps(table["source"])},\n"releases": {json.dumps(releases)},\n'
+                   f'"names": {{\n{body}\n}}}}\n', encoding="utf-8")
     print(f"{OUT}: {len(names)} names over {len(releases)} releases")
 
 

@@ -403,3 +403,13 @@ def test_a_narrowed_release_whose_range_agrees_says_so(capsys):
     for v in ("0.5.9", "0.5.14"):
         assert _json(capsys, ["--gpu", "rtxpro6000", "--model", "qwen3-8b", "--no-search", OLD, "no_buffer",
                               "--sglang-version", v])["verdict"] == "fits"
+
+
+def test_the_env_dump_covers_every_modelled_release():
+    import json as _json_mod
+    from pathlib import Path
+
+    import planner.engines.sglang as sg
+
+    table = _json_mod.loads((Path(sg.__file__).parent / "env_names.json").read_text(encoding="utf-8"))
+    assert table["releases"] == ORDER
