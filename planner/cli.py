@@ -20,8 +20,9 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
-from planner.engines.sglang.rules import LATEST, RULES, rules_for
+from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
+from planner.flag_hints import flag_error, spelling_default, spelling_range_note
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
 from planner.report import render_search, render_text, to_dict
@@ -38,6 +39,7 @@ subcommands:
   plan models                   the catalog: models (--model) and drafts (--speculative-draft-model-path)
   plan schema [KIND]            the JSON Schema of plan --json (KIND plan), check --json (check) or one
                                 --batch line (batch): every key and the verdict values (docs/json.md)
+  plan gpus [--json]            the GPU profiles (--gpu): id, memory, interconnect, name and aliases
 
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
@@ -119,18 +121,26 @@ def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str]]:
     return model, flags
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _parse_env(items: Sequence[str] | dict[str, Any] | None) -> dict[str, str]:
+    """--env KEY=VALUE items (or a batch line's env object) -> {KEY: VALUE}; a KEY that no shell could set is
+    bad input (what SGLang reads or ignores of them: env_notes, env_refusal)."""
     if not items:
         return {}
-    if isinstance(items, dict):
-        return {str(k): str(v) for k, v in items.items()}
-    env = {}
-    for kv in items:
-        if not isinstance(kv, str) or "=" not in kv or not kv.split("=", 1)[0]:
-            raise BadInput(f"--env: expected KEY=VALUE, got {str(kv)[:60]!r}")
-        k, v = kv.split("=", 1)
-        env[k] = v
-    return env
+    pairs = [(str(k), str(v)) for k, v in items.items()] if isinstance(items, dict) else None
+    if pairs is None:
+        pairs = []
+        for kv in items:
+            if not isinstance(kv, str) or "=" not in kv or not kv.split("=", 1)[0]:
+                raise BadInput(f"--env: expected KEY=VALUE, got {str(kv)[:60]!r}")
+            pairs.append(tuple(kv.split("=", 1)))
+    for k, _ in pairs:
+        if not _ENV_NAME.fullmatch(k):
+            raise BadInput(f"--env: {k[:60]!r} is not an environment variable name (letters, digits and _, not "
+                           "starting with a digit; e.g. --env SGLANG_MAMBA_SSM_DTYPE=bfloat16)")
+    return dict(pairs)
 
 
 def _check_gib(name: str, value: Any) -> float | None:
@@ -194,8 +204,12 @@ def _selector_for(gpu: str):
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
                free_before: float | None, free_after: float | None, version: str | None,
                default: tuple[str, str] | None = None) -> Plan:
+    base = None
     if version is not None:
         rules_for(version)  # an unknown or unmodelled release is bad input
+    else:
+        base = default or default_version()
+        default = spelling_default(flags, base)
     if not gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:
@@ -209,8 +223,16 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     resolved: ResolvedModel = resolve_model_safely(model)
     if profile is not None:
         _check_free_fits_card(profile, free_before, free_after)
-        return make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
-    return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
+        plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
+    else:
+        plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
+    if default is not base and base is not None and (note := spelling_range_note(plan, flags)):
+        plan.notes.append(note)  # the release was narrowed by a spelling: does the choice within the range matter?
+    if env:
+        from planner.engines.sglang.env_vars import env_notes  # noqa: PLC0415
+
+        plan.notes.extend(env_notes(env, plan.sglang_version))
+    return plan
 
 
 @lru_cache(maxsize=256)
@@ -220,7 +242,8 @@ def _find_profile(gpu: str):
 
 
 def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None) -> Plan:
+               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None,
+               default: tuple[str, str] | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
     from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
@@ -238,10 +261,10 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
     plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,
-                     free_before_source=src, version=version)
+                     free_before_source=src, version=version, default=default)
     plan.notes.append(sel.note)
     if sel.other_processes_bytes:
-        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version)
+        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version, default=default)
         plan.notes.append(
             f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
             f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
@@ -273,19 +296,6 @@ def do_search(plan: Plan, needs: Needs, top: int, free_before: float | None, fre
 
 def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
-
-
-def flag_error(plan: Plan) -> BadInput | None:
-    """SGLang's argparse refusing a flag is bad input for the user (exit 2), not a verdict."""
-    if plan.error_type == "SystemExit":
-        from planner.engines.sglang.cli_flags import renamed_hint  # noqa: PLC0415
-
-        msg = plan.error_message or "SGLang flag error"
-        hint = renamed_hint(plan.flags, plan.rules.flags) if plan.rules is not None else None
-        if hint:
-            msg += f" (SGLang {plan.sglang_version}: {hint})"
-        return BadInput(msg)
-    return None
 
 
 def search_dict(res: SearchResult) -> dict[str, Any]:
@@ -507,6 +517,20 @@ def schema_main(argv: list[str], out=None) -> int:
     return EXIT_FITS
 
 
+def gpus_main(argv: list[str], out=None) -> int:
+    """plan gpus [--json]: the GPU profiles, one line each (planner.hardware.listing)."""
+    from planner.hardware.listing import gpus_rows, render_gpus  # noqa: PLC0415
+
+    p = _ArgParser(prog="plan gpus", description="List the GPU profiles --gpu takes (hwprofiles/*.toml): id, "
+                   "memory (the NVML total SGLang sizes from; unified-memory parts: what CUDA sees), interconnect "
+                   "(what tp > 1 is charged for), name and aliases. --gpu also takes the NVML names.")
+    p.add_argument("--json", action="store_true", help="print the profiles as a JSON list")
+    ns = p.parse_args(argv)
+    rows = gpus_rows()
+    write_out((json.dumps(rows, indent=2) if ns.json else render_gpus(rows)) + "\n", out or sys.stdout)
+    return EXIT_FITS
+
+
 def probe_main(argv: list[str], nvml=None, out=None) -> int:
     """plan probe [--gpu auto|0,1] [--write-profile [DIR]]: what NVML sees, next to the profiles."""
     from pathlib import Path  # noqa: PLC0415
@@ -642,6 +666,9 @@ def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
         name = f.split("=", 1)[0]
         if not name.startswith("--") or name in theirs or len(name) > 80:
             continue
+        if name in ours:  # only after '--' (before it, plan's parser takes its own options)
+            return BadInput(f"{name} is an option of plan, not of SGLang: put it before '--' (everything after "
+                            "'--' is your launch command)")
         near_ours = difflib.get_close_matches(name, ours, n=1, cutoff=0.75)
         near_theirs = difflib.get_close_matches(name, sorted(theirs), n=1, cutoff=0.75)
         if near_ours and (not near_theirs or difflib.SequenceMatcher(None, name, near_ours[0]).ratio()
@@ -652,13 +679,14 @@ def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
 
 
 def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[str | None, dict[str, str], list[str]]:
-    """(model, env, notes) after folding the pasted launch command into the flags."""
-    from planner.paste import split_paste_form as split  # noqa: PLC0415
+    """(model, env, notes) after folding the pasted launch command into the flags; ``ns.launcher``: the paste's
+    launcher as typed (errors name it)."""
+    from planner.paste import parse_paste  # noqa: PLC0415
 
     env = _parse_env(ns.env)
     if paste is None:
         return ns.model, env, []
-    pasted_model, pasted_flags, pasted_env = split(paste)
+    pasted_model, pasted_flags, pasted_env, ns.launcher = parse_paste(paste)
     sglang_flags += pasted_flags
     notes, ignored = [], []
     for k, v in pasted_env.items():
@@ -674,9 +702,9 @@ def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[
 def _plan_and_search(ns, model, sglang_flags, env):
     plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
                       ns.sglang_version)
-    bad = flag_error(plan)
+    bad = flag_error(plan, getattr(ns, "launcher", None))
     if bad is not None:
-        raise misspelled_option(sglang_flags, ns.sglang_version) or bad
+        raise misspelled_option(sglang_flags, plan.sglang_version) or bad
     if ns.top < 1 or ns.top > 1000:
         raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
     res = None
@@ -704,7 +732,8 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
 
 def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     state = {} if state is None else state
-    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main, "schema": schema_main}
+    sub = {"probe": probe_main, "check": check_main, "tui": tui_main, "models": models_main, "schema": schema_main,
+           "gpus": gpus_main}
     if argv and argv[0] in sub:
         return sub[argv[0]](argv[1:])
     paste: list[str] | None = None

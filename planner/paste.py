@@ -89,8 +89,10 @@ def _skip_uv(tokens: list[str], i: int) -> int:
     return i
 
 
-def _skip_launcher(tokens: list[str], i: int) -> int:
-    """The interpreter and module, or ``sglang serve``; returns where the flags start."""
+def _skip_launcher(tokens: list[str], i: int) -> tuple[int, str | None]:
+    """The interpreter and module, or ``sglang serve``: (where the flags start, the launcher as typed, e.g.
+    ``python3 -m sglang.launch_server``; None when the paste starts with the flags)."""
+    start = i
     if i < len(tokens) and _PY_RE.match(tokens[i]):
         i += 1
         while i < len(tokens) and tokens[i] in ("-u", "-O", "-B", "-X") or (i < len(tokens) and tokens[i].startswith("-X")):
@@ -99,18 +101,25 @@ def _skip_launcher(tokens: list[str], i: int) -> int:
             i += 2
             if tokens[i - 1] == "sglang" and i < len(tokens) and tokens[i] in ("serve", "launch_server"):
                 i += 1
-            return i
+            # the interpreter by its name (a venv path says nothing about the launcher), then the module
+            return i, " ".join([tokens[start].rsplit("/", 1)[-1], *tokens[start + 1:i]])
         got = " ".join(tokens[i:i + 2]) or "nothing"
         raise BadInput(f"after '--': the interpreter runs '{got[:60]}', not sglang.launch_server; " + HELP)
     if i + 1 < len(tokens) and tokens[i] == "sglang" and tokens[i + 1] in ("serve", "launch_server"):
-        return i + 2
+        return i + 2, f"sglang {tokens[i + 1]}"
     if i < len(tokens) and tokens[i] in ("launch_server", "sglang.launch_server"):
-        return i + 1
-    return i
+        return i + 1, tokens[i]
+    return i, None
 
 
 def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]]:
     """A pasted launch command -> (model path, the other SGLang flags, env assignments)."""
+    return parse_paste(tokens)[:3]
+
+
+def parse_paste(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str], str | None]:
+    """A pasted launch command -> (model path, the other SGLang flags, env assignments, the launcher as the
+    user typed it, which names the command in errors: None when the paste is only flags)."""
     tokens = tokens_of(list(tokens))
     env: dict[str, str] = {}
     i = _take_env(tokens, 0, env)
@@ -118,11 +127,11 @@ def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str], dict[str
         i = _take_env(tokens, _skip_docker(tokens, i, env), env)
     if i + 1 < len(tokens) and tokens[i] == "uv" and tokens[i + 1] == "run":
         i = _skip_uv(tokens, i)
-    i = _skip_launcher(tokens, i)
+    i, launcher = _skip_launcher(tokens, i)
     rest = tokens[i:]
     if rest and not rest[0].startswith("-"):
         raise BadInput(f"after '--': unexpected '{rest[0][:60]}'; " + HELP)
-    return _pull_model(rest) + (env,)
+    return (*_pull_model(rest), env, launcher)
 
 
 def _pull_model(rest: list[str]) -> tuple[str | None, list[str]]:

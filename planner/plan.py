@@ -174,6 +174,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     if draft is None and algorithm == "STANDALONE":  # --- STANDALONE ---
         draft = model.spec  # no draft path: the draft worker loads the target itself (standalone_draft_source)
     refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
+    if not refusal and env:
+        from planner.engines.sglang.env_vars import env_refusal  # noqa: PLC0415
+
+        refusal = env_refusal(env, rules.version)
     if refusal:
         raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)

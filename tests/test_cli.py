@@ -140,11 +140,15 @@ def test_versions_decide_differently_on_the_seed_and_say_why(capsys):
     assert re.search(r"^  0\.5\.11-0\.5\.12 +WILL NOT BOOT.*<- this plan$", out11, re.M)
 
 
-def test_renamed_flag_error_names_the_new_spelling(capsys):
+def test_renamed_flag_error_names_the_releases_that_take_the_spelling(capsys):
+    # an old spelling narrows the release: the fix offered is the release that takes it, never a rename to a
+    # newer spelling (that would move the user to newer rules); the new spelling is named as 0.5.23's own
     code, _, err = run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--no-search", "--sglang-version", "0.5.23",
                         "--mamba-scheduler-strategy", "extra_buffer"], capsys)
     assert code == 2 and "unrecognized arguments: --mamba-scheduler-strategy" in err
-    assert "spelled --mamba-radix-cache-strategy" in err
+    assert "--mamba-scheduler-strategy is the 0.5.9-0.5.19 spelling: plan with --sglang-version 0.5.19" in err
+    assert "0.5.14 renamed it --mamba-radix-cache-strategy, the spelling SGLang 0.5.23 takes" in err
+    assert "rename it" not in err
 
 
 def test_unmodelled_or_unknown_version_is_bad_input(capsys):

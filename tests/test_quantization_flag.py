@@ -47,14 +47,15 @@ def test_a_refused_last_value_is_refused_by_name(capsys) -> None:
 
 
 # What a launch with flags SGLang's parser rejects got before the change (scripts/compare_outputs.sh-style captures
-# of the previous planner/plan.py), kept: exit 2 and the parser's one line, with or without --quantization.
+# of the previous planner/plan.py), kept: exit 2 and the parser's one line, with or without --quantization; the
+# line names the release's flags (given directly) instead of argparse's program name "sglang serve".
 @pytest.mark.parametrize("flags,line", [
-    (["--page-size", "abc"], "sglang serve: error: argument --page-size: invalid int value: 'abc'"),
-    (["--quantization", "fp8", "--page-size", "abc"], "sglang serve: error: argument --page-size: invalid int value: 'abc'"),
+    (["--page-size", "abc"], "SGLang 0.5.23 flags: argument --page-size: invalid int value: 'abc'"),
+    (["--quantization", "fp8", "--page-size", "abc"], "SGLang 0.5.23 flags: argument --page-size: invalid int value: 'abc'"),
     (["--quantization", "fp8", "--tp-size", "x"],
-     "sglang serve: error: argument --tp-size/--tensor-parallel-size: invalid int value: 'x'"),
-    (["--quantization"], "sglang serve: error: argument --quantization: expected one argument"),
-    (["--quantization", "fp8", "--no-such-flag", "3"], "sglang serve: error: unrecognized arguments: --no-such-flag 3"),
+     "SGLang 0.5.23 flags: argument --tp-size/--tensor-parallel-size: invalid int value: 'x'"),
+    (["--quantization"], "SGLang 0.5.23 flags: argument --quantization: expected one argument"),
+    (["--quantization", "fp8", "--no-such-flag", "3"], "SGLang 0.5.23 flags: unrecognized arguments: --no-such-flag 3"),
 ])
 def test_unparsable_flags_keep_the_parsers_message_and_exit_2(capsys, flags: list[str], line: str) -> None:
     code, out, err = _run(capsys, *flags)
@@ -66,4 +67,4 @@ def test_a_quantization_value_argparse_refuses_gets_the_parsers_message(capsys) 
     'nonsense' on and the planner answered 'online quantization ... is modelled for fp8 only'; exit 2 both)."""
     code, _, err = _run(capsys, "--quantization", "nonsense")
     assert code == 2 and err.count("\n") == 1
-    assert err.startswith("plan: error: sglang serve: error: argument --quantization: invalid choice: 'nonsense'")
+    assert err.startswith("plan: error: SGLang 0.5.23 flags: argument --quantization: invalid choice: 'nonsense'")

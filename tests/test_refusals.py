@@ -193,7 +193,7 @@ def test_flags_without_memory_effect_or_at_their_default_pass(capsys):
 def test_sglangs_own_argparse_error_is_not_masked_by_a_refusal(capsys):
     # an argparse error stays SGLang's own line (the CLI reports flag errors as bad input), not a refusal
     line = refused([*BASE, "--pp-size", "two"], capsys)
-    assert "sglang serve: error: argument --pp-size/--pipeline-parallel-size: invalid int value: 'two'" in line
+    assert "SGLang 0.5.23 flags: argument --pp-size/--pipeline-parallel-size: invalid int value: 'two'" in line
     assert "not modelled" not in line
 
 

@@ -244,23 +244,43 @@ def _squash(s: str) -> str:
     return _norm(s).replace(" ", "").replace("-", "").replace("_", "")
 
 
-# A bare family name that names cards of different memory sizes is a question, not an answer.
-AMBIGUOUS = {"a100": ("a100-40gb", "a100-80gb")}
+# A family name several cards answer to is a question, not an answer: squashed name -> (the profiles it could
+# mean, cards of that name without a profile). "rtx 6000" is printed on three generations: the RTX 6000 Ada
+# (48 GB), the RTX PRO 6000 Blackwell (96 GB) and the Turing Quadro RTX 6000 (24 GB).
+AMBIGUOUS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "a100": (("a100-40gb", "a100-80gb"), ()),
+    "rtx6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)",)),
+    "nvidiartx6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)",)),
+    "6000": (("rtx6000-ada", "rtxpro6000"), ("Quadro RTX 6000 (Turing, 24 GB)", "RTX A6000 (Ampere, 48 GB)")),
+}
+# Cards a user may name that have no profile: squashed name -> what it is (the answer says so instead of a
+# near match to another card).
+UNPROFILED = {
+    "quadrortx6000": "Quadro RTX 6000 (Turing, 24 GB)",
+    "nvidiaquadrortx6000": "Quadro RTX 6000 (Turing, 24 GB)",
+    "a6000": "RTX A6000 (Ampere, 48 GB)",
+    "rtxa6000": "RTX A6000 (Ampere, 48 GB)",
+    "nvidiartxa6000": "RTX A6000 (Ampere, 48 GB)",
+}
 
 
 def find_profile(name: str) -> GpuProfile:
     """Resolve ``--gpu NAME`` as a user types it: id, alias or NVML name string, case-insensitive, with or
-    without spaces / dashes ("rtx-pro-6000" ~ "rtxpro6000", "4090" ~ "rtx4090"). A name that fits several
-    cards of different memory sizes (``a100``: 40 or 80 GB) is bad input that asks which one."""
+    without spaces / dashes ("rtx-pro-6000" ~ "rtxpro6000", "4090" ~ "rtx4090"). A name several cards answer
+    to (``a100``: 40 or 80 GB; ``rtx6000``: Ada, PRO Blackwell or Quadro) is bad input that asks which one."""
     if not isinstance(name, str) or not name.strip():
         raise BadInput("--gpu: empty; give a GPU profile id (e.g. rtxpro6000), an alias or an NVML name")
     key = _norm(name)
-    if key in AMBIGUOUS:
-        raise BadInput(ambiguous_gpu_message(name, [p for p in load_profiles() if p.id in AMBIGUOUS[key]]))
+    squash = _squash(name)
+    if squash in AMBIGUOUS:
+        ids, others = AMBIGUOUS[squash]
+        raise BadInput(ambiguous_gpu_message(name, [p for p in load_profiles() if p.id in ids], others))
+    if squash in UNPROFILED:
+        raise BadInput(f"--gpu: the {UNPROFILED[squash]} has no profile yet; on that machine, plan probe "
+                       "--write-profile writes one (see plan gpus for the profiled cards)")
     for prof in load_profiles():
         if key in {_norm(n) for n in prof.names}:
             return prof
-    squash = _squash(name)
     for prof in load_profiles():
         if squash in {_squash(n) for n in prof.names}:
             return prof
@@ -274,9 +294,16 @@ def find_profile(name: str) -> GpuProfile:
     raise BadInput(unknown_gpu_message(name))
 
 
-def ambiguous_gpu_message(name: str, hits: list[GpuProfile]) -> str:
-    opts = ", ".join(f"{p.id} ({p.capacity_mib:,} MiB)" for p in hits)
-    return f"--gpu: '{name}' is ambiguous: it matches {opts}; say which (e.g. --gpu {hits[0].id})"
+def _short_name(p: GpuProfile) -> str:
+    return p.display_name.removeprefix("NVIDIA ").split(" (")[0]
+
+
+def ambiguous_gpu_message(name: str, hits: list[GpuProfile], unprofiled: tuple[str, ...] = ()) -> str:
+    opts = [f"{p.id} ({_short_name(p)}, {p.capacity_mib:,} MiB)" for p in hits]
+    opts += [f"the {c[:-1]}; no profile)" if c.endswith(")") else f"the {c} (no profile)" for c in unprofiled]
+    shown = name if len(name) <= 64 else name[:60] + "..."
+    listed = ", ".join(opts[:-1]) + f" or {opts[-1]}" if len(opts) > 1 else opts[0]
+    return f"--gpu: '{shown}' is ambiguous: it matches {listed}; say which (e.g. --gpu {hits[0].id})"
 
 
 def is_profile_name(name: str) -> bool:

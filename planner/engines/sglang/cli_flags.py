@@ -328,4 +328,76 @@ def renamed_hint(flags: list[str], version_dir: str) -> str | None:
     return "; ".join(f"{a} is spelled {b} in this release" for a, b in pairs)
 
 
-__all__ = ["SGLangArgError", "parse_flags", "parse_flags_onto", "build_parser", "known_flag_names", "translate_flags", "renamed_hint"]
+def accepts(name: str, known: frozenset[str]) -> bool:
+    """Whether a release's argparse takes option ``name``: spelled out, or a unique prefix (argparse's
+    allow_abbrev, on in SGLang's parser)."""
+    if name in known:
+        return True
+    return sum(1 for k in known if k.startswith(name)) == 1
+
+
+def option_names(flags: list[str]) -> list[str]:
+    """The ``--option`` names in a flag list (``--x=1`` -> ``--x``), in order, once each."""
+    return list(dict.fromkeys(f.partition("=")[0] for f in flags if f.startswith("--") and len(f) > 2))
+
+
+def release_span(versions: list[str], order: list[str]) -> str:
+    """'0.5.9-0.5.19' for consecutive releases of ``order``; runs joined with ', '."""
+    idx = sorted(order.index(v) for v in versions)
+    runs: list[list[int]] = []
+    for i in idx:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(order[r[0]] if len(r) == 1 else f"{order[r[0]]}-{order[r[-1]]}" for r in runs)
+
+
+def accepting_releases(names: list[str], releases: dict[str, str]) -> list[str]:
+    """The releases (``releases``: version -> flags table, oldest first) whose argparse takes every name."""
+    return [v for v, d in releases.items() if all(accepts(n, known_flag_names(d)) for n in names)]
+
+
+def _renamed_partner(name: str) -> tuple[str, str] | None:
+    for old, new in RENAMED:
+        if name in (old, new):
+            return old, new
+    return None
+
+
+def flag_advice(name: str, version: str, releases: dict[str, str]) -> str:
+    """What to tell a user whose release ``version`` does not take ``name``: the releases that do (an old
+    spelling narrows the release: the newest that takes it is the one to plan, never a rename to a newer
+    spelling), else the near matches in this release's own flag list, else in the other releases'."""
+    import difflib  # noqa: PLC0415
+
+    order = list(releases)
+    known = known_flag_names(releases[version])
+    have = [v for v in order if name in known_flag_names(releases[v])]
+    if have:
+        span = release_span(have, order)
+        run = f"plan with --sglang-version {have[-1]} if you run {'it' if len(have) == 1 else span}"
+        pair = _renamed_partner(name)
+        if pair is not None and name == pair[0] and pair[1] in known:
+            since = next(v for v in order if pair[1] in known_flag_names(releases[v]))
+            return f"{name} is the {span} spelling: {run}; {since} renamed it {pair[1]}, the spelling SGLang {version} takes"
+        if pair is not None and name == pair[1] and pair[0] in known:
+            return f"{name} is the {span} spelling: SGLang {version} spells it {pair[0]}; {run}"
+        return f"SGLang {version} has no {name}; {span} {'has' if len(have) == 1 else 'have'} it: {run}"
+    if len(name) > 80:
+        return ""
+    near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    if near:
+        return f"did you mean {near[0]}?"
+    others = sorted(set().union(*(known_flag_names(d) for d in releases.values())) - known)
+    near = difflib.get_close_matches(name, others, n=1, cutoff=0.75)
+    if near:
+        have = [v for v in order if near[0] in known_flag_names(releases[v])]
+        span = release_span(have, order)
+        return (f"did you mean {near[0]}? It is a flag of SGLang {span}, not {version}: plan with --sglang-version "
+                f"{have[-1]} if you run {'it' if len(have) == 1 else span}")
+    return ""
+
+
+__all__ = ["SGLangArgError", "parse_flags", "parse_flags_onto", "build_parser", "known_flag_names", "translate_flags", "renamed_hint",
+           "accepts", "option_names", "release_span", "accepting_releases", "flag_advice"]
