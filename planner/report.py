@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from planner.catalog.drafts import unpublished_draft
 from planner.explain import explain
 from planner.plan import GIB, Plan
 from planner.summary import build_summary
@@ -367,6 +368,8 @@ def render_search(res, model, show_plan: bool) -> str:
               f"{c.headroom_left / GIB:6.2f} GiB  {' '.join(c.chosen) or '(defaults)'}")
     w("Launch:")
     w("  " + launch_command(model, best.flags))
+    if (draft_note := unpublished_draft(best.flags)) is not None:
+        w(draft_note)
     return "\n".join(out)
 
 
@@ -431,17 +434,26 @@ def terminal_width() -> int:
     return max(40, min(400, shutil.get_terminal_size((100, 24)).columns))
 
 
+LAUNCHER = "python -m sglang.launch_server "
+
+
 def wrap_lines(text: str, width: int) -> str:
     """Wrap every line to ``width``; continuation lines keep the line's indent plus two spaces.
-    Words (flags, numbers) are never broken."""
+    Words (flags, numbers) are never broken. A launch command (a line starting with ``LAUNCHER``) is wrapped by
+    :func:`shell_wrap`, with backslash continuations, and lines already continued with `` \\`` are kept."""
     import textwrap  # noqa: PLC0415
 
     out = []
+    in_command = False  # the line before ended with a shell continuation: this one belongs to that command
     for line in text.split("\n"):
-        if len(line) <= width:
+        cont, in_command = in_command, line.endswith(" \\")
+        if cont or len(line) <= width:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
+        if line.lstrip().startswith(LAUNCHER):  # a launch command wraps with ` \` so it still pastes
+            out.append(shell_wrap(line.strip(), width, indent))
+            continue
         out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
                                  break_on_hyphens=False) or [line])
     return "\n".join(out)
@@ -562,7 +574,34 @@ def _no_radix_line(res, need_ctx: int) -> str | None:
             f"{nr.concurrency} requests of {need_ctx:,} tokens at once and {nr.kv_tokens:,} KV tokens{gain}.")
 
 
-def render_recommendation(res, model, width: int) -> list[str]:
+def fix_vs_recommendation(plan: Plan, res) -> str | None:
+    """How the plan's Fix line and the search's recommendation relate, with both sets of numbers, when a report
+    prints both; ``res`` None (``--no-search``): what the Fix is and what the search would add."""
+    from planner.explain import fix_flags, running_requests_fix  # noqa: PLC0415
+
+    added = fix_flags(plan)
+    if not added:
+        return None
+    fp = running_requests_fix(plan)[1].profile
+    fix = (f"the Fix ({' '.join(added)}) is the one-flag change that boots your flags as given "
+           f"({fp.max_running_requests} running, {fp.max_total_num_tokens:,} KV tokens)")
+    if res is None:
+        return f"Fix vs search: {fix}; without --no-search the planner also searches the flags you left out for the " \
+               "best configuration for your needs."
+    if res.recommended is None or not res.ranked:
+        return None
+    best = res.ranked[0]
+    names = [t for t in best.chosen for t in t.split() if t.startswith("--")]
+    mrr = next((best.flags[i + 1] for i, f in enumerate(best.flags[:-1]) if f == "--max-running-requests"), None)
+    others = [x for x in names if x != "--max-running-requests"]
+    setting = (f"--max-running-requests {mrr}" + (f" and {len(others)} more flag{'s' if len(others) > 1 else ''}"
+                                                   if others else "")) if mrr and mrr != added[-1] \
+        else f"{len(names)} flag{'s' if len(names) != 1 else ''}"
+    return (f"Fix vs recommendation: {fix}; the recommendation is the best configuration the search found for "
+            f"your need, setting {setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
+
+
+def render_recommendation(res, model, width: int, relation: str | None = None) -> list[str]:
     from planner.search import launch_command  # noqa: PLC0415
 
     n = res.needs
@@ -570,10 +609,12 @@ def render_recommendation(res, model, width: int) -> list[str]:
     best = res.ranked[0]
     out = [f"Verdict: FITS with the recommended flags  [SGLang {res.recommended.sglang_version} rules]",
            "Launch:", shell_wrap(launch_command(model, best.flags), width),
+           unpublished_draft(best.flags),
            f"Gives: {best.concurrency} requests of {need_ctx:,} tokens at once; {best.running} running requests; "
            f"{best.kv_tokens:,} KV tokens; longest request {best.longest:,}; {_r(best.headroom_left)} GiB left "
            "after the estimated needs",
-           "Why: " + res.why]
+           "Why: " + res.why, relation]
+    out = [x for x in out if x is not None]
     nr = _no_radix_line(res, need_ctx)
     if nr:
         out.append(nr)
@@ -657,8 +698,11 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
         out.append(_other_version_note(plan) if compare else NO_COMPARE)
     else:
         out.append(render_plan(plan, compare))
+        relation = fix_vs_recommendation(plan, res) if user_flags else None
         if res is not None:
             out.append("")
-            out += (render_recommendation(res, model, width) if res.recommended is not None
+            out += (render_recommendation(res, model, width, relation) if res.recommended is not None
                     else render_nothing_feasible(res, model))
+        elif relation:
+            out.append(relation)
     return "\n".join(wrap_lines(x, width) if not x.startswith("  python") else x for x in out)
