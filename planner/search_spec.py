@@ -128,7 +128,8 @@ def trade_offs(rec: Plan, base: Plan, user_flags: list[str]) -> list[str]:
         s0, s1 = b.speculative_num_steps, a.speculative_num_steps
         if d0 and d1 and (d1 < d0 or (s0 and s1 and s1 < s0)):
             parts = ([f"steps {s0} -> {s1}"] if s0 and s1 and s1 != s0 else []) + \
-                ([f"top-k {b.speculative_eagle_topk} -> {a.speculative_eagle_topk}"]
+                ([f"{'BFS breadth' if a.speculative_algorithm == 'NGRAM' else 'top-k'} {b.speculative_eagle_topk} -> "
+                  f"{a.speculative_eagle_topk}"]
                  if b.speculative_eagle_topk != a.speculative_eagle_topk else []) + \
                 ([f"draft tokens {d0} -> {d1}"] if d1 != d0 else [])
             who = whose("--speculative-num-steps", "--speculative-num-draft-tokens", "--speculative-eagle-topk")
@@ -143,8 +144,8 @@ def trade_offs(rec: Plan, base: Plan, user_flags: list[str]) -> list[str]:
         out.append("the radix cache is off (no prefix reuse: a shared prompt prefix is computed again per request)")
     kv0 = str(b.kv_cache_dtype if b is not None else "auto")
     if str(a.kv_cache_dtype).startswith("fp8") and not kv0.startswith("fp8"):
-        out.append(f"the KV cache is {a.kv_cache_dtype} instead of {kv0} ({whose('--kv-cache-dtype')}): half the "
-                   "bytes per token, some quality loss")
+        was = "the model's dtype" if kv0 == "auto" else f"{kv0} ({whose('--kv-cache-dtype')})"
+        out.append(f"the KV cache is {a.kv_cache_dtype} instead of {was}: fewer bytes per token, some quality loss")
     if rec.state is not None and base.state is not None and rec.state.ssm_dtype != base.state.ssm_dtype \
             and "bfloat16" in str(rec.state.ssm_dtype):
         out.append(f"the mamba ssm state is {rec.state.ssm_dtype} instead of {base.state.ssm_dtype}: half the "
