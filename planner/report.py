@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -454,9 +455,15 @@ def wrap_lines(text: str, width: int) -> str:
         if line.lstrip().startswith(LAUNCHER):  # a launch command wraps with ` \` so it still pastes
             out.append(shell_wrap(line.strip(), width, indent))
             continue
-        out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
-                                 break_on_hyphens=False) or [line])
+        # a flag keeps its value on its line ("--mem-fraction-static 0.95" is never cut in two)
+        glued = _FLAG_VALUE.sub(lambda m: m.group(1) + _GLUE, line)
+        out.extend(x.replace(_GLUE, " ") for x in textwrap.wrap(
+            glued, width, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False) or [line])
     return "\n".join(out)
+
+
+_GLUE = "\x1f"  # not whitespace to textwrap (break_on_hyphens=False splits on whitespace alone)
+_FLAG_VALUE = re.compile(r"(?<![^\s(])(--[A-Za-z][\w-]*) (?=[^\s-])")
 
 
 def shell_wrap(command: str, width: int, indent: str = "  ") -> str:

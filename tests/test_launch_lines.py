@@ -312,3 +312,16 @@ def test_the_seed_case_says_how_the_fix_and_the_recommendation_relate(capsys):
 def test_no_relation_line_without_a_fix(capsys):
     _, out = _run(capsys, CASES["dense-user-flags-0.5.10"])
     assert "Fix vs" not in out
+
+
+def test_prose_wrapping_keeps_a_flag_with_its_value():
+    from planner.report import wrap_lines  # noqa: PLC0415
+
+    line = ("Runner-up (--mamba-radix-cache-strategy extra_buffer --disable-overlap-schedule --mem-fraction-static "
+            "0.95 --max-mamba-cache-size 24): 199,898 KV tokens, 2.61 GiB spare vs 2.61.")
+    for width in range(40, len(line)):
+        lines = wrap_lines(line, width).split("\n")
+        assert " ".join(x.strip() for x in lines) == line
+        for x in lines[:-1]:
+            assert not re.search(r"--(mamba-radix-cache-strategy|mem-fraction-static|max-mamba-cache-size)$", x), \
+                (width, lines)
