@@ -6,7 +6,7 @@ import re
 import shlex
 from typing import Any
 
-from planner.catalog.drafts import unpublished_draft
+from planner.catalog.drafts import launch_flags, unpublished_draft
 from planner.explain import explain
 from planner.plan import GIB, Plan
 from planner.summary import build_summary
@@ -115,7 +115,7 @@ def render_text(plan: Plan, compare: bool = True) -> str:
     w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
     w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
       f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
-    w(f"Flags: {shlex.join(plan.flags) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
+    w(f"Flags: {shlex.join(launch_flags(plan.flags)) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
     w(f"Units: {UNIT_NOTE}")
     w("")
     w("Free memory per GPU")
@@ -501,7 +501,8 @@ def plan_summary(plan: Plan) -> list[str]:
     out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB NVML total",
            f"Model:    {plan.model.spec.name} ({plan.model.spec.architecture}), weights "
            f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})",
-           f"Flags:    {shlex.join(plan.flags) or '(SGLang defaults)'}" + (f"; env {plan.env}" if plan.env else "")]
+           f"Flags:    {shlex.join(launch_flags(plan.flags)) or '(SGLang defaults)'}"  # as the launch line spells them
+           + (f"; env {plan.env}" if plan.env else "")]
     mem = (f"Memory:   per GPU, GiB: {_r(plan.free_before_bytes)} free before load "
            f"({_source_word(plan.free_before_source)}), {_r(plan.free_after_bytes)} after the weights "
            f"({_source_word(plan.free_after_source)})")
@@ -693,6 +694,9 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
             parts.append(render_text(plan, compare=compare))
         if res is not None:
             parts.append(render_search(res, model, show_plan=not user_flags))
+            relation = fix_vs_recommendation(plan, res) if user_flags else None
+            if relation:
+                parts[-1] += "\n" + relation
         return wrap_lines("\n\n".join(parts), width)
     out: list[str] = []
     if res is not None and not user_flags:

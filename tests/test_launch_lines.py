@@ -301,6 +301,9 @@ def test_the_seed_case_says_how_the_fix_and_the_recommendation_relate(capsys):
     assert (int(rel.group(6)), int(rel.group(7).replace(",", ""))) == (rec["running"], rec["kv_tokens"])
     assert rel.group(1) != rel.group(4)  # the seed's Fix and recommendation differ: the line is what explains it
 
+    _, out = _run(capsys, [*SEED, "--verbose"])  # --verbose prints both too, and says the same
+    assert rel.group(0) in " ".join(out.split())
+
     rc, out = _run(capsys, [*SEED, "--no-search"])
     text = " ".join(out.split())
     assert rc == 1
