@@ -328,3 +328,34 @@ def test_prose_wrapping_keeps_a_flag_with_its_value():
         for x in lines[:-1]:
             assert not re.search(r"--(mamba-radix-cache-strategy|mem-fraction-static|max-mamba-cache-size)$", x), \
                 (width, lines)
+
+
+def test_trade_offs_of_a_smaller_graph_batch_page_and_prefill_chunk_and_none_when_equal():
+    """trade_offs on plans built directly: each named cost is true of the two plans (the values printed are the
+    resolved ones), and a recommendation equal to the base names nothing."""
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.hardware.profiles import load_profiles  # noqa: PLC0415
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.search_spec import trade_offs  # noqa: PLC0415
+
+    g = next(p for p in load_profiles() if p.id == "h100-sxm")
+    m = resolve_model("qwen3-8b")
+    base = make_plan(g, m, [], version="0.5.11")
+    assert trade_offs(base, base, []) == []
+    rec = make_plan(g, m, ["--cuda-graph-max-bs", "8", "--page-size", "64", "--chunked-prefill-size", "2048"],
+                    version="0.5.11")
+    costs = trade_offs(rec, base, [])
+    r, g0 = rec.profile.max_running_requests, base.args.cuda_graph_max_bs
+    assert r > 8 and g0 > 8
+    assert f"CUDA graphs up to batch 8 instead of {g0} (SGLang's default): decode batches of 9-{r} run without " \
+           "graphs (slower)" in costs
+    assert "page size 64 instead of 1 (SGLang's default): prefixes are reused in whole pages of 64 tokens" in costs
+    assert f"prefill chunks of 2,048 tokens, not SGLang's default {base.args.chunked_prefill_size:,} (slower time " \
+           "to first token on long prompts)" in costs
+    assert len(costs) == 3
+    user = ["--chunked-prefill-size", "8192"]
+    mine = make_plan(g, m, user, version="0.5.11")
+    assert any(c.startswith("prefill chunks of 2,048 tokens, not yours 8,192") for c in trade_offs(rec, mine, user))
+    # a graph batch at least the running requests costs nothing
+    small = make_plan(g, m, ["--cuda-graph-max-bs", "8", "--max-running-requests", "8"], version="0.5.11")
+    assert not any("CUDA graphs" in c for c in trade_offs(small, base, []))
