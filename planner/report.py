@@ -599,12 +599,17 @@ def fix_vs_recommendation(plan: Plan, res) -> str | None:
     if res.recommended is None or not res.ranked:
         return None
     best = res.ranked[0]
-    names = [t for t in best.chosen for t in t.split() if t.startswith("--")]
-    mrr = next((best.flags[i + 1] for i, f in enumerate(best.flags[:-1]) if f == "--max-running-requests"), None)
+    names = [w for c in best.chosen for w in c.split() if w.startswith("--")]  # what the search set
     others = [x for x in names if x != "--max-running-requests"]
-    setting = (f"--max-running-requests {mrr}" + (f" and {len(others)} more flag{'s' if len(others) > 1 else ''}"
-                                                   if others else "")) if mrr and mrr != added[-1] \
-        else f"{len(names)} flag{'s' if len(names) != 1 else ''}"
+    more = f"{len(others)} {'more ' if len(others) < len(names) else ''}flag{'s' if len(others) != 1 else ''}"
+    if len(others) < len(names):  # the search chose its own --max-running-requests: name it next to the Fix's
+        mrr = best.flags[len(best.flags) - 1 - best.flags[::-1].index("--max-running-requests") + 1]
+        setting = f"--max-running-requests {mrr}" + (f" and {more}" if others else "")
+    else:
+        setting = more
+        if "--max-running-requests" in plan.flags:  # the search keeps a flag you gave: the Fix is what changes it
+            mine = plan.flags[plan.flags.index("--max-running-requests") + 1]
+            setting += f" and keeping your --max-running-requests {mine}"
     return (f"Fix vs recommendation: {fix}; the recommendation is the best configuration the search found for "
             f"your need, setting {setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
 

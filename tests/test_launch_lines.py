@@ -359,3 +359,18 @@ def test_trade_offs_of_a_smaller_graph_batch_page_and_prefill_chunk_and_none_whe
     # a graph batch at least the running requests costs nothing
     small = make_plan(g, m, ["--cuda-graph-max-bs", "8", "--max-running-requests", "8"], version="0.5.11")
     assert not any("CUDA graphs" in c for c in trade_offs(small, base, []))
+
+
+def test_a_fix_that_changes_a_flag_the_recommendation_keeps_says_so(capsys):
+    argv = [*SEED, "--max-running-requests", "40"]
+    rc, out = _run(capsys, argv)
+    text = " ".join(out.split())
+    fix = re.search(r"Fix: add --max-running-requests (\d+):", text)
+    rel = re.search(r"Fix vs recommendation: the Fix \(--max-running-requests (\d+)\) .*?setting (\d+) flags? and "
+                    r"keeping your --max-running-requests 40: (\d+) running, ([\d,]+) KV tokens\.", text)
+    assert rc == 1 and fix and rel, text
+    assert fix.group(1) == rel.group(1) != "40"
+    rec = json.loads(_run(capsys, [*argv, "--json"])[1])["recommendation"]
+    assert _flag_value(shlex.split(rec["command"]), "--max-running-requests") == "40"
+    assert int(rel.group(2)) == len([w for c in rec["chosen"] for w in c.split() if w.startswith("--")])
+    assert (int(rel.group(3)), int(rel.group(4).replace(",", ""))) == (rec["running"], rec["kv_tokens"])
