@@ -591,7 +591,7 @@ def fix_vs_recommendation(plan: Plan, res) -> str | None:
     if not added:
         return None
     fp = running_requests_fix(plan)[1].profile
-    fix = (f"the Fix ({' '.join(added)}) is the one-flag change that boots your flags as given "
+    fix = (f"the Fix ({' '.join(added)}) is the one-flag change that boots your flags "
            f"({fp.max_running_requests} running, {fp.max_total_num_tokens:,} KV tokens)")
     if res is None:
         return f"Fix vs search: {fix}; without --no-search the planner also searches the flags you left out for the " \
@@ -610,8 +610,8 @@ def fix_vs_recommendation(plan: Plan, res) -> str | None:
         if "--max-running-requests" in plan.flags:  # the search keeps a flag you gave: the Fix is what changes it
             mine = plan.flags[plan.flags.index("--max-running-requests") + 1]
             setting += f" and keeping your --max-running-requests {mine}"
-    return (f"Fix vs recommendation: {fix}; the recommendation is the best configuration the search found for "
-            f"your need, setting {setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
+    return (f"Fix vs recommendation: {fix}; the recommendation, the best the search found for your need, sets "
+            f"{setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
 
 
 def render_recommendation(res, model, width: int, relation: str | None = None) -> list[str]:

@@ -133,13 +133,11 @@ def trade_offs(rec: Plan, base: Plan, user_flags: list[str]) -> list[str]:
                  if b.speculative_eagle_topk != a.speculative_eagle_topk else []) + \
                 ([f"draft tokens {d0} -> {d1}"] if d1 != d0 else [])
             who = whose("--speculative-num-steps", "--speculative-num-draft-tokens", "--speculative-eagle-topk")
-            out.append(f"a shorter draft than {who} ({', '.join(parts)}): at most {d1} tokens accepted per verify "
-                       f"step instead of {d0} (slower decoding when the draft guesses well; each running request "
-                       "reserves less speculative state)")
+            out.append(f"a shorter draft than {who} ({', '.join(parts)}): at most {d1} tokens per verify step, "
+                       f"not {d0} (slower decoding when the draft guesses well)")
     if a.disable_overlap_schedule and not (b.disable_overlap_schedule if b is not None
                                            else "--disable-overlap-schedule" in given):
-        out.append("the overlap schedule is off (lower decode throughput: the CPU no longer prepares the next "
-                   "batch while the GPU runs)")
+        out.append("the overlap schedule is off (lower decode throughput)")
     if a.disable_radix_cache and not (b.disable_radix_cache if b is not None else "--disable-radix-cache" in given):
         out.append("the radix cache is off (no prefix reuse: a shared prompt prefix is computed again per request)")
     kv0 = str(b.kv_cache_dtype if b is not None else "auto")
@@ -153,8 +151,8 @@ def trade_offs(rec: Plan, base: Plan, user_flags: list[str]) -> list[str]:
     if b is not None:
         c0, c1 = b.chunked_prefill_size, a.chunked_prefill_size
         if c0 and c1 and 0 < c1 < c0:
-            out.append(f"prefill chunks of {c1:,} tokens, not {whose('--chunked-prefill-size')} {c0:,} (slower time to "
-                       "first token on long prompts)")
+            out.append(f"prefill chunks of {c1:,} tokens, not {whose('--chunked-prefill-size')} {c0:,} (slower first "
+                       "token on long prompts)")
         g0, g1 = b.cuda_graph_max_bs, a.cuda_graph_max_bs
         r = rec.profile.max_running_requests if rec.profile is not None else None
         if g0 and g1 and g1 < g0 and r and r > g1:

@@ -232,7 +232,7 @@ def test_trade_offs_name_exactly_what_the_recommendation_changes(case, capsys):
             and int(m.group(2).replace(",", "")) == base.args.chunked_prefill_size, why
     else:
         assert m is None, why
-    m = re.search(r"a shorter draft than [^(]*\(([^)]*)\): at most (\d+) tokens accepted per verify step instead of "
+    m = re.search(r"a shorter draft than [^(]*\(([^)]*)\): at most (\d+) tokens per verify step, not "
                   r"(\d+)", why)
     dt = _flag_value(words, "--speculative-num-draft-tokens")
     if base.args is not None and base.args.speculative_algorithm not in (None, "DFLASH", "DSPARK") and dt is not None \
@@ -274,8 +274,8 @@ def test_the_eagle_draft_shortening_is_named_with_its_cost(capsys):
     d = json.loads(_run(capsys, [*CASES["eagle3-template-draft-0.5.12"], "--json"])[1])
     words = shlex.split(d["recommendation"]["command"])
     assert _flag_value(words, "--speculative-num-draft-tokens") == "2"
-    assert ("a shorter draft than SGLang's default (steps 3 -> 1, draft tokens 4 -> 2): at most 2 tokens accepted "
-            "per verify step instead of 4") in d["recommendation"]["why"]
+    assert ("a shorter draft than SGLang's default (steps 3 -> 1, draft tokens 4 -> 2): at most 2 tokens per "
+            "verify step, not 4 (slower decoding when the draft guesses well)") in d["recommendation"]["why"]
 
 
 def _numbers(text: str) -> list[int]:
@@ -288,9 +288,9 @@ def test_the_seed_case_says_how_the_fix_and_the_recommendation_relate(capsys):
     text = " ".join(out.split())  # unwrapped
     fix = re.search(r"Fix: add --max-running-requests (\d+): .*?; (\d+) running requests, ([\d,]+) KV tokens", text)
     rel = re.search(r"Fix vs recommendation: the Fix \(--max-running-requests (\d+)\) is the one-flag change that "
-                    r"boots your flags as given \((\d+) running, ([\d,]+) KV tokens\); the recommendation is the best "
-                    r"configuration the search found for your need, setting --max-running-requests (\d+) and (\d+) "
-                    r"more flags: (\d+) running, ([\d,]+) KV tokens\.", text)
+                    r"boots your flags \((\d+) running, ([\d,]+) KV tokens\); the recommendation, the best the search found "
+                    r"for your need, sets --max-running-requests (\d+) and (\d+) more flags: (\d+) running, ([\d,]+) "
+                    r"KV tokens\.", text)
     assert fix and rel, text
     assert _numbers(" ".join(fix.groups())) == _numbers(" ".join(rel.groups()[:3]))
     d = json.loads(_run(capsys, [*SEED, "--json"])[1])
@@ -308,7 +308,7 @@ def test_the_seed_case_says_how_the_fix_and_the_recommendation_relate(capsys):
     text = " ".join(out.split())
     assert rc == 1
     assert re.search(r"Fix vs search: the Fix \(--max-running-requests \d+\) is the one-flag change that boots your "
-                     r"flags as given \(\d+ running, [\d,]+ KV tokens\); without --no-search the planner also "
+                     r"flags \(\d+ running, [\d,]+ KV tokens\); without --no-search the planner also "
                      r"searches the flags you left out", text), text
 
 
@@ -350,8 +350,8 @@ def test_trade_offs_of_a_smaller_graph_batch_page_and_prefill_chunk_and_none_whe
     assert f"CUDA graphs up to batch 8 instead of {g0} (SGLang's default): decode batches of 9-{r} run without " \
            "graphs (slower)" in costs
     assert "page size 64 instead of 1 (SGLang's default): prefixes are reused in whole pages of 64 tokens" in costs
-    assert f"prefill chunks of 2,048 tokens, not SGLang's default {base.args.chunked_prefill_size:,} (slower time " \
-           "to first token on long prompts)" in costs
+    assert f"prefill chunks of 2,048 tokens, not SGLang's default {base.args.chunked_prefill_size:,} (slower first " \
+           "token on long prompts)" in costs
     assert len(costs) == 3
     user = ["--chunked-prefill-size", "8192"]
     mine = make_plan(g, m, user, version="0.5.11")
@@ -366,7 +366,7 @@ def test_a_fix_that_changes_a_flag_the_recommendation_keeps_says_so(capsys):
     rc, out = _run(capsys, argv)
     text = " ".join(out.split())
     fix = re.search(r"Fix: add --max-running-requests (\d+):", text)
-    rel = re.search(r"Fix vs recommendation: the Fix \(--max-running-requests (\d+)\) .*?setting (\d+) flags? and "
+    rel = re.search(r"Fix vs recommendation: the Fix \(--max-running-requests (\d+)\) .*?sets (\d+) flags? and "
                     r"keeping your --max-running-requests 40: (\d+) running, ([\d,]+) KV tokens\.", text)
     assert rc == 1 and fix and rel, text
     assert fix.group(1) == rel.group(1) != "40"
