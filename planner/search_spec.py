@@ -1,6 +1,7 @@
 """The search's speculative-decoding helpers (issue 14): the catalog's draft head when none is given, what a
 DFLASH / DSPARK draft's D costs beside the recommendation, and the full re-plan that keeps a point whose whole
-plan SGLang would reject (a check the vectorised scan does not run) out of the recommendations."""
+plan SGLang would reject (a check the vectorised scan does not run) out of the recommendations; and what a
+recommendation trades against the user's flags and SGLang's defaults (:func:`trade_offs`)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,11 @@
 
 A name that is none of these is one line naming the flag with the near catalog drafts (exit 2).
 
+A launch line prints the Hugging Face id SGLang loads instead of the catalog name (:func:`launch_flags`,
+:func:`launch_id`): the published head a catalog draft stands for, with its pinned revision; a catalog draft
+with no published checkpoint (a SpecForge training template) keeps its name and the report says so
+(:func:`unpublished_draft`).
+
 The draft's *kind* follows its ``architectures[0]`` the way SGLang picks the draft model class
 (``EntryClass`` lists of srt/models/*.py @0.5.23): DFLASH heads (srt/models/dflash.py:1317-1324),
 DSPARK heads (srt/models/dspark.py:995, dspark_minimax.py:326, lfm2_dspark.py:16;
