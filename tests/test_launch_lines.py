@@ -218,7 +218,8 @@ def test_trade_offs_name_exactly_what_the_recommendation_changes(case, capsys):
                        ("--disable-radix-cache", "the radix cache is off")):
         assert (text in why) == (flag in words and flag not in user), (case, flag, why)
     kv = _flag_value(words, "--kv-cache-dtype")
-    assert ("the KV cache is fp8" in why) == (kv is not None and kv.startswith("fp8") and "--kv-cache-dtype" not in user)
+    assert ("the KV cache is fp8" in why) == (kv is not None and kv.startswith("fp8")
+                                              and "--kv-cache-dtype" not in user)
     assert ("ssm state is bfloat16" in why) == (_flag_value(words, "--mamba-ssm-dtype") == "bfloat16"
                                                  and "--mamba-ssm-dtype" not in user)
     g = next(p for p in load_profiles() if p.id == argv[argv.index("--gpu") + 1])
@@ -288,9 +289,9 @@ def test_the_seed_case_says_how_the_fix_and_the_recommendation_relate(capsys):
     text = " ".join(out.split())  # unwrapped
     fix = re.search(r"Fix: add --max-running-requests (\d+): .*?; (\d+) running requests, ([\d,]+) KV tokens", text)
     rel = re.search(r"Fix vs recommendation: the Fix \(--max-running-requests (\d+)\) is the one-flag change that "
-                    r"boots your flags \((\d+) running, ([\d,]+) KV tokens\); the recommendation, the best the search found "
-                    r"for your need, sets --max-running-requests (\d+) and (\d+) more flags: (\d+) running, ([\d,]+) "
-                    r"KV tokens\.", text)
+                    r"boots your flags \((\d+) running, ([\d,]+) KV tokens\); the recommendation, the best the search "
+                    r"found for your need, sets --max-running-requests (\d+) and (\d+) more flags: (\d+) running, "
+                    r"([\d,]+) KV tokens\.", text)
     assert fix and rel, text
     assert _numbers(" ".join(fix.groups())) == _numbers(" ".join(rel.groups()[:3]))
     d = json.loads(_run(capsys, [*SEED, "--json"])[1])
