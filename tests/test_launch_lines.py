@@ -65,6 +65,11 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _width(monkeypatch):
+    monkeypatch.setenv("COLUMNS", str(WIDTH))  # other test modules set COLUMNS for the whole process
+
+
 def _run(capsys, argv: list[str]) -> tuple[int, str]:
     capsys.readouterr()
     rc = main(argv)
