@@ -399,10 +399,13 @@ def _relaxations(gpu, model, flags, env, needs, fb, fa, draft, version) -> list[
 
 def launch_command(model: ResolvedModel, flags: list[str]) -> str:
     import shlex  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
 
     from planner.catalog.drafts import launch_flags  # noqa: PLC0415
 
     path = model.path or (_hf_id(model) or model.spec.name)
+    if model.path and Path(model.path).name == "config.json":
+        path = str(Path(model.path).parent)  # SGLang loads the checkpoint directory, not its config.json
     # Hugging Face ids, not catalog names: the line runs as printed (a catalog draft -> its published head)
     return shlex.join(["python", "-m", "sglang.launch_server", "--model-path", path, *launch_flags(flags)])
 

@@ -196,11 +196,17 @@ def _catalog_draft_entry(value: str) -> CatalogEntry | None:
 def launch_flags(flags: list[str]) -> list[str]:
     """``flags`` as a launch line prints them: a catalog draft name after --speculative-draft-model-path becomes
     the Hugging Face id SGLang loads (with --speculative-draft-model-revision where the catalog pins one and the
-    flags name none); a path or an id that is not in the catalog stays as given."""
+    flags name none); a ``config.json`` becomes the directory holding it (what SGLang loads); another path or an
+    id that is not in the catalog stays as given."""
     at = _draft_value_at(flags)
     if at is None:
         return list(flags)
     i, value = at
+    if Path(value).name == "config.json" and Path(value).expanduser().is_file():  # SGLang loads the directory
+        out = list(flags)
+        parent = str(Path(value).parent)
+        out[i] = parent if out[i] == value else f"{FLAG}={parent}"
+        return out
     entry = _catalog_draft_entry(value)
     lid = None if entry is None else launch_id(entry)
     if lid is None:
