@@ -114,6 +114,24 @@ def _last_true(lo: int, hi: int, pred) -> int:
     return lo
 
 
+def running_requests_fix(plan: Plan) -> tuple[int, Plan] | None:
+    """:func:`best_max_running_requests` for the Fix line, found once per plan (the report reads it for the Fix
+    and again to say how the Fix and a recommendation relate)."""
+    if "_running_requests_fix" not in plan.__dict__:
+        plan.__dict__["_running_requests_fix"] = best_max_running_requests(plan)
+    return plan.__dict__["_running_requests_fix"]
+
+
+def fix_flags(plan: Plan) -> list[str]:
+    """The flags the report's Fix line adds to the user's (``[]`` when it prints none)."""
+    a = plan.args
+    if plan.verdict != "rejected" or plan.stage != "resolve_memory_pool_config" or a is None or not a.spec_on \
+            or plan.profile is None:
+        return []
+    found = running_requests_fix(plan)
+    return [] if found is None else ["--max-running-requests", str(found[0])]
+
+
 def explain(plan: Plan) -> tuple[str, list[str]]:
     """(binding constraint sentence, list of suggested changes with numbers)."""
     a, prof = plan.args, plan.profile
@@ -146,7 +164,7 @@ def explain(plan: Plan) -> tuple[str, list[str]]:
             parts.append(f"That leaves {_gib(prof.available_kv_bytes)} for the KV cache: no room for a single token.")
         if prof.spec_reserved_bytes and prof.spec_reserved_bytes > rest * 0.25:
             parts.append("The flag that matters is --max-running-requests: it sizes that reservation.")
-        found = best_max_running_requests(plan) if a.spec_on else None
+        found = running_requests_fix(plan) if a.spec_on else None
         if found:
             r, p = found
             pp = p.profile

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
+from planner.catalog.drafts import launch_flags, unpublished_draft
 from planner.explain import explain
 from planner.plan import GIB, Plan
 from planner.summary import build_summary
@@ -122,7 +124,7 @@ def render_text(plan: Plan, compare: bool = True) -> str:
     w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
     w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
       f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
-    w(f"Flags: {shlex.join(plan.flags) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
+    w(f"Flags: {shlex.join(launch_flags(plan.flags)) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
     w(f"Units: {UNIT_NOTE}")
     w("")
     w("Free memory per GPU")
@@ -376,6 +378,8 @@ def render_search(res, model, show_plan: bool) -> str:
               f"{c.headroom_left / GIB:6.2f} GiB  {' '.join(c.chosen) or '(defaults)'}")
     w("Launch:")
     w("  " + launch_command(model, best.flags))
+    if (draft_note := unpublished_draft(best.flags)) is not None:
+        w(draft_note)
     return "\n".join(out)
 
 
@@ -443,20 +447,35 @@ def terminal_width() -> int:
     return max(40, min(400, shutil.get_terminal_size((100, 24)).columns))
 
 
+LAUNCHER = "python -m sglang.launch_server "
+
+
 def wrap_lines(text: str, width: int) -> str:
     """Wrap every line to ``width``; continuation lines keep the line's indent plus two spaces.
-    Words (flags, numbers) are never broken."""
+    Words (flags, numbers) are never broken. A launch command (a line starting with ``LAUNCHER``) is wrapped by
+    :func:`shell_wrap`, with backslash continuations, and lines already continued with `` \\`` are kept."""
     import textwrap  # noqa: PLC0415
 
     out = []
+    in_command = False  # the line before ended with a shell continuation: this one belongs to that command
     for line in text.split("\n"):
-        if len(line) <= width:
+        cont, in_command = in_command, line.endswith(" \\")
+        if cont or len(line) <= width:
             out.append(line)
             continue
         indent = line[: len(line) - len(line.lstrip())]
-        out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
-                                 break_on_hyphens=False) or [line])
+        if line.lstrip().startswith(LAUNCHER):  # a launch command wraps with ` \` so it still pastes
+            out.append(shell_wrap(line.strip(), width, indent))
+            continue
+        # a flag keeps its value on its line ("--mem-fraction-static 0.95" is never cut in two)
+        glued = _FLAG_VALUE.sub(lambda m: m.group(1) + _GLUE, line)
+        out.extend(x.replace(_GLUE, " ") for x in textwrap.wrap(
+            glued, width, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False) or [line])
     return "\n".join(out)
+
+
+_GLUE = "\x1f"  # not whitespace to textwrap (break_on_hyphens=False splits on whitespace alone)
+_FLAG_VALUE = re.compile(r"(?<![^\s(])(--[A-Za-z][\w-]*) (?=[^\s-])")
 
 
 def shell_wrap(command: str, width: int, indent: str = "  ") -> str:
@@ -494,7 +513,8 @@ def plan_summary(plan: Plan) -> list[str]:
     out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB NVML total",
            f"Model:    {plan.model.spec.name} ({plan.model.spec.architecture}), weights "
            f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})",
-           f"Flags:    {shlex.join(plan.flags) or '(SGLang defaults)'}" + (f"; env {plan.env}" if plan.env else "")]
+           f"Flags:    {shlex.join(launch_flags(plan.flags)) or '(SGLang defaults)'}"  # as the launch line spells them
+           + (f"; env {plan.env}" if plan.env else "")]
     mem = (f"Memory:   per GPU, GiB: {_r(plan.free_before_bytes)} free before load "
            f"({_source_word(plan.free_before_source)}), {_r(plan.free_after_bytes)} after the weights "
            f"({_source_word(plan.free_after_source)})")
@@ -574,7 +594,39 @@ def _no_radix_line(res, need_ctx: int) -> str | None:
             f"{nr.concurrency} requests of {need_ctx:,} tokens at once and {nr.kv_tokens:,} KV tokens{gain}.")
 
 
-def render_recommendation(res, model, width: int) -> list[str]:
+def fix_vs_recommendation(plan: Plan, res) -> str | None:
+    """How the plan's Fix line and the search's recommendation relate, with both sets of numbers, when a report
+    prints both; ``res`` None (``--no-search``): what the Fix is and what the search would add."""
+    from planner.explain import fix_flags, running_requests_fix  # noqa: PLC0415
+
+    added = fix_flags(plan)
+    if not added:
+        return None
+    fp = running_requests_fix(plan)[1].profile
+    fix = (f"the Fix ({' '.join(added)}) is the one-flag change that boots your flags "
+           f"({fp.max_running_requests} running, {fp.max_total_num_tokens:,} KV tokens)")
+    if res is None:
+        return f"Fix vs search: {fix}; without --no-search the planner also searches the flags you left out for the " \
+               "best configuration for your needs."
+    if res.recommended is None or not res.ranked:
+        return None
+    best = res.ranked[0]
+    names = [w for c in best.chosen for w in c.split() if w.startswith("--")]  # what the search set
+    others = [x for x in names if x != "--max-running-requests"]
+    more = f"{len(others)} {'more ' if len(others) < len(names) else ''}flag{'s' if len(others) != 1 else ''}"
+    if len(others) < len(names):  # the search chose its own --max-running-requests: name it next to the Fix's
+        mrr = best.flags[len(best.flags) - 1 - best.flags[::-1].index("--max-running-requests") + 1]
+        setting = f"--max-running-requests {mrr}" + (f" and {more}" if others else "")
+    else:
+        setting = more
+        if "--max-running-requests" in plan.flags:  # the search keeps a flag you gave: the Fix is what changes it
+            mine = plan.flags[plan.flags.index("--max-running-requests") + 1]
+            setting += f" and keeping your --max-running-requests {mine}"
+    return (f"Fix vs recommendation: {fix}; the recommendation, the best the search found for your need, sets "
+            f"{setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
+
+
+def render_recommendation(res, model, width: int, relation: str | None = None) -> list[str]:
     from planner.search import launch_command  # noqa: PLC0415
 
     n = res.needs
@@ -582,10 +634,12 @@ def render_recommendation(res, model, width: int) -> list[str]:
     best = res.ranked[0]
     out = [f"Verdict: FITS with the recommended flags  [SGLang {res.recommended.sglang_version} rules]",
            "Launch:", shell_wrap(launch_command(model, best.flags), width),
+           unpublished_draft(best.flags),
            f"Gives: {best.concurrency} requests of {need_ctx:,} tokens at once; {best.running} running requests; "
            f"{best.kv_tokens:,} KV tokens; longest request {best.longest:,}; {_r(best.headroom_left)} GiB left "
            "after the estimated needs",
-           "Why: " + res.why]
+           "Why: " + res.why, relation]
+    out = [x for x in out if x is not None]
     nr = _no_radix_line(res, need_ctx)
     if nr:
         out.append(nr)
@@ -657,6 +711,9 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
             parts.append(render_text(plan, compare=compare))
         if res is not None:
             parts.append(render_search(res, model, show_plan=not user_flags))
+            relation = fix_vs_recommendation(plan, res) if user_flags else None
+            if relation:
+                parts[-1] += "\n" + relation
         return wrap_lines("\n\n".join(parts), width)
     out: list[str] = []
     if res is not None and not user_flags:
@@ -669,8 +726,11 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
         out.append(_other_version_note(plan) if compare else NO_COMPARE)
     else:
         out.append(render_plan(plan, compare))
+        relation = fix_vs_recommendation(plan, res) if user_flags else None
         if res is not None:
             out.append("")
-            out += (render_recommendation(res, model, width) if res.recommended is not None
+            out += (render_recommendation(res, model, width, relation) if res.recommended is not None
                     else render_nothing_feasible(res, model))
+        elif relation:
+            out.append(relation)
     return "\n".join(wrap_lines(x, width) if not x.startswith("  python") else x for x in out)

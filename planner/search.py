@@ -35,7 +35,7 @@ from planner.engines.sglang.pipeline.server_args import Rejected
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 from planner.plan import GIB, Plan, draft_from_flags, make_plan
-from planner.search_spec import _algo_in, _drop_rejected, d_tradeoff, default_draft_flags
+from planner.search_spec import _algo_in, _drop_rejected, d_tradeoff, default_draft_flags, trade_offs
 
 # the search's parts (split by size), re-exported: callers import them from planner.search
 from planner.search_eval import (  # noqa: F401
@@ -247,6 +247,8 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         best = ranked[0]
         result.recommended = first_plan
         result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
+        if costs := trade_offs(first_plan, plan0, flags):
+            result.why += " Trade-offs: " + "; ".join(costs) + "."
         result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
                                        free_after_gib, draft, version)
     elif relax:
@@ -344,18 +346,8 @@ def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int)
     obj = {"concurrency": f"the most requests of {need_ctx:,} tokens at once ({best.concurrency})",
            "kv-tokens": f"the most KV tokens ({best.kv_tokens:,})",
            "headroom": f"the most memory left after every allocation ({best.headroom_left / GIB:.2f} GiB)"}[needs.objective]
+    # what it gives up against the user's flags / SGLang's defaults: run_search adds it (search_spec.trade_offs)
     why = f"It gives {obj}, with {best.running} running requests and {best.kv_tokens:,} KV tokens."
-    costs = []
-    if "--disable-radix-cache" in best.chosen:
-        costs.append("the radix cache is off (no prefix reuse between requests)")
-    if "--disable-overlap-schedule" in best.chosen:
-        costs.append("the overlap schedule is off (lower decode throughput)")
-    if "fp8_e4m3" in best.chosen:
-        costs.append("the KV cache is fp8 (quality)")
-    if "--mamba-ssm-dtype" in best.chosen:
-        costs.append("the ssm state is bf16 (quality)")
-    if costs:
-        why += " Trade-offs: " + "; ".join(costs) + "."
     if second is None:
         return why, ""
     diff = []
@@ -407,9 +399,15 @@ def _relaxations(gpu, model, flags, env, needs, fb, fa, draft, version) -> list[
 
 def launch_command(model: ResolvedModel, flags: list[str]) -> str:
     import shlex  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from planner.catalog.drafts import launch_flags  # noqa: PLC0415
 
     path = model.path or (_hf_id(model) or model.spec.name)
-    return shlex.join(["python", "-m", "sglang.launch_server", "--model-path", path, *flags])
+    if model.path and Path(model.path).name == "config.json":
+        path = str(Path(model.path).parent)  # SGLang loads the checkpoint directory, not its config.json
+    # Hugging Face ids, not catalog names: the line runs as printed (a catalog draft -> its published head)
+    return shlex.join(["python", "-m", "sglang.launch_server", "--model-path", path, *launch_flags(flags)])
 
 
 def _hf_id(model: ResolvedModel) -> str | None:

@@ -1,6 +1,7 @@
 """The search's speculative-decoding helpers (issue 14): the catalog's draft head when none is given, what a
 DFLASH / DSPARK draft's D costs beside the recommendation, and the full re-plan that keeps a point whose whole
-plan SGLang would reject (a check the vectorised scan does not run) out of the recommendations."""
+plan SGLang would reject (a check the vectorised scan does not run) out of the recommendations; and what a
+recommendation trades against the user's flags and SGLang's defaults (:func:`trade_offs`)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,61 @@ def _capacity(plan: Plan) -> str | None:
     if p is None or p.max_running_requests is None or p.max_total_num_tokens is None:
         return None
     return f"{p.max_running_requests} running requests, {p.max_total_num_tokens:,} KV tokens"
+
+
+def trade_offs(rec: Plan, base: Plan, user_flags: list[str]) -> list[str]:
+    """What the recommended launch ``rec`` gives up against ``base`` (the plan of the user's own flags: SGLang's
+    defaults for what they left out), each with what it costs; only what is true of this recommendation. A
+    setting the user gave is "yours", one SGLang picked "SGLang's default"."""
+    a, b = rec.args, base.args
+    if a is None:
+        return []
+    flags = rec.flags
+    given = " ".join(user_flags)
+
+    def whose(*names: str) -> str:
+        return "yours" if any(n in given for n in names) else "SGLang's default"
+
+    out: list[str] = []
+    if b is not None and a.speculative_algorithm and a.speculative_algorithm == b.speculative_algorithm \
+            and a.speculative_algorithm not in ("DFLASH", "DSPARK"):
+        d0, d1 = b.speculative_num_draft_tokens, a.speculative_num_draft_tokens
+        s0, s1 = b.speculative_num_steps, a.speculative_num_steps
+        if d0 and d1 and (d1 < d0 or (s0 and s1 and s1 < s0)):
+            parts = ([f"steps {s0} -> {s1}"] if s0 and s1 and s1 != s0 else []) + \
+                ([f"{'BFS breadth' if a.speculative_algorithm == 'NGRAM' else 'top-k'} {b.speculative_eagle_topk} -> "
+                  f"{a.speculative_eagle_topk}"]
+                 if b.speculative_eagle_topk != a.speculative_eagle_topk else []) + \
+                ([f"draft tokens {d0} -> {d1}"] if d1 != d0 else [])
+            who = whose("--speculative-num-steps", "--speculative-num-draft-tokens", "--speculative-eagle-topk")
+            out.append(f"a shorter draft than {who} ({', '.join(parts)}): at most {d1} tokens per verify step, "
+                       f"not {d0} (slower decoding when the draft guesses well)")
+    if a.disable_overlap_schedule and not (b.disable_overlap_schedule if b is not None
+                                           else "--disable-overlap-schedule" in given):
+        out.append("the overlap schedule is off (lower decode throughput)")
+    if a.disable_radix_cache and not (b.disable_radix_cache if b is not None else "--disable-radix-cache" in given):
+        out.append("the radix cache is off (no prefix reuse: a shared prompt prefix is computed again per request)")
+    kv0 = str(b.kv_cache_dtype if b is not None else "auto")
+    if str(a.kv_cache_dtype).startswith("fp8") and not kv0.startswith("fp8"):
+        was = "the model's dtype" if kv0 == "auto" else f"{kv0} ({whose('--kv-cache-dtype')})"
+        out.append(f"the KV cache is {a.kv_cache_dtype} instead of {was}: fewer bytes per token, some quality loss")
+    if rec.state is not None and base.state is not None and rec.state.ssm_dtype != base.state.ssm_dtype \
+            and "bfloat16" in str(rec.state.ssm_dtype):
+        out.append(f"the mamba ssm state is {rec.state.ssm_dtype} instead of {base.state.ssm_dtype}: half the "
+                   "state bytes, some quality loss")
+    if b is not None:
+        c0, c1 = b.chunked_prefill_size, a.chunked_prefill_size
+        if c0 and c1 and 0 < c1 < c0:
+            out.append(f"prefill chunks of {c1:,} tokens, not {whose('--chunked-prefill-size')} {c0:,} (slower first "
+                       "token on long prompts)")
+        g0, g1 = b.cuda_graph_max_bs, a.cuda_graph_max_bs
+        r = rec.profile.max_running_requests if rec.profile is not None else None
+        if g0 and g1 and g1 < g0 and r and r > g1:
+            out.append(f"CUDA graphs up to batch {g1} instead of {g0} ({whose('--cuda-graph-max-bs')}): decode "
+                       f"batches of {g1 + 1}-{r} run without graphs (slower)")
+        if a.page_size and b.page_size and a.page_size > b.page_size and not a.disable_radix_cache:
+            out.append(f"page size {a.page_size} instead of {b.page_size} ({whose('--page-size')}): prefixes are "
+                       f"reused in whole pages of {a.page_size} tokens")
+    elif "--chunked-prefill-size" in flags and "--chunked-prefill-size" not in given:
+        out.append("a smaller prefill chunk than SGLang's default: a long prompt takes more forward passes")
+    return out

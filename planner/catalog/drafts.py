@@ -13,6 +13,11 @@
 
 A name that is none of these is one line naming the flag with the near catalog drafts (exit 2).
 
+A launch line prints the Hugging Face id SGLang loads instead of the catalog name (:func:`launch_flags`,
+:func:`launch_id`): the published head a catalog draft stands for, with its pinned revision; a catalog draft
+with no published checkpoint (a SpecForge training template) keeps its name and the report says so
+(:func:`unpublished_draft`).
+
 The draft's *kind* follows its ``architectures[0]`` the way SGLang picks the draft model class
 (``EntryClass`` lists of srt/models/*.py @0.5.23): DFLASH heads (srt/models/dflash.py:1317-1324),
 DSPARK heads (srt/models/dspark.py:995, dspark_minimax.py:326, lfm2_dspark.py:16;
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +157,77 @@ def draft_spec_with_weights(d: ResolvedDraft) -> ModelSpec:
     for the pipeline, whose stages take a ModelSpec."""
     return d.spec.model_copy(update={"draft_kind": d.kind, "checkpoint_weight_bytes": d.weight_bytes,
                                      "checkpoint_weight_source": f"{d.weight_source}: {d.weight_detail}"})
+
+
+# ----------------------------------------------------------------------------- the id a launch line prints
+
+_HUB_ID_RE = re.compile(r"([A-Za-z0-9][\w.-]*/[\w.-]+)(?:@([0-9a-f]{7,40}))?(?: \(.*\))?")
+REVISION_FLAG = "--speculative-draft-model-revision"
+
+
+def launch_id(entry: CatalogEntry) -> tuple[str, str | None] | None:
+    """(Hugging Face id, pinned revision or None) that SGLang loads for a catalog entry: the published head a
+    draft's config stands for (``published_as``), else the entry's own ``hf_id`` when it names a Hub repo
+    (``org/name[@revision]``); None for a config with no published checkpoint (a SpecForge training template)."""
+    m = _HUB_ID_RE.fullmatch(entry.hf_id.strip())
+    if entry.published_as:
+        repo = entry.published_as[0]
+        return repo, m.group(2) if m and m.group(1).lower() == repo.lower() else None
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _draft_value_at(flags: list[str]) -> tuple[int, str] | None:
+    for i, f in enumerate(flags):
+        if f == FLAG and i + 1 < len(flags):
+            return i + 1, flags[i + 1]
+        if f.startswith(FLAG + "="):
+            return i, f.split("=", 1)[1]
+    return None
+
+
+def _catalog_draft_entry(value: str) -> CatalogEntry | None:
+    """The catalog entry a --speculative-draft-model-path value names, unless it is a path that exists (the
+    user's own file or directory is printed as given)."""
+    if Path(value).expanduser().exists():
+        return None
+    return find_entry(value)
+
+
+def launch_flags(flags: list[str]) -> list[str]:
+    """``flags`` as a launch line prints them: a catalog draft name after --speculative-draft-model-path becomes
+    the Hugging Face id SGLang loads (with --speculative-draft-model-revision where the catalog pins one and the
+    flags name none); a ``config.json`` becomes the directory holding it (what SGLang loads); another path or an
+    id that is not in the catalog stays as given."""
+    at = _draft_value_at(flags)
+    if at is None:
+        return list(flags)
+    i, value = at
+    if Path(value).name == "config.json" and Path(value).expanduser().is_file():  # SGLang loads the directory
+        out = list(flags)
+        parent = str(Path(value).parent)
+        out[i] = parent if out[i] == value else f"{FLAG}={parent}"
+        return out
+    entry = _catalog_draft_entry(value)
+    lid = None if entry is None else launch_id(entry)
+    if lid is None:
+        return list(flags)
+    repo, rev = lid
+    out = list(flags)
+    out[i] = repo if out[i] == value else f"{FLAG}={repo}"
+    if rev and not any(f == REVISION_FLAG or f.startswith(REVISION_FLAG + "=") for f in flags):
+        out[i + 1:i + 1] = [REVISION_FLAG, rev]
+    return out
+
+
+def unpublished_draft(flags: list[str]) -> str | None:
+    """A line for a launch whose --speculative-draft-model-path is a catalog config with no published head (the
+    launch line keeps the catalog name, which SGLang cannot load); None otherwise."""
+    at = _draft_value_at(flags)
+    entry = None if at is None else _catalog_draft_entry(at[1])
+    if entry is None or launch_id(entry) is not None:
+        return None
+    return (f"Draft: {entry.id} is a catalog config with no published checkpoint: put your head's Hugging Face "
+            f"id or directory after {FLAG}.")
 
 
 # ----------------------------------------------------------------------------- weights of a head
