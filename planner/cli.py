@@ -577,7 +577,8 @@ def check_main(argv: list[str], out=None) -> int:
         text = json.dumps(check_dict(res), indent=2, default=str)
     else:
         text = render_check(res)
-    code = EXIT_DOES_NOT_FIT if res.stale or any(r.agrees is False for r in res.rows) else EXIT_FITS
+    failed = res.launch is not None and res.launch.failed  # a launch the log shows failed is never exit 0
+    code = EXIT_DOES_NOT_FIT if res.stale or failed or any(r.agrees is False for r in res.rows) else EXIT_FITS
     try:
         write_out(text + "\n", out)
     except _ClosedStdout:
