@@ -206,7 +206,7 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     if profile is not None:
         _check_free_fits_card(profile, free_before, free_after)
         return make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
-    return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version)
+    return _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
 
 
 @lru_cache(maxsize=256)
@@ -216,7 +216,8 @@ def _find_profile(gpu: str):
 
 
 def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[str, str],
-               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None) -> Plan:
+               free_before: float | None, free_after: float | None, nvml=None, version: str | None = None,
+               default: tuple[str, str] | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
     from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
@@ -234,10 +235,10 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
     plan = make_plan(sel.profile, resolved, flags, env, free_before, free_after,
-                     free_before_source=src, version=version)
+                     free_before_source=src, version=version, default=default)
     plan.notes.append(sel.note)
     if sel.other_processes_bytes:
-        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version)
+        idle = make_plan(sel.profile, resolved, flags, env, None, None, version=version, default=default)
         plan.notes.append(
             f"other processes hold {sel.other_processes_bytes / (1 << 30):.2f} GiB now: with them the plan "
             f"{'fits' if plan.verdict == 'fits' else 'does not fit'}; on an idle GPU it would "
@@ -648,9 +649,37 @@ def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[
     return ns.model or pasted_model, env, notes
 
 
-def _plan_and_search(ns, model, sglang_flags, env):
+def _paste_release(ns, paste: list[str] | None) -> tuple[tuple[str, str] | None, list[str]]:
+    """(default (release, where it was read), notes) from the release a pasted command names (planner.paste);
+    an explicit --sglang-version wins, and the note says so when the two differ."""
+    from planner.engines.sglang.post_releases import post_base, resolve_post  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+    from planner.paste import release_of_paste  # noqa: PLC0415
+
+    found = release_of_paste(paste) if paste is not None else None
+    if found is None:
+        return None, []
+    version, where = found
+    if ns.sglang_version is not None:
+        if version is not None and version != ns.sglang_version:
+            return None, [f"--sglang-version {ns.sglang_version} wins over {where}, which says SGLang {version}"]
+        return None, []
+    if version is None:
+        return None, [f"{where}: planned under the default release (give --sglang-version X to choose)"]
+    if post_base(version):
+        base, why = resolve_post(version, list(RULES))
+        return (base, f"{where}; {why}"), []
+    try:
+        rules_for(version)  # a release the command names that is not modelled: one line, exit 2 (never guessed)
+    except BadInput as exc:
+        raise BadInput(f"{where} says SGLang {version}, whose rules are not modelled ({exc}); give "
+                       "--sglang-version X to plan under a modelled release's rules") from None
+    return (version, where), []
+
+
+def _plan_and_search(ns, model, sglang_flags, env, default=None):
     plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
-                      ns.sglang_version)
+                      ns.sglang_version, default)
     bad = flag_error(plan)
     if bad is not None:
         raise misspelled_option(sglang_flags, ns.sglang_version) or bad
@@ -693,8 +722,9 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     if ns.batch:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
-    plan, res = _plan_and_search(ns, model, sglang_flags, env)
-    plan.notes.extend(notes)
+    default, release_notes = _paste_release(ns, paste)
+    plan, res = _plan_and_search(ns, model, sglang_flags, env, default)
+    plan.notes.extend(notes + release_notes)
     user_flags = bool(sglang_flags)
     if user_flags or res is None:
         code = exit_code(plan)
