@@ -395,6 +395,7 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
             res.notes.append(why)
         res.notes.append(f"not re-planned: {exc}")
         return res
+    given = version is not None
     if version is None:
         version, why, res.candidates = choose_release(log, launch, gpu, resolved, kept, env, rank, pre, post0)
     else:
@@ -407,7 +408,9 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     post = None if post0 is None else _post_with_draft(launch, version, post0, res.notes)
     src = None if pre is None else f"log: Load weight begin avail {pre:.2f} GB (GiB)"
     try:
-        plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src, version=version)
+        # the plan's sglang_version_source says where the release came from (the log, or --sglang-version)
+        plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src,
+                         version=version if given else None, default=None if given else (version, why))
     except BadInput as exc:  # a refusal (not modelled / the draft not readable here): say what the log held
         if not spec_read:
             raise
