@@ -88,6 +88,28 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)
     failure: str | None = None
     explanation: list[str] = field(default_factory=list)
+    # the release whose rules were used and why (given, printed by the log, or chosen by reproduction)
+    release: str | None = None
+    release_why: str = ""
+    candidates: list[Candidate] = field(default_factory=list)  # every release planned to choose one
+    unseen: str | None = None  # a failed launch the plan says fits: what the planner cannot see
+
+
+@dataclass
+class Candidate:
+    """One release the log's evidence allows, planned with the log's inputs: does it reproduce what the log
+    shows (the outcome, the pool lines)? ``outcome`` is True/False, or None when the log shows no outcome."""
+
+    version: str
+    verdict: str  # the JSON verdict (fits | oom_risk | rejected | startup_failed), or "refused" (bad input there)
+    outcome: bool | None
+    disagree: list[str]
+    agree: int
+    detail: str = ""
+
+    @property
+    def reproduces(self) -> bool:
+        return self.verdict != "refused" and self.outcome is not False and not self.disagree
 
 
 # Lines only an SGLang server writes (any release): a file with none of them is not an SGLang log.
@@ -143,7 +165,25 @@ def read_log(path: str) -> ParsedLog:
     if not log.launches:
         raise BadInput(f"check: {str(path)[:200]} mentions SGLang but holds no launch (no ServerArgs, weight-load, "
                        "pool or failure line)")
+    doc = _document_not_log(head.decode("utf-8", errors="replace"), log)
+    if doc is not None:
+        raise BadInput(f"check: {str(path)[:200]} looks like {doc}, not a server log: the SGLang text in it "
+                       f"(line {log.launches[0].start_lineno}) is quoted, not logged; give the log an SGLang server "
+                       "printed (python -m sglang.launch_server ... 2>&1 | tee server.log)")
     return log
+
+
+def _document_not_log(text: str, log: ParsedLog) -> str | None:
+    """What the file is when it is a document (Markdown: code fences, tables) that only quotes SGLang's text:
+    no line of any launch carries a log timestamp. A log pasted into a Markdown issue keeps its timestamps."""
+    lines = text.splitlines()
+    fences = sum(1 for x in lines if x.lstrip().startswith("```"))
+    tables = sum(1 for x in lines if x.startswith("|") and x.rstrip().endswith("|"))
+    if fences < 2 and tables < 2:
+        return None
+    if any(e.timestamp is not None for la in log.launches for e in la.events):
+        return None
+    return "a Markdown document"
 
 
 def flags_from_server_args(args: dict[str, Any]) -> list[str]:
@@ -343,22 +383,34 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
     res.flags = kept
     if launch.failure is not None:
         res.failure = describe_failure(launch.failure)
-    rank, pre, post = _measured_free(launch, res)
-    if version is None:
-        version, why = rules_version_for_log(log)
-        res.notes.append(why)
-    if post is not None:
-        post = _post_with_draft(launch, version, post, res.notes)
+    rank, pre, post0 = _measured_free(launch, res)
     try:
         resolved = _model_for(launch, model)
     except BadInput as exc:
         if not stale and res.failure is None:
             raise
+        if version is None:
+            version, why = rules_version_for_log(log)
+            res.release, res.release_why = version, why
+            res.notes.append(why)
         res.notes.append(f"not re-planned: {exc}")
         return res
+    given = version is not None
+    if version is None:
+        version, why, res.candidates = choose_release(log, launch, gpu, resolved, kept, env, rank, pre, post0)
+    else:
+        why = f"using SGLang {version}: --sglang-version (given)"
+        seen = guess_version(log)
+        if seen.hints and not seen.contains(version):
+            why += f"; the log's lines point at SGLang {seen} instead"
+    res.release, res.release_why = version, why
+    res.notes.append(why)
+    post = None if post0 is None else _post_with_draft(launch, version, post0, res.notes)
     src = None if pre is None else f"log: Load weight begin avail {pre:.2f} GB (GiB)"
     try:
-        plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src, version=version)
+        # the plan's sglang_version_source says where the release came from (the log, or --sglang-version)
+        plan = make_plan(gpu, resolved, kept, env, pre, post, free_before_source=src,
+                         version=version if given else None, default=None if given else (version, why))
     except BadInput as exc:  # a refusal (not modelled / the draft not readable here): say what the log held
         if not spec_read:
             raise
@@ -370,7 +422,123 @@ def check(log: ParsedLog, gpu: GpuProfile, model: str | None, user_flags: list[s
         res.rows = _rows(plan, launch, rank)
     if plan.verdict != "fits" and pre is not None:
         res.explanation = smallest_fix(gpu, resolved, kept, env, pre, post, version)
+    if launch.outcome == "failed" and plan.verdict == "fits":
+        res.unseen = unseen_causes(launch, version)
     return res
+
+
+_UNSEEN = ("other processes holding memory on the GPU (another server, a notebook, a desktop session: "
+           "nvidia-smi lists them), a driver reserve the GPU profile does not show (WSL2 keeps part of the card "
+           "for Windows, and its free memory reads lower than a native Linux boot), and fragmentation of "
+           "PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces it)")
+
+
+def unseen_causes(launch: Launch, version: str) -> str:
+    """What the planner cannot see that would explain a launch the log shows failed while the plan fits."""
+    f = launch.failure
+    what = f"{f.exc_type}: {f.message}" if f is not None and f.exc_type else (f.message if f is not None else "")
+    return (f"the log shows this launch failed ({what[:100]}), but under SGLang {version}'s rules the planner "
+            f"finds these inputs fit: the difference is memory it cannot see from the log: {_UNSEEN}")
+
+
+def _outcome_matches(launch: Launch, plan: Plan) -> bool | None:
+    """Does the plan's verdict reproduce the log's outcome? None when the log shows no outcome to compare."""
+    from planner.logs import CudaOutOfMemory  # noqa: PLC0415
+
+    outcome = launch.outcome
+    if outcome == "completed":
+        return plan.verdict != "rejected"
+    if outcome != "failed":
+        return None
+    f = launch.failure
+    if isinstance(f, CudaOutOfMemory):  # a CUDA allocation failed: the plan rejects or warns
+        return plan.verdict != "fits"
+    if plan.verdict != "rejected":
+        return False
+    # the same refusal: the log message's first sentence is in the plan's message
+    head = (f.message or "").split(". ")[0].strip().rstrip(".")[:80] if f is not None else ""
+    return not head or head in (plan.error_message or "")
+
+
+def choose_release(log: ParsedLog, launch: Launch, gpu: GpuProfile, model: ResolvedModel, flags: list[str], env,
+                   rank, pre: float | None, post: float | None) -> tuple[str, str, list[Candidate]]:
+    """(release, why, the candidates planned). A log that prints its release (or pins it) gets that one; else
+    every modelled release its evidence allows is planned with the log's inputs, and the newest that reproduces
+    what the log shows (the outcome, the pool lines) is used. Without evidence to compare, or when none
+    reproduces it, the newest release of the range (said so)."""
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+
+    guess = guess_version(log)
+    key = lambda x: tuple(int(p) for p in x.split("."))  # noqa: E731
+    cands = sorted((v for v in RULES if guess.contains(v)), key=key) \
+        if guess.hints and not guess.contradictory and not guess.exact else []
+    if len(cands) < 2:
+        v, why = rules_version_for_log(log)
+        return v, why, []
+    seen = detect_version(log)
+    has_rows = any(x is not None for x in (rank.mamba_cache, rank.kv_cache, launch.summary)) if rank is not None \
+        else False
+    if launch.outcome not in ("completed", "failed") and not has_rows:
+        v = cands[-1]
+        return v, (f"the log does not print its release and shows no outcome or pool line to compare; its lines "
+                   f"allow SGLang {seen}: using the newest modelled release in that range ({v})"), []
+    planned: list[Candidate] = []
+    for v in cands:
+        p = None if post is None else _post_with_draft(launch, v, post, [])
+        try:
+            plan = make_plan(gpu, model, flags, env, pre, p, version=v)
+        except BadInput as exc:
+            planned.append(Candidate(v, "refused", None, [], 0, str(exc)[:120]))
+            continue
+        if plan.error_type == "SystemExit":
+            planned.append(Candidate(v, "refused", None, [], 0, (plan.error_message or "flag error")[:120]))
+            continue
+        rows = _rows(plan, launch, rank) if rank is not None else []
+        verdict = "startup_failed" if plan.verdict == "rejected" and plan.outcome == "startup_failed" else plan.verdict
+        planned.append(Candidate(v, verdict, _outcome_matches(launch, plan),
+                                 [r.what for r in rows if r.agrees is False], sum(1 for r in rows if r.agrees)))
+    good = [c for c in planned if c.reproduces]
+    shown = _shown_outcome(launch)
+    if good:
+        v = good[-1].version
+        others = [c for c in planned if not c.reproduces]
+        why = (f"the log does not print its release; its lines allow SGLang {seen}. Planned each with the log's "
+               f"inputs: {_names(good)} reproduce{'s' if len(good) == 1 else ''} what the log shows ({shown})")
+        if others:
+            why += "; " + "; ".join(f"{c.version} does not ({_miss(c)})" for c in others)
+        why += f". Using {v}" + (", the newest that reproduces it" if len(good) > 1 else "")
+        return v, why, planned
+    v = cands[-1]
+    return v, (f"the log does not print its release; its lines allow SGLang {seen}, and no modelled release in "
+               f"that range reproduces what it shows ({shown}: " + "; ".join(f"{c.version} {_miss(c)}" for c in planned)
+               + f"). Using the newest ({v}); the difference is in what the planner cannot see or a rule it "
+               "does not model"), planned
+
+
+def _names(cs: list[Candidate]) -> str:
+    return ", ".join(c.version for c in cs)
+
+
+def _shown_outcome(launch: Launch) -> str:
+    if launch.outcome == "failed":
+        f = launch.failure
+        return "failed: " + (f.message.split(". ")[0][:60] if f is not None and f.message else "an error")
+    if launch.outcome == "completed":
+        return "booted, with its pool lines"
+    return "its pool lines"
+
+
+def _miss(c: Candidate) -> str:
+    if c.verdict == "refused":
+        return f"refuses these flags: {c.detail}"
+    parts = []
+    if c.outcome is False:
+        parts.append({"fits": "predicts FITS", "startup_failed": "predicts WILL NOT BOOT",
+                      "rejected": "predicts SGLANG REJECTS THE FLAGS",
+                      "oom_risk": "predicts OUT-OF-MEMORY RISK"}.get(c.verdict, c.verdict))
+    if c.disagree:
+        parts.append("differs on " + ", ".join(c.disagree[:3]))
+    return "; ".join(parts) or "no difference"
 
 
 def describe_failure(f) -> str:

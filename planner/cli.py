@@ -203,11 +203,13 @@ def _selector_for(gpu: str):
 
 def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[str, str],
                free_before: float | None, free_after: float | None, version: str | None,
-               default: tuple[str, str] | None = None) -> Plan:
+               default: tuple[str, str] | None = None, named: bool = False) -> Plan:
+    """``default``: the release to plan when ``version`` is None; ``named``: the pasted command names it (a docker
+    tag, ``uv run --with sglang==X``), so a flag spelling never moves the plan to another release."""
     base = None
     if version is not None:
         rules_for(version)  # an unknown or unmodelled release is bad input
-    else:
+    elif not (named and default is not None):
         base = default or default_version()
         default = spelling_default(flags, base)
     if not gpu:
@@ -625,7 +627,8 @@ def check_main(argv: list[str], out=None) -> int:
         text = json.dumps(check_dict(res), indent=2, default=str)
     else:
         text = render_check(res)
-    code = EXIT_DOES_NOT_FIT if res.stale or any(r.agrees is False for r in res.rows) else EXIT_FITS
+    failed = res.launch is not None and res.launch.failed  # a launch the log shows failed is never exit 0
+    code = EXIT_DOES_NOT_FIT if res.stale or failed or any(r.agrees is False for r in res.rows) else EXIT_FITS
     try:
         write_out(text + "\n", out)
     except _ClosedStdout:
@@ -699,9 +702,37 @@ def _apply_paste(ns, sglang_flags: list[str], paste: list[str] | None) -> tuple[
     return ns.model or pasted_model, env, notes
 
 
-def _plan_and_search(ns, model, sglang_flags, env):
+def _paste_release(ns, paste: list[str] | None) -> tuple[tuple[str, str] | None, list[str]]:
+    """(default (release, where it was read), notes) from the release a pasted command names (planner.paste);
+    an explicit --sglang-version wins, and the note says so when the two differ."""
+    from planner.engines.sglang.post_releases import post_base, resolve_post  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+    from planner.paste import release_of_paste  # noqa: PLC0415
+
+    found = release_of_paste(paste) if paste is not None else None
+    if found is None:
+        return None, []
+    version, where = found
+    if ns.sglang_version is not None:
+        if version is not None and version != ns.sglang_version:
+            return None, [f"--sglang-version {ns.sglang_version} wins over {where}, which says SGLang {version}"]
+        return None, []
+    if version is None:
+        return None, [f"{where}: planned under the default release (give --sglang-version X to choose)"]
+    if post_base(version):
+        base, why = resolve_post(version, list(RULES))
+        return (base, f"{where}; {why}"), []
+    try:
+        rules_for(version)  # a release the command names that is not modelled: one line, exit 2 (never guessed)
+    except BadInput as exc:
+        raise BadInput(f"{where} says SGLang {version}, whose rules are not modelled ({exc}); give "
+                       "--sglang-version X to plan under a modelled release's rules") from None
+    return (version, where), []
+
+
+def _plan_and_search(ns, model, sglang_flags, env, default=None):
     plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
-                      ns.sglang_version)
+                      ns.sglang_version, default, named=default is not None)
     bad = flag_error(plan, getattr(ns, "launcher", None))
     if bad is not None:
         raise misspelled_option(sglang_flags, plan.sglang_version) or bad
@@ -747,8 +778,9 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     if ns.batch:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
-    plan, res = _plan_and_search(ns, model, sglang_flags, env)
-    plan.notes.extend(notes)
+    default, release_notes = _paste_release(ns, paste)
+    plan, res = _plan_and_search(ns, model, sglang_flags, env, default)
+    plan.notes.extend(notes + release_notes)
     user_flags = bool(sglang_flags)
     if user_flags or res is None:
         code = exit_code(plan)

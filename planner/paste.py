@@ -9,7 +9,11 @@ Accepted shapes (everything after ``plan ... --``, or one quoted string):
 * ``uv run [uv options] python -m ...``;
 * ``docker run [docker options] IMAGE python3 -m ...``: docker's own options (and ``-e K=V``
   assignments, which become ``--env``) are stripped;
-* backslash continuations (``\\`` + newline, or a lone ``\\`` token) anywhere.
+* backslash continuations (``\\`` + newline, or a lone ``\\`` token) anywhere;
+* setup commands before the launch, joined by ``&&`` or ``;`` (``pip install sglang==0.5.11 && python -m ...``).
+
+:func:`release_of_paste` reads the SGLang release the command runs, where it names one: a docker image tag
+(``lmsysorg/sglang:v0.5.11-cu129``; ``:latest`` names none), ``uv run --with sglang==X``, ``pip install sglang==X``.
 
 This module is pure string handling; it raises :class:`planner.errors.BadInput` with one line.
 """
@@ -112,6 +116,92 @@ def _skip_launcher(tokens: list[str], i: int) -> tuple[int, str | None]:
     return i, None
 
 
+_SEPARATORS = ("&&", ";", "||")
+
+
+def _segments(tokens: list[str]) -> list[list[str]]:
+    """The commands of a pasted line joined by ``&&`` / ``;`` / ``||`` (a trailing ``;`` on a word counts too)."""
+    out: list[list[str]] = [[]]
+    for t in tokens:
+        if t in _SEPARATORS:
+            out.append([])
+        elif t.endswith(";") and len(t) > 1:
+            out[-1].append(t[:-1])
+            out.append([])
+        else:
+            out[-1].append(t)
+    return [x for x in out if x]
+
+
+def _launch_segment(tokens: list[str]) -> list[str]:
+    """The launch command of a pasted line: the last of its commands (setup such as ``pip install`` comes first)."""
+    segs = _segments(tokens)
+    return segs[-1] if len(segs) > 1 else tokens
+
+
+_RELEASE = r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)"
+_PIN_RE = re.compile(rf"^sglang(?:\[[^\]]*\])?\s*==\s*{_RELEASE}$", re.IGNORECASE)
+_TAG_RE = re.compile(rf"^{_RELEASE}(?:[-_+.].*)?$")
+
+
+def _pin_in(spec: str) -> str | None:
+    """'sglang==0.5.11' / 'sglang[all]==0.5.11' (also one item of uv's comma-separated --with) -> '0.5.11'."""
+    for part in spec.split(","):
+        m = _PIN_RE.match(part.strip().strip("'\""))
+        if m:
+            return m.group(1)
+    return None
+
+
+def _image_release(image: str) -> tuple[str | None, str]:
+    """(release or None, where it was read) for a docker image reference."""
+    name, tag = image, "latest"
+    if "@" in image:
+        name, tag = image.split("@", 1)[0], ""
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        name, tag = name.rsplit(":", 1)
+    src = f"the pasted docker image {image}"
+    if "sglang" not in name.lower():
+        return None, f"{src} is not an SGLang image (lmsysorg/sglang): it names no release"
+    m = _TAG_RE.match(tag)
+    if m:
+        return m.group(1), f"the tag of {src[len('the '):]}"
+    return None, f"{src} names no release (tag '{tag or 'a digest'}')"
+
+
+def release_of_paste(tokens: list[str]) -> tuple[str | None, str] | None:
+    """Where a pasted launch command names the SGLang release it runs: (release, where it was read), with
+    release None when that place names none (``lmsysorg/sglang:latest``); None when nothing in it says."""
+    tokens = tokens_of(list(tokens))
+    found: tuple[str | None, str] | None = None
+    for seg in _segments(tokens):
+        i = _take_env(seg, 0, {})
+        if i + 1 < len(seg) and seg[i] == "docker" and seg[i + 1] == "run":
+            try:
+                j = _skip_docker(seg, i, {})
+            except BadInput:
+                continue
+            found = _image_release(seg[j - 1])
+            i = _take_env(seg, j, {})
+        if i + 1 < len(seg) and seg[i] in ("uv", "uvx"):
+            for k in range(i + 1, len(seg)):
+                t = seg[k]
+                val = t.split("=", 1)[1] if t.startswith(("--with=", "--from=")) else (
+                    seg[k + 1] if t in ("--with", "--from") and k + 1 < len(seg) else None)
+                v = _pin_in(val) if val else None
+                if v:
+                    found = (v, f"the pasted uv command's {t if '=' in t else t + ' ' + val}")
+                    break
+        words = seg[i:]
+        if "install" in words[:3] and any(w in ("pip", "pip3") or w.endswith("/pip") for w in words[:2]):
+            for w in words:
+                v = _pin_in(w)
+                if v:
+                    found = (v, f"the pasted pip install {w}")
+    return found
+
+
 def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]]:
     """A pasted launch command -> (model path, the other SGLang flags, env assignments)."""
     return parse_paste(tokens)[:3]
@@ -120,7 +210,7 @@ def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str], dict[str
 def parse_paste(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str], str | None]:
     """A pasted launch command -> (model path, the other SGLang flags, env assignments, the launcher as the
     user typed it, which names the command in errors: None when the paste is only flags)."""
-    tokens = tokens_of(list(tokens))
+    tokens = _launch_segment(tokens_of(list(tokens)))
     env: dict[str, str] = {}
     i = _take_env(tokens, 0, env)
     if i + 1 < len(tokens) and tokens[i] == "docker" and tokens[i + 1] == "run":

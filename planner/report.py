@@ -390,6 +390,11 @@ def check_dict(res) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "stale": res.stale, "version": res.version, "flags": res.flags, "notes": res.notes,
         "failure": res.failure, "explanation": res.explanation,
+        "sglang_version_used": getattr(res, "release", None), "sglang_version_why": getattr(res, "release_why", ""),
+        "release_candidates": [{"version": c.version, "verdict": c.verdict, "reproduces": c.reproduces,
+                                "outcome_matches": c.outcome, "rows_differ": c.disagree, "rows_agree": c.agree}
+                               for c in getattr(res, "candidates", [])],
+        "not_seen_by_planner": getattr(res, "unseen", None),
         "rows": [{"what": r.what, "predicted": r.predicted, "actual": r.actual, "unit": r.unit,
                   "diff": r.diff, "agrees": r.agrees, "rule": r.rule} for r in res.rows],
         "plan": None if res.plan is None else to_dict(res.plan),
@@ -418,6 +423,8 @@ def render_check(res) -> str:
         w("Re-planned with: " + shlex.join(res.flags))
     if res.plan is not None:
         w("Planner verdict for the same inputs: " + verdict_line(res.plan))
+    if getattr(res, "unseen", None):
+        w("But: " + res.unseen)
     if res.rows:
         w("")
         w(f"  {'pool / value':<36}{'predicted':>14}{'actual':>14}{'diff':>10}")

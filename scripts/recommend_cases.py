@@ -69,13 +69,21 @@ def oracle_flags(flags: list[str], drafts_dir: str) -> list[str]:
 
 
 def write_drafts(root: Path) -> None:
-    from planner.catalog.catalog import CONFIG_DIR  # noqa: PLC0415
+    """The catalog drafts' configs as the oracle reads them. A reconstructed config (level R) that records no
+    context key gets the published head's context the planner plans with (pipeline/dflash.py
+    unrecorded_draft_context): the file SGLang reads is the published one, not the record."""
+    from planner.catalog.catalog import CONFIG_DIR, resolve_model  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.dflash import unrecorded_draft_context  # noqa: PLC0415
 
     for e in load_catalog():
         if e.draft or e.id in {r[3][r[3].index("--speculative-draft-model-path") + 1] for r in SPEC_MATRIX
                                 if "--speculative-draft-model-path" in r[3]}:
             (root / e.id).mkdir(parents=True, exist_ok=True)
-            (root / e.id / "config.json").write_text((CONFIG_DIR / e.file).read_text())
+            text = (CONFIG_DIR / e.file).read_text()
+            published = unrecorded_draft_context(resolve_model(e.id).spec) if e.draft else None
+            if published is not None:
+                text = json.dumps({**json.loads(text), "max_position_embeddings": published[0]}, indent=2) + "\n"
+            (root / e.id / "config.json").write_text(text)
 
 
 def main() -> None:

@@ -80,3 +80,99 @@ def test_unreadable_log_is_bad_input(capsys):
 
     assert main(["check", "/no/such.log", "--gpu", "rtxpro6000"]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the release: reproduced from the log's evidence
+NEM = LOGS / "synthetic-0.5.11-not-enough-memory.log"  # the seed launch failing under 0.5.11, no version line
+
+
+def _plan_under(version, log_path=NEM):
+    """The log's own inputs planned under one release (independently of check's choice)."""
+    from planner.catalog.catalog import resolve_model
+    from planner.check import flags_from_server_args
+    from planner.plan import make_plan
+
+    la = parse_file(log_path).latest
+    rank = next(iter(la.ranks.values()))
+    return make_plan(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), flags_from_server_args(la.server_args),
+                     None, rank.load_begin.avail_gib, rank.load_end.avail_gib, version=version)
+
+
+def test_failed_seed_log_without_version_line_is_planned_under_a_release_that_reproduces_it():
+    text = NEM.read_text()
+    assert "SGLang version" not in text and "sglang==" not in text  # the log does not print its release
+    code, out = run([str(NEM), "--gpu", "rtxpro6000"])
+    assert code == 1  # the log shows a failed launch
+    res = check(parse_file(NEM), find_profile("rtxpro6000"), None, [])
+    assert res.release in ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13")
+    assert res.plan.verdict == "rejected" and "Not enough memory" in res.plan.error_message
+    assert f"Using {res.release}" in out
+    # every candidate's verdict is what that release's rules give, and the kept ones reproduce the failure
+    for c in res.candidates:
+        p = _plan_under(c.version)
+        assert c.verdict == ("startup_failed" if p.outcome == "startup_failed" else p.verdict)
+        assert c.reproduces == (p.verdict == "rejected" and "Not enough memory" in (p.error_message or ""))
+    assert res.release == max((c for c in res.candidates if c.reproduces), key=lambda c: tuple(map(int, c.version.split(".")))).version
+    # 0.5.13 sizes the speculative states inside the mamba share: it boots, so it is not the release used
+    assert _plan_under("0.5.13").verdict == "fits" and res.release != "0.5.13"
+    assert "0.5.13 does not (predicts FITS)" in out
+    fixes = [ln for ln in out.splitlines() if ln.startswith("Fix: ")]
+    assert fixes and fixes[0].startswith("Fix: add --max-running-requests ")
+    # the value offered boots under the release used
+    r = int(fixes[0].split()[3].rstrip(":"))
+    from planner.catalog.catalog import resolve_model
+    from planner.plan import make_plan
+    rank = next(iter(res.launch.ranks.values()))
+    fixed = [*res.flags[:res.flags.index("--max-running-requests")],
+             *res.flags[res.flags.index("--max-running-requests") + 2:], "--max-running-requests", str(r)]
+    p = make_plan(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), fixed, None,
+                  rank.load_begin.avail_gib, rank.load_end.avail_gib, version=res.release)
+    assert p.verdict != "rejected"
+
+
+def test_release_choice_without_the_spec_v2_line_still_reproduces_the_failure(tmp_path):
+    """Without the 'Spec v2' line (>= 0.5.11) the range opens to 0.5.10: the release used still fails the same way."""
+    p = tmp_path / "boot.log"
+    p.write_text("\n".join(x for x in NEM.read_text().splitlines() if "Spec v2" not in x) + "\n")
+    res = check(parse_file(p), find_profile("rtxpro6000"), None, [])
+    assert [c.version for c in res.candidates][0] == "0.5.10"
+    assert res.release != "0.5.13" and res.plan.verdict == "rejected"
+
+
+def test_given_release_wins_and_is_named():
+    res = check(parse_file(NEM), find_profile("rtxpro6000"), None, [], version="0.5.13")
+    assert res.release == "0.5.13" and not res.candidates
+    assert "--sglang-version (given)" in res.release_why
+
+
+def test_failed_launch_the_plan_says_fits_names_what_the_planner_cannot_see(tmp_path):
+    """A launch that booted in the planner's eyes but failed in the log (here: the fitting A' launch, cut after its
+    target pools by a CUDA out-of-memory error) is never answered FITS alone, and exits 1."""
+    lines = SPEC.read_text().splitlines()
+    cut = next(i for i, x in enumerate(lines) if "Memory pool end" in x)
+    lines = lines[:cut + 1] + ["[2026-05-01 12:01:42] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                               "2.00 GiB. GPU 0 has a total capacity of 94.97 GiB of which 1.20 GiB is free."]
+    p = tmp_path / "boot.log"
+    p.write_text("\n".join(lines) + "\n")
+    code, out = run([str(p), "--gpu", "rtxpro6000"])
+    assert code == 1
+    assert "Planner verdict for the same inputs: FITS" in out
+    but = next(x for x in out.splitlines() if x.startswith("But: "))
+    for cause in ("other processes", "WSL2", "fragmentation"):
+        assert cause in but
+
+
+def test_booted_log_keeps_exit_0_and_a_release_whose_pools_agree():
+    code, out = run([str(SPEC), "--gpu", "rtxpro6000"])
+    res = check(parse_file(SPEC), find_profile("rtxpro6000"), None, [])
+    assert code == 0
+    assert res.candidates and all(c.reproduces for c in res.candidates if c.version == res.release)
+    assert all(r.agrees is not False for r in res.rows)
+
+
+def test_a_readme_is_not_a_log(capsys):
+    from planner.cli import main
+
+    code = main(["check", str(Path(__file__).parent.parent / "README.md"), "--gpu", "rtxpro6000"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "not a server log" in err

@@ -45,12 +45,36 @@ def test_ngram_searches_draft_tokens_with_a_matching_breadth_not_eagle_steps():
             assert c.flags[c.flags.index("--speculative-ngram-max-bfs-breadth") + 1] == d
 
 
-def test_dspark_head_with_a_shorter_context_gets_its_context_fixed():
+def test_dspark_head_with_a_shorter_context_gets_its_context_fixed(tmp_path):
+    """A draft config.json with no context key derives transformers' default (Qwen3Config: 32768) in SGLang, whose
+    draft ModelConfig then refuses the target's 262,144: the search caps the context at the draft's, as the user
+    would have to. (The catalog's reconstructed head is not such a file: its published value is 262,144.)"""
+    import json
+
+    from planner.catalog.catalog import CONFIG_DIR, find_entry
+
+    cfg = json.loads((CONFIG_DIR / find_entry("qwen3.8-27b-dspark").file).read_text())
+    assert "max_position_embeddings" not in cfg
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    res = _search("rtxpro6000", "qwen3.6-27b", ["--speculative-draft-model-path", str(path)], speculative="DSPARK",
+                  version="0.5.16")
+    assert res.recommended is not None and res.recommended.verdict == "fits"
+    flags = res.ranked[0].flags
+    draft_ctx = resolve_model(str(path)).spec.derived_context_len
+    assert draft_ctx == 32768
+    assert int(flags[flags.index("--context-length") + 1]) == draft_ctx < resolve_model("qwen3.6-27b").spec.derived_context_len
+
+
+def test_catalog_dspark_head_keeps_the_targets_context():
+    """The catalog's DSpark head (reconstructed, no context key recorded) is planned at the published head's
+    262,144 (a public launch at that context): no cap, and the search says what it assumed."""
     res = _search("rtxpro6000", "qwen3.6-27b", speculative="DSPARK", version="0.5.16")
     assert res.recommended is not None and res.recommended.verdict == "fits"
     flags = res.ranked[0].flags
-    draft_ctx = resolve_model("qwen3.8-27b-dspark").spec.derived_context_len
-    assert int(flags[flags.index("--context-length") + 1]) == draft_ctx < resolve_model("qwen3.6-27b").spec.derived_context_len
+    assert flags[flags.index("--speculative-draft-model-path") + 1] == "qwen3.8-27b-dspark"
+    assert "--context-length" not in flags
+    assert res.recommended.args.context_len == 262144
 
 
 @pytest.mark.parametrize("algo", ["DFLASH", "DSPARK", "STANDALONE"])

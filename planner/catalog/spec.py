@@ -119,8 +119,10 @@ class ModelSpec:
 
     @property
     def text(self) -> dict[str, Any]:
-        text = self.raw.get("text_config")  # a text_config that is not an object is ignored, as _parse does
-        return text if isinstance(text, dict) and text else self.raw
+        """The text config: a nested ``text_config`` dict, else the top level (as :func:`_parse` reads it; a
+        ``text_config`` that is not a dict is not one)."""
+        t = self.raw.get("text_config")
+        return t if isinstance(t, dict) and t else self.raw
 
     @classmethod
     def from_hf_config(cls, cfg: dict[str, Any], name: str = "model") -> "ModelSpec":

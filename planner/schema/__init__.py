@@ -193,6 +193,13 @@ def build(kind: str) -> dict[str, Any]:
             "schema_version": _version(),
             "stale": _STRS, "version": _null(_STR), "flags": _STRS, "notes": _STRS,
             "failure": _null(_STR), "explanation": _STRS,
+            "sglang_version_used": _null(_STR), "sglang_version_why": _STR,
+            "release_candidates": {"type": "array", "description": "the releases the log's lines allow, each planned "
+                                   "with the log's inputs (empty when the log prints its release)",
+                                   "items": _obj({
+                "version": _STR, "verdict": {"enum": [*PLAN_VERDICTS, "refused"]},
+                "reproduces": _BOOL, "outcome_matches": _null(_BOOL), "rows_differ": _STRS, "rows_agree": _INT})},
+            "not_seen_by_planner": _null(_STR),
             "rows": {"type": "array", "items": _obj({
                 "what": _STR, "predicted": _null(_NUM), "actual": _null(_NUM), "unit": _STR, "diff": _null(_NUM),
                 "agrees": _null(_BOOL), "rule": _STR})},

@@ -20,7 +20,7 @@ from planner.engines.interface import OUTCOME_FAILED, OUTCOME_REJECTED, EngineIn
 from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
 from planner.engines.sglang.memo import per_object
 from planner.engines.sglang.pipeline.arg_groups import resolve
-from planner.engines.sglang.pipeline.dflash import check_target_layer_ids
+from planner.engines.sglang.pipeline.dflash import check_target_layer_ids, unrecorded_draft_context
 from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
 from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import MambaState, mamba_state
@@ -190,6 +190,17 @@ def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
         else args.raw.get("context_length")
     if ctx is None or ctx <= derived or _env_bool(args.env, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):
         return
+    published = unrecorded_draft_context(draft)  # a reconstructed catalog config that does not record the key
+    if published is not None:
+        note = (f"planner assumption: the catalog's {draft.name} config is reconstructed and records no "
+                f"max_position_embeddings; the published head's is taken as {published[0]:,} ({published[1]}), not "
+                f"transformers' default {derived:,}: a config.json without the key gets {derived:,} and SGLang "
+                "refuses a longer target context (srt/configs/model_config.py:1291-1316 @0.5.23)")
+        if note not in args.warnings:  # the resolved args may be shared by plans of one launch
+            args.warnings.append(note)
+        if ctx <= published[0]:
+            return
+        derived = published[0]
     raise Rejected("ValueError", f"Warning: Target model's context_length ({ctx}) is greater than the "
                    f"derived context_length ({derived}). This may lead to incorrect model outputs or CUDA errors. "
                    "Note that the derived context_length may differ from max_position_embeddings in the model's "

@@ -24,6 +24,43 @@ from planner.engines.sglang.pipeline.server_args import Rejected
 
 DEFAULT_BLOCK = 16  # srt/server_args.py:3414-3420 @0.5.11
 
+# get_context_length's keys, in its order (srt/utils/hf_transformers/common.py:668-694 @0.5.23)
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+# A public launch of the catalog's reconstructed DSpark head (RadixArk/Qwen3.8-27B-DSpark) on SGLang at the
+# target's 262,144 tokens, no SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN: "After a DSpark boot: grep ...
+# context_len=... -- expect DSPARK, block 7, 262144" (a DGX Spark serving README, code corpus id 63043395797).
+_PUBLISHED_CONTEXT = {"qwen3.8-27b-dspark": (262144, "a public DSpark launch README reports context_len=262144 "
+                                                     "with this head (code corpus id 63043395797)")}
+
+
+def context_stated(draft: ModelSpec) -> bool:
+    """Whether the draft's config states a context length (a key get_context_length reads)."""
+    text = draft.raw.get("text_config") if isinstance(draft.raw.get("text_config"), dict) else draft.raw
+    return any(text.get(k) is not None for k in CONTEXT_KEYS)
+
+
+def unrecorded_draft_context(draft: ModelSpec) -> tuple[int, str] | None:
+    """(context, why) for a catalog draft whose config is reconstructed field by field (configs/SOURCES.md level
+    R) without a context key: the file SGLang reads is the published one, whose value the record lacks, so the
+    transformers default the planner would otherwise derive (Qwen3Config's 32768) is not what SGLang sees. The
+    published head's context where a public launch shows it, else None (SGLang's rule on the record applies).
+
+    SGLang's rule itself: the DFLASH / DSPARK draft's ModelConfig is built with the target's context_len
+    (speculative/draft_worker_common.py:96-101 @0.5.23 -> managers/tp_worker.py:465-482), and
+    _derive_context_length compares it with get_context_length(hf_text_config) (configs/model_config.py:1291-1316
+    @0.5.23); a config.json without any of CONTEXT_KEYS gets its transformers config class's default
+    (max_position_embeddings = 32768 for model_type qwen3: transformers/models/qwen3/configuration_qwen3.py:70
+    @5.19.0, the release 0.5.23 pins), so a longer target context is refused unless
+    SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set, which overrides the draft's max_position_embeddings."""
+    if context_stated(draft):
+        return None
+    from planner.catalog.catalog import find_entry  # noqa: PLC0415 - only for a draft without a context key
+
+    entry = find_entry(draft.name)
+    if entry is None or not entry.draft or entry.verbatim != "R":
+        return None
+    return _PUBLISHED_CONTEXT.get(entry.id)
+
 
 def dflash_block_size(draft: ModelSpec | None) -> tuple[int, str]:
     """(D, how): the draft config's block size (``dflash_config.block_size`` first, then the top-level one),
