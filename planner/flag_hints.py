@@ -74,7 +74,7 @@ def spelling_range_note(plan: Plan, flags: list[str]) -> str | None:
     from planner.engines.sglang.cli_flags import accepting_releases, option_names  # noqa: PLC0415
     from planner.errors import PlannerError  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
-    from planner.report import verdict_line  # noqa: PLC0415
+    from planner.report import RANGE_DIFFERS, verdict_line  # noqa: PLC0415
 
     ok = accepting_releases(option_names(flags), {v: r.flags for v, r in RULES.items()})
     if len(ok) < 2 or plan.free_before_source.startswith("live"):
@@ -101,6 +101,6 @@ def spelling_range_note(plan: Plan, flags: list[str]) -> str | None:
 
     if len(groups) == 1:
         return f"every release that takes these spellings ({span(ok)}) decides this launch the same: {groups[0][1]}"
-    return ("the releases that take these spellings decide this launch differently: "
+    return (RANGE_DIFFERS + ": "
             + ", ".join(f"{span(vs)} {outcome}" for vs, outcome in groups)
             + "; add --sglang-version X for the one you run (--compare-releases says what changed)")

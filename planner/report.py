@@ -553,13 +553,19 @@ def plan_summary(plan: Plan) -> list[str]:
     if (dflash := dflash_cost(plan)) is not None:
         out.append(f"DFLASH:   {dflash}")
     for note in plan.notes:
-        out.append(f"Note:     {note}")
+        if not note.startswith(RANGE_DIFFERS):  # shown under the verdict
+            out.append(f"Note:     {note}")
     return out
+
+
+# a note that starts so (flag_hints.spelling_range_note) is shown under the verdict: the verdict is one release's
+RANGE_DIFFERS = "the releases that take these spellings decide this launch differently"
 
 
 def _verdict_block(plan: Plan) -> list[str]:
     d = to_dict(plan)
     out = [f"Verdict: {d['verdict_text']}  [{release_label(plan)}]"]
+    out += ["Releases: " + n for n in plan.notes if n.startswith(RANGE_DIFFERS)]  # the verdict is one release's
     if d["binding_constraint"]:
         out.append("Why: " + d["binding_constraint"])
     out += ["Fix: " + s for s in d["suggestions"]]
