@@ -86,7 +86,8 @@ def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
             m = _DECODE_BS.search(text)
             bs = cap.get("decode_bs") or (_int_list(m.group(1)) if m else None)
             if bs:
-                row["decode"] = {"graphs": len(bs), "max_bs": max(bs), "layers": g["layers"],
+                row["decode"] = {"graphs": len(bs), "max_bs": max(bs), "layers": g["layers"], "bs": list(bs),
+                                 "vocab": g["vocab"], "tp": tp,
                                  "graph_layers": cal.graph_layers(len(bs), g["layers"]),
                                  "known_bytes": max(bs) * (g["vocab"] // tp) * 4,  # the shared float32 logits
                                  "measured_bytes": int(round(max(dec) * GIB))}
@@ -100,6 +101,7 @@ def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
                 b = re.search(r"Capture target prefill CUDA graph begin\. backend=(\w+)", text)
                 backend = cap.get("prefill_backend") or (b.group(1) if b else "piecewise")
                 row["prefill"] = {"sizes": len(tokens), "max_tokens": max(tokens), "layers": g["layers"],
+                                  "tokens": list(tokens), "per_token_bytes": per_token,
                                   "backend": "breakable" if backend == "breakable" else "piecewise",
                                   "act_bytes": max(tokens) * per_token, "graph_layers": len(tokens) * g["layers"],
                                   "measured_bytes": int(round(max(pre) * GIB))}
@@ -111,6 +113,31 @@ def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
 def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     """The decode rows of the fitted logs, in :func:`calibration.fit`'s shape."""
     return [{"id": r["id"], **r["decode"]} for r in capture_rows(entries, folder) if r["decode"] and not r["holdout"]]
+
+
+def graph_check_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Every capture log (fitted or held out) against the planner's own estimate functions for its class
+    (:func:`calibration.graph_estimate`, :func:`calibration.prefill_graph_estimate`, the decode list and the
+    prefill token sizes as captured): ``estimate / measured`` of decode + prefill together and each alone."""
+    rows = []
+    for r in capture_rows(entries, folder):
+        est = meas = 0
+        parts = {}
+        if r["decode"]:
+            d = r["decode"]
+            e, _ = cal.graph_estimate(capture_bs=d["bs"], layers=d["layers"], vocab=d["vocab"], tp=d["tp"],
+                                      tokens_per_bs=1, context_len=0, backend="", gpu_cls=r["class"])
+            parts["decode"] = (e, d["measured_bytes"])
+            est, meas = est + e, meas + d["measured_bytes"]
+        if r["prefill"]:
+            p = r["prefill"]
+            e, _ = cal.prefill_graph_estimate(tokens=p["tokens"], layers=p["layers"], per_token_bytes=p["per_token_bytes"],
+                                              backend=p["backend"], gpu_cls=r["class"])
+            parts["prefill"] = (e, p["measured_bytes"])
+            est, meas = est + e, meas + p["measured_bytes"]
+        rows.append({"id": r["id"], "class": r["class"], "holdout": r["holdout"], "estimate_bytes": est,
+                     "measured_bytes": meas, "ratio": est / meas, "parts": parts})
+    return rows
 
 
 def workspace_rows(entries: list[dict], folder: Path = DEFAULT_DIR, checks: bool = False) -> list[dict]:
