@@ -43,16 +43,16 @@ def graph_table() -> str:
     measured (``mem usage=``) against the estimate with those factors; hold-out logs were never fitted."""
     c = cal.coefficients()
     classes = c.graph_classes or {}
-    out = ["| GPU class | logs | decode factor | prefill factor | largest under-estimate | largest over-estimate |",
+    out = ["| GPU class | logs | decode: + per capture | prefill factor | largest under-estimate | largest over-estimate |",
            "|---|---|---|---|---|---|"]
     for key, label in cal.GPU_CLASSES.items():
         i = cal.class_info(key)
         if i["own"]:
             out.append(f"| {label} ({key}) | {i['logs']} ({i['decode_logs']} decode, {i['prefill_logs']} prefill) | "
-                       f"{i['decode_factor']:.2f} | {i['prefill_factor']:.2f} | {i['under_max_pct']:.1f}% "
+                       f"{i['decode_offset'] / (1 << 20):.0f} MiB | {i['prefill_factor']:.2f} | {i['under_max_pct']:.1f}% "
                        f"({i['under_max_gib']:.2f} GiB) | {i['over_max_pct']:.1f}% |")
         else:
-            out.append(f"| {label} ({key}) | none: the largest factors | {i['decode_factor']:.2f} | "
+            out.append(f"| {label} ({key}) | none: the largest of any class | {i['decode_offset'] / (1 << 20):.0f} MiB | "
                        f"{i['prefill_factor']:.2f} | - | - |")
     out += ["", "| log | class | decode measured / estimated GiB | prefill measured / estimated GiB | estimate vs measured |",
             "|---|---|---|---|---|"]
@@ -71,7 +71,10 @@ def graph_table() -> str:
             else:
                 per = c.prefill_per_graph_layer_breakable if x["backend"] == "breakable" else c.prefill_per_graph_layer
                 e = int(c.prefill_per_act * x["act_bytes"]) + per * x["graph_layers"]
-            e = e * (i[f"{kind}_factor"] if i else (c.prefill_factor if kind == "prefill" else 1.0))
+            if kind == "decode":
+                e = e + (i["decode_offset"] if i else 0)
+            else:
+                e = e * (i["prefill_factor"] if i else c.prefill_factor)
             est, meas = est + e, meas + x["measured_bytes"]
             cells.append(f"{x['measured_bytes'] / GIB:.2f} / {e / GIB:.2f}")
         tag = " (hold-out)" if r["holdout"] else ""

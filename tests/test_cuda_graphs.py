@@ -52,8 +52,8 @@ def test_held_out_logs_were_not_fitted():
     assert fit["graph_per_graph_layer"] == c.graph_per_graph_layer
     assert (fit["prefill_per_act"], fit["prefill_per_graph_layer"], fit["prefill_per_graph_layer_breakable"]) == \
         (c.prefill_per_act, c.prefill_per_graph_layer, c.prefill_per_graph_layer_breakable)
-    assert {k: v["decode_factor"] for k, v in fit["graph_classes"].items()} == \
-        {k: v["decode_factor"] for k, v in c.graph_classes.items()}
+    assert {k: v["decode_offset"] for k, v in fit["graph_classes"].items()} == \
+        {k: v["decode_offset"] for k, v in c.graph_classes.items()}
 
 
 def test_fit_graphs_recovers_known_coefficients_and_the_class_factor():
@@ -66,13 +66,17 @@ def test_fit_graphs_recovers_known_coefficients_and_the_class_factor():
     out = cal.fit_graphs(rows)
     assert out["graph_per_graph_layer"] == 3
     assert (out["prefill_per_act"], out["prefill_per_graph_layer"], out["prefill_per_graph_layer_breakable"]) == (2, 5, 9)
-    # an exact fit leaves each log UNDER_TARGET under after the smallest factor that allows it
-    assert out["graph_classes"]["sm89"]["decode_factor"] == pytest.approx(1 - cal.UNDER_TARGET, abs=0.01)
-    # a class whose logs the shape under-estimates gets a larger factor
-    rows.append({"id": "x", "class": "sm12x", "decode": {"graph_layers": 100, "known_bytes": 0, "measured_bytes": 900},
-                 "prefill": None})
+    # an exact fit needs no class constant; the prefill factor keeps each log UNDER_TARGET under
+    assert out["graph_classes"]["sm89"]["decode_offset"] == 0
+    assert out["prefill_factor"] == pytest.approx(1 - cal.UNDER_TARGET, abs=0.01)
+    # a class whose small captures the slope under-estimates gets the constant that brings them within the target
+    rows.append({"id": "x", "class": "sm12x", "decode": {"graph_layers": 100, "known_bytes": 0,
+                                                          "measured_bytes": 300 + (64 << 20)}, "prefill": None})
     out = cal.fit_graphs(rows)
-    assert out["graph_classes"]["sm12x"]["decode_factor"] > 2 * out["graph_classes"]["sm89"]["decode_factor"]
+    slope = out["graph_per_graph_layer"]  # the pooled slope moves with the new log
+    want = int(np.ceil(((1 - cal.UNDER_TARGET) * (300 + (64 << 20)) - slope * 100) / (1 << 20))) << 20
+    assert want > 50 << 20
+    assert out["graph_classes"]["sm12x"]["decode_offset"] == want
 
 
 def test_gpu_classes_follow_the_compute_capability():
@@ -134,7 +138,7 @@ def test_small_batch_consumer_launch_now_counts_gib_of_graphs():
     assert "consumer Blackwell" in _need(p, "CUDA graphs").how
 
 
-def test_decode_graph_array_equals_the_scalar_estimate_with_the_class_factor():
+def test_decode_graph_array_equals_the_scalar_estimate_with_the_class_constant():
     from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
     from planner.engines.sglang.pipeline.headroom import cuda_graph_need, cuda_graph_need_array
 
@@ -174,7 +178,7 @@ def test_the_confidence_line_names_the_class_and_how_far_it_was_off():
     assert f"at most {info['under_max_pct']:.0f}% under" in c["line"]
     p = planner.plan("rtx3090", "qwen3-8b", "", sglang_version="0.5.11")  # no consumer-Ampere log
     assert "has no public log" in p.confidence["line"]
-    assert "largest class factor" in _need(p, "CUDA graphs").how
+    assert "largest class constant" in _need(p, "CUDA graphs").how
 
 
 def test_readme_shows_the_per_class_table_as_verdicts_prints_it():

@@ -52,7 +52,7 @@ class Coefficients:
     prefill_per_graph_layer_breakable: int = 0  # the same, breakable graph (several segments per layer)
     prefill_factor: float = 1.0  # keeps every fitted prefill log under-estimated by at most UNDER_TARGET
     prefill_logs: int = 0
-    # GPU class -> {"decode_factor", "prefill_factor", "logs", "decode_logs", "prefill_logs", "under_max_pct",
+    # GPU class -> {"decode_offset" (bytes), "prefill_factor", "logs", "decode_logs", "prefill_logs", "under_max_pct",
     # "over_max_pct", "under_max_gib"} (fit_graphs)
     graph_classes: dict | None = None
     graph_holdout: list | None = None  # logs never fitted, with the fitted estimate (fit_graphs' "holdout")
@@ -149,22 +149,22 @@ def class_info(cls: str) -> dict:
         return {**classes[cls], "class": cls, "label": GPU_CLASSES.get(cls, cls), "own": True}
     label = GPU_CLASSES.get(cls, cls or "unknown GPU")
     if not classes:
-        return {"decode_factor": 1.0, "prefill_factor": 1.0, "logs": 0, "under_max_pct": 0.0, "over_max_pct": 0.0,
+        return {"decode_offset": 0, "prefill_factor": 1.0, "logs": 0, "under_max_pct": 0.0, "over_max_pct": 0.0,
                 "under_max_gib": 0.0, "class": cls, "label": label, "own": False}
-    return {**{k: max(c[k] for c in classes.values()) for k in ("decode_factor", "prefill_factor", "under_max_pct",
+    return {**{k: max(c[k] for c in classes.values()) for k in ("decode_offset", "prefill_factor", "under_max_pct",
                                                                 "over_max_pct", "under_max_gib")},
             "logs": 0, "class": cls, "label": label, "own": False}
 
 
-def class_source(cls: str, kind: str) -> str:
-    """How the class factor (``kind``: "decode" or "prefill") and its error were found, for a need line."""
+def class_source(cls: str) -> str:
+    """How the class's decode-capture constant and its error were found, for a need line."""
     i = class_info(cls)
-    if i["own"] and i[f"{kind}_logs"]:
-        return (f"{i['label']} ({cls}) factor {i[f'{kind}_factor']:.2f} from its {i[f'{kind}_logs']} public "
-                f"log(s); on its {i['logs']} logs the graphs' estimate was at most {i['under_max_pct']:.0f}% under "
-                f"and {i['over_max_pct']:.0f}% over what they measured")
-    return (f"{i['label']}{f' ({cls})' if cls else ''}: no public {kind}-capture log of this class, so the largest "
-            f"class factor {i[f'{kind}_factor']:.2f}")
+    if i["own"] and i["decode_logs"]:
+        return (f"{i['label']} ({cls}): + {i['decode_offset'] / MIB:.0f} MiB per capture from its {i['decode_logs']} "
+                f"public log(s); on its {i['logs']} logs the graphs' estimate was at most {i['under_max_pct']:.0f}% "
+                f"under and {i['over_max_pct']:.0f}% over what they measured")
+    return (f"{i['label']}{f' ({cls})' if cls else ''}: no public decode-capture log of this class, so the largest "
+            f"class constant, + {i['decode_offset'] / MIB:.0f} MiB")
 
 
 def activation_per_token(hidden: int, intermediate: int, tp: int) -> int:
@@ -214,23 +214,31 @@ def fit_graphs(rows: list[dict]) -> dict:
             return None
         return float(np.ceil(max((1 - UNDER_TARGET) * m / e for e, m in pairs if e > 0) * 100) / 100)
 
+    def offset(pairs: list[tuple[int, int]]) -> int | None:  # the same, as a constant added (whole MiB, >= 0)
+        if not pairs:
+            return None
+        need = max((1 - UNDER_TARGET) * m - e for e, m in pairs)
+        return int(np.ceil(max(0.0, need) / MIB)) * MIB
+
     # the prefill graph's factor is one for every class: its logs differ by backend (fitted above) and model far
-    # more than the few logs can separate by class; the decode graph's factor is per class
+    # more than the few logs can separate by class. The decode graphs get a constant per class: what a capture
+    # costs beyond its graphs (kernel modules loaded lazily, workspaces) differs by GPU class, and it is what
+    # dominates the small captures of consumer launches (a factor on the slope would blow up the large ones)
     top_p = factor([(pre_est(r["prefill"]), r["prefill"]["measured_bytes"]) for r in fitted if r.get("prefill")]) or 1.0
     classes: dict[str, dict] = {}
     for cls in sorted({r["class"] for r in fitted if r["class"]}):
         mine = [r for r in fitted if r["class"] == cls]
         d = [(dec_est(r["decode"]), r["decode"]["measured_bytes"]) for r in mine if r.get("decode")]
-        classes[cls] = {"decode_factor": factor(d), "prefill_factor": top_p, "logs": len(mine),
+        classes[cls] = {"decode_offset": offset(d), "prefill_factor": top_p, "logs": len(mine),
                         "decode_logs": len(d), "prefill_logs": sum(1 for r in mine if r.get("prefill"))}
-    top_d = max([c["decode_factor"] for c in classes.values() if c["decode_factor"]] or [1.0])
-    for cls, c in classes.items():  # a class without decode logs takes the largest factor of any class
-        c["decode_factor"] = c["decode_factor"] or top_d
+    top_d = max([c["decode_offset"] for c in classes.values() if c["decode_offset"] is not None] or [0])
+    for cls, c in classes.items():  # a class without decode logs takes the largest constant of any class
+        c["decode_offset"] = top_d if c["decode_offset"] is None else c["decode_offset"]
 
     def scaled(r: dict, c: dict) -> tuple[float, int]:
         e = m = 0.0
         if r.get("decode"):
-            e += dec_est(r["decode"]) * c["decode_factor"]
+            e += dec_est(r["decode"]) + c["decode_offset"]
             m += r["decode"]["measured_bytes"]
         if r.get("prefill"):
             e += pre_est(r["prefill"]) * c["prefill_factor"]
@@ -239,7 +247,7 @@ def fit_graphs(rows: list[dict]) -> dict:
 
     for cls, c in classes.items():
         c.update(_errors([scaled(r, c) for r in fitted if r["class"] == cls]))
-    default = {"decode_factor": top_d, "prefill_factor": top_p}
+    default = {"decode_offset": top_d, "prefill_factor": top_p}
     holdout = []
     for r in rows:
         if r.get("holdout"):
@@ -328,7 +336,7 @@ def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: 
     out = c.graph_per_graph_layer * gl + max_bs * tokens_per_bs * (vocab // tp) * 4
     if backend == "flashinfer":
         out = out + max_bs * tokens_per_bs * context_len * 5
-    out = (out * class_info(gpu_cls)["decode_factor"]).astype(np.int64)
+    out = out + class_info(gpu_cls)["decode_offset"]
     return np.where(n > 0, out, 0)
 
 
@@ -340,14 +348,14 @@ def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, t
     gl = graph_layers(n, layers, draft_layers, draft_steps)
     logits = max_bs * tokens_per_bs * (vocab // tp) * 4
     fi = max_bs * tokens_per_bs * context_len * 5 if backend == "flashinfer" else 0
-    factor = class_info(gpu_cls)["decode_factor"]
-    total = int(np.float64(c.graph_per_graph_layer * gl + logits + fi) * factor)
-    how = ("(" if factor != 1 else "") + (f"{c.graph_per_graph_layer / MIB:.2f} MiB x {n} graphs x {layers} layers"
+    extra = class_info(gpu_cls)["decode_offset"]
+    total = c.graph_per_graph_layer * gl + logits + fi + extra
+    how = (f"{c.graph_per_graph_layer / MIB:.2f} MiB x {n} graphs x {layers} layers"
            + (f" + draft {n} x {draft_layers} layer(s) x ({draft_steps} steps + extend)" if draft_layers else "")
            + f" + logits {max_bs} x {tokens_per_bs} x vocab {vocab}/tp x 4 B"
            + (f" + FlashInfer buffers {max_bs} x {tokens_per_bs} x ctx {context_len} x 5 B" if fi else "")
-           + (f") x {factor:.2f}" if factor != 1 else "")
-           + f" ({c.source('graph')}; {class_source(gpu_cls, 'decode')})")
+           + f" + {extra / MIB:.0f} MiB for the GPU class"
+           + f" ({c.source('graph')}; {class_source(gpu_cls)})")
     return total, how
 
 
