@@ -197,3 +197,21 @@ def test_a_figure_taken_from_a_table_appears_verbatim_in_its_excerpt():
             text = (DATA / e["file"]).read_text(encoding="utf-8")
             for v in table.values():
                 assert f"| {v:.2f} |" in text, (e["id"], v)
+
+
+def test_post_capture_kv_sizing_is_refused_by_name_where_the_release_reads_it():
+    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (0.5.16+) sizes the pool after graph capture: not modelled, so a plan
+    that sets it is refused with one line naming it (exit 2), never planned as if it were off; 0.5.11 does not
+    read it."""
+    from planner.cli import main
+    from planner.errors import BadInput
+
+    with pytest.raises(BadInput, match="SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"):
+        planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.23",
+                     env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"})
+    assert planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.11",
+                        env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"}).verdict == "fits"
+    assert planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.23",
+                        env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "0"}).verdict == "fits"
+    assert main(["--gpu", "rtx5090", "--model", "qwen3-8b", "--sglang-version", "0.5.23",
+                 "--env", "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1"]) == 2
