@@ -12,10 +12,18 @@ Terms (per GPU):
 * **attention workspace** = FlashInfer's global workspace (384 MiB; 512 MiB for Qwen2/Qwen3/MiMo/Qwen3-VL,
   layers/attention/flashinfer_backend.py:163-214 @0.5.11) + ``workspace_extra`` (fitted: what the logs
   show between ``Memory pool end`` and ``Capture cuda graph begin`` beyond it);
-* **CUDA graphs** = ``graph_per_graph_layer`` (fitted) x captured graphs x layers captured in each
-  (target, plus the draft's layers x steps under speculative decoding) + the shared logits buffer
+* **CUDA graphs** (decode) = ``graph_per_graph_layer`` (fitted, pooled) x captured graphs x layers captured in
+  each (target, plus the draft's layers x steps under speculative decoding) + the shared logits buffer
   ``max_bs x tokens per bs x vocab / tp x 4 B`` (float32, model_executor/cuda_graph_runner.py @0.5.11)
-  + FlashInfer's graph index buffers ``max_bs x tokens per bs x context x 5 B``.
+  + FlashInfer's graph index buffers ``max_bs x tokens per bs x context x 5 B`` + a constant per GPU class
+  (``decode_offset``: what a capture costs beyond its graphs on that class's logs, :func:`fit_graphs`);
+* **prefill CUDA graph** (piecewise 0.5.10-0.5.14, breakable from 0.5.15) = ``prefill_per_act`` x one layer's
+  activations at the largest captured token count + ``prefill_per_graph_layer`` (piecewise) or
+  ``prefill_per_graph_layer_breakable`` x captured sizes x layers, x ``prefill_factor`` (one for every class).
+
+The class of a launch is its GPU profile's compute capability (:data:`GPU_CLASSES`); a class without logs takes
+the largest constant of any class. The residuals are kept per class (``graph_classes``), and the verdict's
+``Confidence:`` line and the search's margin use the error of the launch's class (:func:`search_margin`).
 
 The fit itself (:func:`fit`) is pure: it takes the measured rows and returns the coefficients and
 residuals; ``benchmarks/verdicts.py`` and ``notebooks/calibration.ipynb`` run it on the calibration

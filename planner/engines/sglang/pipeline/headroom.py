@@ -18,8 +18,11 @@ they happen at startup, each with how it is estimated:
 3. CUDA graphs: a fitted cost per captured graph per layer (target graphs, plus the draft's decode and
    draft-extend graphs under speculative decoding), the shared float32 logits buffer, and FlashInfer's graph
    buffers ``max_bs x tokens_per_bs x context_len x 5`` bytes (int32 KV indices + uint8 mask,
-   flashinfer_backend.py:527-560 @0.5.11). SGLang's own 2 MiB-per-batch-size heuristic
-   (server_args.py:1441 @0.5.11) was 25-40x below what public logs show;
+   flashinfer_backend.py:527-560 @0.5.11), plus a constant per GPU class. SGLang's own 2 MiB-per-batch-size
+   heuristic (server_args.py:1441 @0.5.11) was 25-40x below what public logs show; and the prefill CUDA graph
+   SGLang captures by default (:func:`prefill_graph_need`: piecewise 0.5.10-0.5.14, breakable from 0.5.15,
+   before the decode graphs from 0.5.14 and after them before), which its own heuristic counts as 8 MiB per
+   captured size (server_args.py:1434-1482 @0.5.11) against the GiB the logs show;
 4. activations of one prefill chunk: a physical estimate, ``chunk x (6 x hidden + 3 x intermediate/tp)
    x 2 B`` (residual, normed input, attention/mixer in and out; gate, up and activated MLP
    intermediates; MoE uses top-k x expert width). SGLang's heuristic also reserves 512 MiB of "constant
