@@ -18,11 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+GIB = 1 << 30
+
 from planner.engines.sglang import calibration as cal  # noqa: E402
 from planner import calibration_logs as cl  # noqa: E402
 
 KEYS = ("graph_per_graph_layer", "workspace_extra", "graph_logs", "graph_residual_max_gib", "workspace_logs",
-        "workspace_residual_max_gib", "post_pool_logs", "post_pool_residual_max_gib")
+        "workspace_residual_max_gib", "post_pool_logs", "post_pool_residual_max_gib", "prefill_per_act",
+        "prefill_per_graph_layer", "prefill_per_graph_layer_breakable", "prefill_factor", "prefill_logs",
+        "graph_classes", "graph_holdout")
 
 
 def write_calibration(fresh: dict) -> None:
@@ -33,18 +37,77 @@ def write_calibration(fresh: dict) -> None:
     cal.coefficients.cache_clear()
 
 
+def graph_table() -> str:
+    """The CUDA-graph estimate per GPU class and per log (markdown; the README's "Calibration" section shows it as
+    printed): the class factors fitted on each class's logs and, per log, the decode and prefill capture as
+    measured (``mem usage=``) against the estimate with those factors; hold-out logs were never fitted."""
+    c = cal.coefficients()
+    classes = c.graph_classes or {}
+    out = ["| GPU class | logs | decode: + per capture | prefill factor | largest under-estimate | largest over-estimate |",
+           "|---|---|---|---|---|---|"]
+    for key, label in cal.GPU_CLASSES.items():
+        i = cal.class_info(key)
+        if i["own"]:
+            out.append(f"| {label} ({key}) | {i['logs']} ({i['decode_logs']} decode, {i['prefill_logs']} prefill) | "
+                       f"{i['decode_offset'] / (1 << 20):.0f} MiB | {i['prefill_factor']:.2f} | {i['under_max_pct']:.1f}% "
+                       f"({i['under_max_gib']:.2f} GiB) | {i['over_max_pct']:.1f}% |")
+        else:
+            out.append(f"| {label} ({key}) | none: the largest of any class | {i['decode_offset'] / (1 << 20):.0f} MiB | "
+                       f"{i['prefill_factor']:.2f} | - | - |")
+    out += ["", "| log | class | decode measured / estimated GiB | prefill measured / estimated GiB | estimate vs measured |",
+            "|---|---|---|---|---|"]
+    for r in cl.capture_rows(cl.load_index()):
+        cls = r["class"]
+        i = cal.class_info(cls) if cls in classes else None
+        est = meas = 0.0
+        cells = []
+        for kind in ("decode", "prefill"):
+            x = r[kind]
+            if x is None:
+                cells.append("-")
+                continue
+            if kind == "decode":
+                e = c.graph_per_graph_layer * x["graph_layers"] + x["known_bytes"]
+            else:
+                per = c.prefill_per_graph_layer_breakable if x["backend"] == "breakable" else c.prefill_per_graph_layer
+                e = int(c.prefill_per_act * x["act_bytes"]) + per * x["graph_layers"]
+            if kind == "decode":
+                e = e + (i["decode_offset"] if i else 0)
+            else:
+                e = e * (i["prefill_factor"] if i else c.prefill_factor)
+            est, meas = est + e, meas + x["measured_bytes"]
+            cells.append(f"{x['measured_bytes'] / GIB:.2f} / {e / GIB:.2f}")
+        tag = " (hold-out)" if r["holdout"] else ""
+        where = f"{cls}" if i else "card not named (pooled fit only)"
+        out.append(f"| {r['id']}{tag} | {where} | {cells[0]} | {cells[1]} | {100 * (est / meas - 1):+.0f}% |")
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
     entries = cl.load_index()
     fresh = cl.refit()
     if "--write" in argv:
         write_calibration(fresh)
+    if "--table" in argv:
+        print(graph_table())
+        return 0
     c = cal.coefficients()
     print(f"calibration logs: {len(entries)} public excerpts (tests/data/calibration/index.json)")
     print(f"CUDA graphs: {c.graph_per_graph_layer / (1 << 20):.3f} MiB per captured graph per layer, fitted on "
           f"{c.graph_logs} logs; residuals {fresh['graph_residuals_gib']} GiB")
     print(f"workspace: +{c.workspace_extra / (1 << 20):.0f} MiB beyond FlashInfer's workspace, fitted on "
           f"{c.workspace_logs} logs; residuals {fresh['workspace_residuals_gib']} GiB")
-    print(f"post-pool estimates within {c.post_pool_residual_max_gib:.2f} GiB on {c.post_pool_logs} logs")
+    print(f"prefill CUDA graph: {c.prefill_per_act:.4f} x the largest size's activations + "
+          f"{c.prefill_per_graph_layer / (1 << 20):.3f} MiB (piecewise) or {c.prefill_per_graph_layer_breakable / (1 << 20):.3f} "
+          f"MiB (breakable) per captured size per layer, x {c.prefill_factor:.2f}, fitted on {c.prefill_logs} logs")
+    print("CUDA graphs per GPU class (factors fitted on each class's logs; decode + prefill as measured):")
+    print(graph_table())
+    holdout = c.graph_holdout or []
+    for h in holdout:
+        print(f"  hold-out {h['id']} ({h['class']}): estimated {h['estimate_bytes'] / GIB:.2f} GiB, measured "
+              f"{h['measured_bytes'] / GIB:.2f} GiB ({'under by ' + str(h['under_pct']) + '%' if h['under_pct'] else 'not under'})")
+    print(f"post-pool estimates within {c.post_pool_residual_max_gib:.2f} GiB on {c.post_pool_logs} logs "
+          "(workspace residual + the largest CUDA-graph under-estimate of any class)")
     dist = cl.dist_init_rows(entries)
     if dist:
         print("NCCL / custom all-reduce buffers ('Init torch distributed ends. mem usage', before the weights: inside "

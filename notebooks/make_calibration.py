@@ -51,9 +51,27 @@ CALIBRATION = [
     new_markdown_cell(
         "The workspace residuals are small once FlashInfer's workspace follows SGLang's exact architecture list "
         "(512 MiB for five names, 384 MiB otherwise): the Qwen3-MoE log (384 MiB) and the Qwen3 logs (512 MiB) then "
-        "agree on one constant. The CUDA-graph fit stands on two logs with a known model and captured list, one of "
-        "them from 0.4.6 (which still kept a logits tensor per graph), so its residual is large; the verdict's "
-        "`Confidence:` line carries that error next to the margin."),
+        "agree on one constant. The pooled decode-graph slope is far off on some logs: the cost per captured graph "
+        "differs between GPU classes (and releases) more than one slope can express, so (issue 23) each class "
+        "carries its own factor, and the prefill graph (piecewise / breakable) is a need of its own. Below: every "
+        "capture log against the planner's estimate functions with its class's factors; hold-outs were never "
+        "fitted."),
+    new_code_cell(
+        "rows = cl.graph_check_rows(entries)\n"
+        "fig, ax = plt.subplots(figsize=(9, 3.5))\n"
+        "ax.bar([r['id'] + (' (held out)' if r['holdout'] else '') for r in rows], [r['ratio'] for r in rows],\n"
+        "       color=['tab:orange' if r['holdout'] else 'tab:blue' for r in rows])\n"
+        "ax.axhline(0.75, color='r', lw=0.8)\n"
+        "ax.axhline(1.0, color='k', lw=0.5)\n"
+        "ax.set_title('CUDA graphs (decode + prefill): estimate / logged, per log; red: 25% under')\n"
+        "ax.tick_params(axis='x', rotation=30, labelsize=7)\n"
+        "fig.tight_layout()\n"
+        "for r in rows:\n"
+        "    print(f\"{r['id']} ({r['class'] or 'no class'}{', held out' if r['holdout'] else ''}): estimate \"\n"
+        "          f\"{r['estimate_bytes'] / 2**30:.2f} GiB, logged {r['measured_bytes'] / 2**30:.2f} GiB\")\n"
+        "for k, v in c.graph_classes.items():\n"
+        "    print(k, cal.GPU_CLASSES[k], v)\n"
+        "assert all(r['ratio'] > 0.75 for r in rows)"),
     new_code_cell(
         "v = cl.verdict_rows(entries)\n"
         "pools = cl.pool_rows(entries)\n"

@@ -8,7 +8,9 @@ given-free-memory comparisons ``benchmarks/verdicts.py`` prints.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from pathlib import Path
 
 from planner.engines.sglang import calibration as cal
@@ -44,24 +46,97 @@ def _launch(folder: Path, entry: dict):
     return parse_file(folder / entry["file"]).latest
 
 
-def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+_DECODE_END = re.compile(r"Capture (?:target decode CUDA graph|cuda graph) end\..*?mem usage=([\d.]+) GB")
+_PREFILL_END = re.compile(r"Capture (?:target prefill CUDA graph|piecewise CUDA graph) end\..*?mem usage=([\d.]+) GB")
+_DECODE_BS = re.compile(r"Capture (?:cuda graph bs |target decode CUDA graph begin\..*?bs=)(\[[^\]]*\])")
+_PREFILL_TOKENS = re.compile(r"Capture (?:cuda graph num tokens |target prefill CUDA graph begin\..*?num_tokens=)(\[[^\]]*\])")
+GRAPH_USES = ("graph", "prefill_graph", "graph_holdout")
+
+
+def _int_list(text: str) -> list[int] | None:
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None  # an abbreviated list ('[1, 2, 4, ...]')
+    return list(v) if isinstance(v, list) and v and all(isinstance(x, int) for x in v) else None
+
+
+def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """One row per log that feeds the CUDA-graph fit ('graph': decode, 'prefill_graph': prefill) or checks it
+    ('graph_holdout': never fitted): the measured ``mem usage`` of the decode and prefill capture lines (both
+    spellings: ``Capture cuda graph end. Time elapsed ...`` to 0.5.13, ``Capture target decode CUDA graph end.
+    elapsed=...`` from 0.5.14; the largest over the ranks), the captured sizes (from the log, or from the index
+    where the log abbreviates them, with how they are known), and the model's geometry from the index."""
+    from planner.engines.sglang.pipeline.server_args import _build_piecewise_tokens  # noqa: PLC0415
+
     rows = []
     for e in entries:
-        if "graph" not in e["uses"]:
+        uses = set(e["uses"]) & set(GRAPH_USES)
+        if not uses:
             continue
-        la = _launch(folder, e)
-        for r in la.ranks.values():
-            ends = [x for x in r.of(CudaGraphEnd) if x.graph == "decode" and x.mem_usage_gib is not None]
-            bss = [x.batch_sizes for x in r.of(CudaGraphBatchSizes) if x.batch_sizes]
-            if not ends or not bss:
-                continue
-            bs, g = bss[0], e["geometry"]
-            tp = int(e["tp"])
-            known = max(bs) * (g["vocab"] // tp) * 4  # the shared float32 logits buffer
-            rows.append({"id": e["id"], "graphs": len(bs), "layers": g["layers"], "max_bs": max(bs),
-                         "graph_layers": cal.graph_layers(len(bs), g["layers"]), "known_bytes": known,
-                         "measured_bytes": int(round(ends[0].mem_usage_gib * GIB))})
-            break
+        text = (folder / e["file"]).read_text(encoding="utf-8")
+        g, cap, tp = e["geometry"], e.get("capture", {}), int(e["tp"])
+        row = {"id": e["id"], "class": e.get("gpu_class", ""), "holdout": "graph_holdout" in uses,
+               "gpu": e["gpu"], "decode": None, "prefill": None}
+        # a source that quotes the figures in a table instead of the capture lines: the index names them, and they
+        # must appear verbatim in the excerpt (tests/test_calibration.py checks it)
+        table = cap.get("measured_gib", {})
+        dec = [float(x) for x in _DECODE_END.findall(text)] or ([table["decode"]] if "decode" in table else [])
+        if dec and ("graph" in uses or "graph_holdout" in uses):
+            m = _DECODE_BS.search(text)
+            bs = cap.get("decode_bs") or (_int_list(m.group(1)) if m else None)
+            if bs:
+                row["decode"] = {"graphs": len(bs), "max_bs": max(bs), "layers": g["layers"], "bs": list(bs),
+                                 "vocab": g["vocab"], "tp": tp,
+                                 "graph_layers": cal.graph_layers(len(bs), g["layers"]),
+                                 "known_bytes": max(bs) * (g["vocab"] // tp) * 4,  # the shared float32 logits
+                                 "measured_bytes": int(round(max(dec) * GIB))}
+        pre = [float(x) for x in _PREFILL_END.findall(text)] or ([table["prefill"]] if "prefill" in table else [])
+        if pre and ("prefill_graph" in uses or "graph_holdout" in uses):
+            m = _PREFILL_TOKENS.search(text)
+            tokens = (_int_list(m.group(1)) if m else None) or (
+                _build_piecewise_tokens(cap["prefill_max_tokens"]) if "prefill_max_tokens" in cap else None)
+            if tokens:
+                per_token = cal.activation_per_token(g["hidden"], g["act_intermediate"], tp)
+                b = re.search(r"Capture target prefill CUDA graph begin\. backend=(\w+)", text)
+                backend = cap.get("prefill_backend") or (b.group(1) if b else "piecewise")
+                row["prefill"] = {"sizes": len(tokens), "max_tokens": max(tokens), "layers": g["layers"],
+                                  "tokens": list(tokens), "per_token_bytes": per_token,
+                                  "backend": "breakable" if backend == "breakable" else "piecewise",
+                                  "act_bytes": max(tokens) * per_token, "graph_layers": len(tokens) * g["layers"],
+                                  "measured_bytes": int(round(max(pre) * GIB))}
+        if row["decode"] or row["prefill"]:
+            rows.append(row)
+    return rows
+
+
+def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """The decode rows of the fitted logs, in :func:`calibration.fit`'s shape."""
+    return [{"id": r["id"], **r["decode"]} for r in capture_rows(entries, folder) if r["decode"] and not r["holdout"]]
+
+
+def graph_check_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
+    """Every capture log (fitted or held out) against the planner's own estimate functions for its class
+    (:func:`calibration.graph_estimate`, :func:`calibration.prefill_graph_estimate`, the decode list and the
+    prefill token sizes as captured): ``estimate / measured`` of decode + prefill together and each alone."""
+    rows = []
+    for r in capture_rows(entries, folder):
+        est = meas = 0
+        parts = {}
+        if r["decode"]:
+            d = r["decode"]
+            e, _ = cal.graph_estimate(capture_bs=d["bs"], layers=d["layers"], vocab=d["vocab"], tp=d["tp"],
+                                      tokens_per_bs=1, context_len=0, backend="", gpu_cls=r["class"])
+            parts["decode"] = (e, d["measured_bytes"])
+            est, meas = est + e, meas + d["measured_bytes"]
+        if r["prefill"]:
+            p = r["prefill"]
+            e, _ = cal.prefill_graph_estimate(tokens=p["tokens"], layers=p["layers"], per_token_bytes=p["per_token_bytes"],
+                                              backend=p["backend"], gpu_cls=r["class"])
+            parts["prefill"] = (e, p["measured_bytes"])
+            est, meas = est + e, meas + p["measured_bytes"]
+        rows.append({"id": r["id"], "class": r["class"], "holdout": r["holdout"], "estimate_bytes": est,
+                     "measured_bytes": meas, "ratio": est / meas, "parts": parts})
     return rows
 
 
@@ -100,6 +175,8 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
         if not isinstance(e.get("tp"), int):
             continue
         la = _launch(folder, e)
+        if la is None:  # a source quoting figures, not log lines (corpus-70468080142)
+            continue
         vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd)
                 if x.mem_usage_gib is not None]
         if vals:
@@ -113,10 +190,20 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
 def refit(folder: Path = DEFAULT_DIR) -> dict:
     """A fresh fit of ``calibration.json``'s coefficients on the logs (what the test compares)."""
     entries = load_index(folder)
+    caps = capture_rows(entries, folder)
     g, w = graph_rows(entries, folder), workspace_rows(entries, folder)
     out = cal.fit(g, w)
-    out["post_pool_logs"] = len({r["id"] for r in g} | {r["id"] for r in w})
-    out["post_pool_residual_max_gib"] = round(out["graph_residual_max_gib"] + out["workspace_residual_max_gib"], 3)
+    graphs = cal.fit_graphs(caps)
+    assert graphs["graph_per_graph_layer"] == out["graph_per_graph_layer"]  # one decode rule, two callers
+    out.update(graphs)
+    out["graph_holdout"] = out.pop("holdout")
+    fitted = {r["id"] for r in caps if not r["holdout"]}
+    out["post_pool_logs"] = len(fitted | {r["id"] for r in w})
+    # what the planner carries after the pools: the workspace residual + the largest under-estimate of the CUDA
+    # graphs (decode + prefill, class factor applied) on any class's logs (the pooled decode slope's own residual,
+    # graph_residual_max_gib, is before the class factors)
+    worst = max([0.0] + [c["under_max_gib"] for c in out["graph_classes"].values()])
+    out["post_pool_residual_max_gib"] = round(worst + out["workspace_residual_max_gib"], 3)
     return out
 
 

@@ -593,7 +593,7 @@ def margin_text(needs) -> str:
 def _margin_why(needs) -> str:
     from planner.engines.sglang.calibration import search_margin  # noqa: PLC0415
 
-    default, why = search_margin()
+    default, why = search_margin(getattr(needs, "margin_class", None))
     return f" = {why}" if needs.margin_bytes == default else " (given)"
 
 

@@ -29,6 +29,7 @@ from typing import Any
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import pipeline as engine
+from planner.engines.sglang.calibration import profile_class, search_margin
 from planner.engines.sglang.cli_flags import load_flag_table
 from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.pipeline.server_args import Rejected
@@ -191,6 +192,9 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     ``no_radix_best`` is None); by default ``max(top, 2)`` (the top list and the runner-up) and the radix-off
     alternative."""
     needs = needs or Needs()
+    if needs.margin_class is None and needs.margin_bytes == search_margin()[0]:  # the default: the launch's class
+        cls = profile_class(gpu)
+        needs = replace(needs, margin_bytes=search_margin(cls)[0], margin_class=cls)
     if needs.objective not in OBJECTIVES:
         raise BadInput(f"--objective: expected one of {', '.join(OBJECTIVES)}, got '{needs.objective}'")
     env = dict(env or {})

@@ -32,6 +32,8 @@ class Needs:
     margin: float = 0.20  # headroom must cover the estimated needs x (1 + margin) + margin_bytes
     # the fixed part, grounded in the post-pool estimates' measured error (calibration.search_margin)
     margin_bytes: int = field(default_factory=lambda: search_margin()[0])
+    # the GPU class whose measured error set margin_bytes (run_search fills it when margin_bytes is the default)
+    margin_class: str | None = None
 
 
 @dataclass

@@ -177,8 +177,13 @@ def test_confidence_names_measured_and_modelled_inputs_and_compares_the_margin()
     c, c_cal = p.confidence, cal.coefficients()
     assert c["margin_bytes"] == p.headroom_bytes - sum(n.bytes for n in p.needs)
     assert "free memory after the weights" in c["modelled"] and c["calibration_logs"] == c_cal.post_pool_logs
-    assert f"on {c_cal.post_pool_logs} public logs" in c["line"]
-    assert c["margin_exceeds_error"] == (abs(c["margin_bytes"]) / GIB > c_cal.post_pool_residual_max_gib)
+    # the error is the launch's GPU class's (RTX PRO 6000: sm_120, consumer Blackwell), named with its log count
+    info = cal.class_info("sm12x")
+    assert c["gpu_class"] == "sm12x" and info["own"]
+    assert f"on the {info['logs']} public logs of its GPU class" in c["line"] and "(sm12x)" in c["line"]
+    err = round(c_cal.workspace_residual_max_gib + info["under_max_gib"], 3)
+    assert c["post_pool_error_gib"] == err
+    assert c["margin_exceeds_error"] == (abs(c["margin_bytes"]) / GIB > err)
     assert "Confidence: " in render_text(p)
     g = planner.plan("rtxpro6000", "qwen3.6-27b", "", sglang_version="0.5.11", free_before_gib=94.0, free_after_gib=43.0)
     assert {"free memory before the weights", "free memory after the weights"} <= set(g.confidence["measured"])
@@ -204,11 +209,20 @@ def test_the_search_margin_follows_the_estimates_measured_error(monkeypatch):
     assert calibration.search_margin()[0] == max(1 << 30, -(-int(2 * real.post_pool_residual_max_gib * GIB)
                                                          // (1 << 28)) * (1 << 28))
     assert Needs().margin_bytes == calibration.search_margin()[0]
+    # a class's margin: twice the workspace residual + that class's largest CUDA-graph under-estimate
+    for cls in ("sm86", "sm89", "sm90", "sm100", "sm12x"):
+        err = real.workspace_residual_max_gib + calibration.class_info(cls)["under_max_gib"]
+        assert calibration.search_margin(cls)[0] == max(1 << 30, -(-int(2 * round(err, 3) * GIB) // (1 << 28)) * (1 << 28))
     monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, post_pool_residual_max_gib=0.9))
     margin, why = calibration.search_margin()
     assert margin == 2 << 30 and "2 x 0.90 GiB" in why  # 1.8 GiB rounded up to 2.0
     monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, post_pool_residual_max_gib=0.3))
     assert calibration.search_margin()[0] == 1 << 30  # the floor
+    # a class whose logs show a larger shortfall gets a larger margin than the others, and says why
+    classes = {**real.graph_classes, "sm89": {**real.graph_classes["sm89"], "under_max_gib": 0.9}}
+    monkeypatch.setattr(calibration, "coefficients", lambda: dataclasses.replace(real, graph_classes=classes))
+    margin, why = calibration.search_margin("sm89")
+    assert margin == 2 << 30 and "Ada" in why and calibration.search_margin("sm90")[0] == 1 << 30
 
 
 def test_calibration_launches_using_what_is_not_modelled_are_refused_not_judged():

@@ -164,7 +164,10 @@ def test_bounds_are_tight_where_the_siblings_are_pruned():
     prefill, a smaller decode graph) then bound below the best one and are skipped without being evaluated."""
     from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
 
-    for gpu_id, model_id, fixed, combo in [("l40s", "qwen3.6-27b", ["--tp-size", "2"],
+    # (issue 23: with the prefill CUDA graph and the per-class graph estimates, the l40s tp-2 hybrid's best point
+    # moved below the three highest explicit fractions, where the bound is a segment's: the tp-2 case is the
+    # H100's now, on which the bound is still exact)
+    for gpu_id, model_id, fixed, combo in [("h100-sxm", "qwen3.6-27b", ["--tp-size", "2"],
                                             ["--mamba-radix-cache-strategy", "no_buffer", "--disable-overlap-schedule"]),
                                            ("l40s", "llama-3.1-8b-instruct", [], []),
                                            ("rtxpro6000", "qwen3.6-27b", [], [])]:

@@ -12,10 +12,18 @@ Terms (per GPU):
 * **attention workspace** = FlashInfer's global workspace (384 MiB; 512 MiB for Qwen2/Qwen3/MiMo/Qwen3-VL,
   layers/attention/flashinfer_backend.py:163-214 @0.5.11) + ``workspace_extra`` (fitted: what the logs
   show between ``Memory pool end`` and ``Capture cuda graph begin`` beyond it);
-* **CUDA graphs** = ``graph_per_graph_layer`` (fitted) x captured graphs x layers captured in each
-  (target, plus the draft's layers x steps under speculative decoding) + the shared logits buffer
+* **CUDA graphs** (decode) = ``graph_per_graph_layer`` (fitted, pooled) x captured graphs x layers captured in
+  each (target, plus the draft's layers x steps under speculative decoding) + the shared logits buffer
   ``max_bs x tokens per bs x vocab / tp x 4 B`` (float32, model_executor/cuda_graph_runner.py @0.5.11)
-  + FlashInfer's graph index buffers ``max_bs x tokens per bs x context x 5 B``.
+  + FlashInfer's graph index buffers ``max_bs x tokens per bs x context x 5 B`` + a constant per GPU class
+  (``decode_offset``: what a capture costs beyond its graphs on that class's logs, :func:`fit_graphs`);
+* **prefill CUDA graph** (piecewise 0.5.10-0.5.14, breakable from 0.5.15) = ``prefill_per_act`` x one layer's
+  activations at the largest captured token count + ``prefill_per_graph_layer`` (piecewise) or
+  ``prefill_per_graph_layer_breakable`` x captured sizes x layers, x ``prefill_factor`` (one for every class).
+
+The class of a launch is its GPU profile's compute capability (:data:`GPU_CLASSES`); a class without logs takes
+the largest constant of any class. The residuals are kept per class (``graph_classes``), and the verdict's
+``Confidence:`` line and the search's margin use the error of the launch's class (:func:`search_margin`).
 
 The fit itself (:func:`fit`) is pure: it takes the measured rows and returns the coefficients and
 residuals; ``benchmarks/verdicts.py`` and ``notebooks/calibration.ipynb`` run it on the calibration
@@ -47,6 +55,15 @@ class Coefficients:
     workspace_residual_max_gib: float
     post_pool_logs: int  # logs with any measured post-pool figure (the confidence statement)
     post_pool_residual_max_gib: float
+    prefill_per_act: float = 0.0  # x the activation bytes of the largest captured prefill size
+    prefill_per_graph_layer: int = 0  # bytes per captured prefill size per layer, piecewise (torch.compile) graph
+    prefill_per_graph_layer_breakable: int = 0  # the same, breakable graph (several segments per layer)
+    prefill_factor: float = 1.0  # keeps every fitted prefill log under-estimated by at most UNDER_TARGET
+    prefill_logs: int = 0
+    # GPU class -> {"decode_offset" (bytes), "prefill_factor", "logs", "decode_logs", "prefill_logs", "under_max_pct",
+    # "over_max_pct", "under_max_gib"} (fit_graphs)
+    graph_classes: dict | None = None
+    graph_holdout: list | None = None  # logs never fitted, with the fitted estimate (fit_graphs' "holdout")
 
     def source(self, term: str) -> str:
         if term == "graph":
@@ -59,7 +76,7 @@ class Coefficients:
 @lru_cache(maxsize=1)
 def coefficients() -> Coefficients:
     d = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8"))
-    return Coefficients(**{k: d[k] for k in Coefficients.__dataclass_fields__})
+    return Coefficients(**{k: d[k] for k in Coefficients.__dataclass_fields__ if k in d})
 
 
 # -- the fit (pure) ---------------------------------------------------------------------------------
@@ -94,6 +111,195 @@ def fit(graph_rows: list[dict], workspace_rows: list[dict]) -> dict:
     }
 
 
+# -- GPU classes ------------------------------------------------------------------------------------
+
+# CUDA-graph memory is a difference of the device's free memory around capture: besides the graph pool it holds
+# what the capture loads lazily (kernel modules, cuBLAS / FlashInfer workspaces), which differs by architecture.
+# A launch's class is its compute capability (the GPU profile's; AMD is not modelled by the pipeline yet).
+GPU_CLASSES = {
+    "sm80": "datacenter Ampere (A100)",
+    "sm86": "consumer Ampere (RTX 30, A10G)",
+    "sm89": "Ada (RTX 40, L4, L40S, RTX 6000 Ada)",
+    "sm90": "Hopper (H100, H200, H20)",
+    "sm100": "datacenter Blackwell (B200, B300, GB200)",
+    "sm12x": "consumer Blackwell (RTX 50, RTX PRO 6000, DGX Spark, Jetson Thor)",
+    "amd": "AMD Instinct",
+}
+UNDER_TARGET = 0.10  # a class factor keeps every fitted log of its class under-estimated by at most this
+
+
+def gpu_class(sm: tuple[int, int] | None) -> str:
+    """The class key of a compute capability (``Device.sm_major, sm_minor``); "" when unknown."""
+    if not sm or sm[0] <= 0:
+        return ""
+    major, minor = sm
+    if major >= 11:
+        return "sm12x"
+    return {(8, 0): "sm80", (8, 6): "sm86", (8, 7): "sm86", (8, 9): "sm89", (9, 0): "sm90"}.get(
+        (major, minor), "sm100" if major == 10 else "")
+
+
+def profile_class(gpu) -> str:
+    """The class of a GPU profile (``planner.hardware.profiles.GpuProfile``): AMD, or its compute capability's."""
+    if getattr(gpu, "vendor", "nvidia") == "amd":
+        return "amd"
+    cc = getattr(gpu, "compute_capability", None)
+    if not cc:
+        return ""
+    major, minor = (int(x) for x in cc.split("."))
+    return gpu_class((major, minor))
+
+
+def class_info(cls: str) -> dict:
+    """The fitted figures of a class; a class without logs takes the largest factor and error of any class."""
+    classes = coefficients().graph_classes or {}
+    if cls in classes:
+        return {**classes[cls], "class": cls, "label": GPU_CLASSES.get(cls, cls), "own": True}
+    label = GPU_CLASSES.get(cls, cls or "unknown GPU")
+    if not classes:
+        return {"decode_offset": 0, "prefill_factor": 1.0, "logs": 0, "under_max_pct": 0.0, "over_max_pct": 0.0,
+                "under_max_gib": 0.0, "class": cls, "label": label, "own": False}
+    return {**{k: max(c[k] for c in classes.values()) for k in ("decode_offset", "prefill_factor", "under_max_pct",
+                                                                "over_max_pct", "under_max_gib")},
+            "logs": 0, "class": cls, "label": label, "own": False}
+
+
+def class_source(cls: str) -> str:
+    """How the class's decode-capture constant and its error were found, for a need line."""
+    i = class_info(cls)
+    if i["own"] and i["decode_logs"]:
+        return (f"{i['label']} ({cls}): + {i['decode_offset'] / MIB:.0f} MiB per capture from its {i['decode_logs']} "
+                f"public log(s); on its {i['logs']} logs the graphs' estimate was at most {i['under_max_pct']:.0f}% "
+                f"under and {i['over_max_pct']:.0f}% over what they measured")
+    return (f"{i['label']}{f' ({cls})' if cls else ''}: no public decode-capture log of this class, so the largest "
+            f"class constant, + {i['decode_offset'] / MIB:.0f} MiB")
+
+
+def activation_per_token(hidden: int, intermediate: int, tp: int) -> int:
+    """Bytes of one token's activations in a layer: ``(6 x hidden + 3 x intermediate / tp) x 2 B`` (residual, normed
+    input, attention in and out; gate, up and activated MLP intermediates; MoE: top-k x expert width + shared)."""
+    return (6 * hidden + 3 * intermediate // tp) * 2
+
+
+def fit_graphs(rows: list[dict]) -> dict:
+    """The decode slope, the prefill coefficients and the class factors, fitted on the capture rows.
+
+    ``rows``: one per log, ``{"id", "class", "holdout", "decode": {"graph_layers", "known_bytes", "measured_bytes"}
+    or None, "prefill": {"act_bytes", "graph_layers", "measured_bytes"} or None}``.
+
+    * decode: the least-squares slope through the origin of ``measured - known`` on captured graphs x layers
+      (:func:`fit`'s rule);
+    * prefill (piecewise / breakable): non-negative least squares of ``measured`` on the activation bytes of the
+      largest captured size (the graph pool holds its intermediates; smaller sizes reuse it) and on captured
+      sizes x layers (each size's graph nodes);
+    * per GPU class with fitted logs: the smallest factor >= 1 that keeps every fitted log of the class (decode +
+      prefill, as measured) under-estimated by less than ``UNDER_TARGET``; residuals per class after it.
+
+    Hold-out rows are never fitted; they are evaluated with the fitted figures (``holdout`` in the result).
+    """
+    fitted = [r for r in rows if not r.get("holdout")]
+    dec = [r["decode"] for r in fitted if r.get("decode")]
+    x = np.array([d["graph_layers"] for d in dec], dtype=np.float64)
+    y = np.array([d["measured_bytes"] - d["known_bytes"] for d in dec], dtype=np.float64)
+    slope = float((x @ y) / (x @ x)) if len(x) else 0.0
+    pre = [r["prefill"] for r in fitted if r.get("prefill")]
+    a, b, bb = _nnls([[p["act_bytes"] for p in pre],
+                      [p["graph_layers"] if p["backend"] != "breakable" else 0 for p in pre],
+                      [p["graph_layers"] if p["backend"] == "breakable" else 0 for p in pre]],
+                     [p["measured_bytes"] for p in pre])
+    coef = {"graph_per_graph_layer": int(round(slope)), "prefill_per_act": round(a, 4),
+            "prefill_per_graph_layer": int(round(b)), "prefill_per_graph_layer_breakable": int(round(bb))}
+
+    def dec_est(d: dict) -> int:
+        return coef["graph_per_graph_layer"] * d["graph_layers"] + d["known_bytes"]
+
+    def pre_est(p: dict) -> int:
+        per = coef["prefill_per_graph_layer_breakable" if p["backend"] == "breakable" else "prefill_per_graph_layer"]
+        return int(coef["prefill_per_act"] * p["act_bytes"]) + per * p["graph_layers"]
+
+    def factor(pairs: list[tuple[int, int]]) -> float | None:  # the smallest keeping each log under by < UNDER_TARGET
+        if not pairs:
+            return None
+        return float(np.ceil(max((1 - UNDER_TARGET) * m / e for e, m in pairs if e > 0) * 100) / 100)
+
+    def offset(pairs: list[tuple[int, int]]) -> int | None:  # the same, as a constant added (whole MiB, >= 0)
+        if not pairs:
+            return None
+        need = max((1 - UNDER_TARGET) * m - e for e, m in pairs)
+        return int(np.ceil(max(0.0, need) / MIB)) * MIB
+
+    # the prefill graph's factor is one for every class: its logs differ by backend (fitted above) and model far
+    # more than the few logs can separate by class. The decode graphs get a constant per class: what a capture
+    # costs beyond its graphs (kernel modules loaded lazily, workspaces) differs by GPU class, and it is what
+    # dominates the small captures of consumer launches (a factor on the slope would blow up the large ones)
+    top_p = factor([(pre_est(r["prefill"]), r["prefill"]["measured_bytes"]) for r in fitted if r.get("prefill")]) or 1.0
+    classes: dict[str, dict] = {}
+    for cls in sorted({r["class"] for r in fitted if r["class"]}):
+        mine = [r for r in fitted if r["class"] == cls]
+        d = [(dec_est(r["decode"]), r["decode"]["measured_bytes"]) for r in mine if r.get("decode")]
+        classes[cls] = {"decode_offset": offset(d), "prefill_factor": top_p, "logs": len(mine),
+                        "decode_logs": len(d), "prefill_logs": sum(1 for r in mine if r.get("prefill"))}
+    top_d = max([c["decode_offset"] for c in classes.values() if c["decode_offset"] is not None] or [0])
+    for cls, c in classes.items():  # a class without decode logs takes the largest constant of any class
+        c["decode_offset"] = top_d if c["decode_offset"] is None else c["decode_offset"]
+
+    def scaled(r: dict, c: dict) -> tuple[float, int]:
+        e = m = 0.0
+        if r.get("decode"):
+            e += dec_est(r["decode"]) + c["decode_offset"]
+            m += r["decode"]["measured_bytes"]
+        if r.get("prefill"):
+            e += pre_est(r["prefill"]) * c["prefill_factor"]
+            m += r["prefill"]["measured_bytes"]
+        return e, int(m)
+
+    for cls, c in classes.items():
+        c.update(_errors([scaled(r, c) for r in fitted if r["class"] == cls]))
+    default = {"decode_offset": top_d, "prefill_factor": top_p}
+    holdout = []
+    for r in rows:
+        if r.get("holdout"):
+            e, m = scaled(r, classes.get(r["class"], default))
+            holdout.append({"id": r["id"], "class": r["class"], "estimate_bytes": int(e), "measured_bytes": m,
+                            "under_pct": round(max(0.0, 100 * (1 - e / m)), 1)})
+    return {**coef, "prefill_logs": len(pre), "prefill_factor": top_p, "graph_classes": classes, "holdout": holdout}
+
+
+def _errors(pairs: list[tuple[float, int]]) -> dict:
+    """Per log, decode + prefill as measured against the estimate: the largest under- and over-estimate (% of the
+    measured figure) and the largest under-estimate in GiB (what the margin must cover; an over-estimate errs on
+    the careful side)."""
+    under = max([0.0] + [100 * (1 - e / m) for e, m in pairs if m > 0])
+    over = max([0.0] + [100 * (e / m - 1) for e, m in pairs if m > 0])
+    short = max([0.0] + [(m - e) / GIB for e, m in pairs])
+    return {"under_max_pct": round(under, 1), "over_max_pct": round(over, 1), "under_max_gib": round(short, 3)}
+
+
+def _nnls(columns: list[list], y: list) -> list[float]:
+    """Least squares ``y ~ sum c_i x_i`` with every ``c_i >= 0``: the best of the unconstrained fits on each subset
+    of the columns whose coefficients are all non-negative (a handful of columns, so the subsets are few)."""
+    k = len(columns)
+    if not y:
+        return [0.0] * k
+    A = np.array(columns, dtype=np.float64).T
+    yv = np.array(y, dtype=np.float64)
+    best: tuple[float, list[float]] = (float(yv @ yv), [0.0] * k)
+    for mask in range(1, 1 << k):
+        idx = [i for i in range(k) if mask >> i & 1 and A[:, i].any()]
+        if not idx:
+            continue
+        sol, *_ = np.linalg.lstsq(A[:, idx], yv, rcond=None)
+        if (sol < 0).any():
+            continue
+        err = float(np.sum((yv - A[:, idx] @ sol) ** 2))
+        if err < best[0] - 1e-6 * abs(best[0]):
+            coef = [0.0] * k
+            for i, v in zip(idx, sol):
+                coef[i] = float(v)
+            best = (err, coef)
+    return best[1]
+
+
 # -- the estimates ----------------------------------------------------------------------------------
 
 
@@ -124,7 +330,7 @@ def graph_layers(n_graphs: int, layers: int, draft_layers: int = 0, draft_steps:
 
 def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: int, vocab: int, tp: int,
                       tokens_per_bs: int, context_len: int, backend: str, draft_layers: int = 0,
-                      draft_steps: int = 0) -> np.ndarray:
+                      draft_steps: int = 0, gpu_cls: str = "") -> np.ndarray:
     """:func:`graph_estimate` over an array of max_running_requests (the search's grid): the captured list is
     ``batch_sizes_to_capture(cuda_graph_bs, R)`` (cuda_graph.py), its length and maximum computed per point."""
     c = coefficients()
@@ -138,23 +344,46 @@ def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: 
     out = c.graph_per_graph_layer * gl + max_bs * tokens_per_bs * (vocab // tp) * 4
     if backend == "flashinfer":
         out = out + max_bs * tokens_per_bs * context_len * 5
+    out = out + class_info(gpu_cls)["decode_offset"]
     return np.where(n > 0, out, 0)
 
 
 def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, tokens_per_bs: int, context_len: int,
-                   backend: str, draft_layers: int = 0, draft_steps: int = 0) -> tuple[int, str]:
+                   backend: str, draft_layers: int = 0, draft_steps: int = 0, gpu_cls: str = "") -> tuple[int, str]:
     c = coefficients()
     n = len(capture_bs)
     max_bs = max(capture_bs)
     gl = graph_layers(n, layers, draft_layers, draft_steps)
     logits = max_bs * tokens_per_bs * (vocab // tp) * 4
     fi = max_bs * tokens_per_bs * context_len * 5 if backend == "flashinfer" else 0
-    total = c.graph_per_graph_layer * gl + logits + fi
+    extra = class_info(gpu_cls)["decode_offset"]
+    total = c.graph_per_graph_layer * gl + logits + fi + extra
     how = (f"{c.graph_per_graph_layer / MIB:.2f} MiB x {n} graphs x {layers} layers"
            + (f" + draft {n} x {draft_layers} layer(s) x ({draft_steps} steps + extend)" if draft_layers else "")
            + f" + logits {max_bs} x {tokens_per_bs} x vocab {vocab}/tp x 4 B"
            + (f" + FlashInfer buffers {max_bs} x {tokens_per_bs} x ctx {context_len} x 5 B" if fi else "")
-           + f" ({c.source('graph')})")
+           + f" + {extra / MIB:.0f} MiB for the GPU class"
+           + f" ({c.source('graph')}; {class_source(gpu_cls)})")
+    return total, how
+
+
+def prefill_graph_estimate(*, tokens: list[int], layers: int, per_token_bytes: int, backend: str,
+                           gpu_cls: str = "") -> tuple[int, str]:
+    """The prefill CUDA graph (piecewise 0.5.10-0.5.14, breakable by default from 0.5.15): ``prefill_per_act`` x the
+    activation bytes of the largest captured token count + ``prefill_per_graph_layer`` x captured sizes x layers,
+    times the GPU class's factor (both coefficients fitted on public logs, :func:`fit_graphs`)."""
+    c = coefficients()
+    top = max(tokens)
+    act = top * per_token_bytes  # one layer's activations at the largest size (each size reuses the pool)
+    gl = len(tokens) * layers
+    per = c.prefill_per_graph_layer_breakable if backend == "breakable" else c.prefill_per_graph_layer
+    factor = class_info(gpu_cls)["prefill_factor"]
+    total = int(np.float64(int(c.prefill_per_act * act) + per * gl) * factor)
+    how = (("(" if factor != 1 else "") + f"{c.prefill_per_act:.2f} x activations of {top:,} tokens ({act / MIB:,.0f} MiB)"
+           f" + {per / MIB:.3f} MiB x {len(tokens)} sizes x {layers} layers"
+           + (f") x {factor:.2f}" if factor != 1 else "")
+           + f" ({backend} prefill graph, {len(tokens)} token sizes up to {top:,}; fitted on {c.prefill_logs} public "
+             f"logs, the factor keeping each at most {100 * UNDER_TARGET:.0f}% under, one for every GPU class)")
     return total, how
 
 
@@ -164,16 +393,24 @@ def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, t
 MARGIN_FLOOR_BYTES = 1 << 30
 
 
-def search_margin() -> tuple[int, str]:
+def search_margin(gpu_cls: str | None = None) -> tuple[int, str]:
     """The fixed part of the search's headroom rule, from the post-pool estimates' measured error: twice the
-    largest residual on the calibration logs, rounded up to 0.25 GiB, never under 1 GiB (the calibration set
-    is small, so the floor keeps the rule at least as careful as before it)."""
+    largest error, rounded up to 0.25 GiB, never under 1 GiB (the calibration set is small, so the floor keeps the
+    rule at least as careful as before it). Without a class: the decode graphs' and workspace's largest residuals on
+    the calibration logs; with the launch's GPU class (:func:`gpu_class`): the workspace's residual + the CUDA
+    graphs' (decode + prefill) largest error on that class's logs (a class without logs takes the largest of any)."""
     c = coefficients()
     step = 1 << 28
-    twice = -(-int(2 * c.post_pool_residual_max_gib * GIB) // step) * step
+    if gpu_cls is None:
+        err, on = c.post_pool_residual_max_gib, f"the post-pool estimates' largest error on {c.post_pool_logs} public logs"
+    else:
+        i = class_info(gpu_cls)
+        err = round(c.workspace_residual_max_gib + i["under_max_gib"], 3)
+        on = (f"the post-pool estimates' largest error on the {i['logs']} public logs of the {i['label']} class"
+              if i["own"] else f"the post-pool estimates' largest error of any GPU class ({i['label']} has no log)")
+    twice = -(-int(2 * err * GIB) // step) * step
     margin = max(MARGIN_FLOOR_BYTES, twice)
-    return margin, (f"max(1 GiB, 2 x {c.post_pool_residual_max_gib:.2f} GiB, the post-pool estimates' largest "
-                    f"error on {c.post_pool_logs} public logs)")
+    return margin, f"max(1 GiB, 2 x {err:.2f} GiB, {on})"
 
 
 def confidence(plan) -> dict | None:
@@ -190,16 +427,24 @@ def confidence(plan) -> dict | None:
     modelled.append("post-pool allocations (CUDA graphs, workspaces, activations)")
     used = sum(n.bytes for n in plan.needs)
     margin = plan.headroom_bytes - used
-    err = c.post_pool_residual_max_gib
+    cls = gpu_class(getattr(plan.args, "gpu_sm", None)) if plan.args is not None else ""
+    info = class_info(cls)
+    graphs = [n for n in plan.needs if "CUDA graph" in n.label]
+    # the error of the launch's class when it captures graphs: workspace residual + that class's graph error
+    err = round(c.workspace_residual_max_gib + info["under_max_gib"], 3) if graphs else c.workspace_residual_max_gib
     margin_gib = margin / GIB
     if margin_gib >= 0:
         words = f"fits with {margin_gib:.2f} GiB to spare"
     else:
         words = f"short by {-margin_gib:.2f} GiB"
     sure = abs(margin_gib) > err
-    line = (f"{words}; post-pool estimates were within {err:.2f} GiB on {c.post_pool_logs} public logs"
+    where = (f"on the {info['logs']} public logs of its GPU class, {info['label']} ({cls})" if info["own"] else
+             f"at most the largest of any GPU class ({info['label']} has no public log)")
+    line = (f"{words}; post-pool estimates were within {err:.2f} GiB {where}"
+            + (f", the CUDA graphs at most {info['under_max_pct']:.0f}% under what those logs measured" if graphs else "")
             + ("" if sure else " (the margin is inside that error: treat the verdict as uncertain)"))
     if modelled[:2] and "free memory after the weights" in modelled:
         line += "; free memory is modelled, not measured"
     return {"margin_bytes": int(margin), "post_pool_error_gib": err, "calibration_logs": c.post_pool_logs,
+            "gpu_class": cls, "class_logs": info["logs"], "class_label": info["label"],
             "measured": measured, "modelled": modelled, "margin_exceeds_error": bool(sure), "line": line}

@@ -108,6 +108,19 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     return res
 
 
+def post_capture_sizing_refusal(env: dict[str, str], version: str) -> str | None:
+    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (0.5.16+, default off: srt/environ.py:640 @0.5.23;
+    /work/shared/reference/sglang-versions.md) sizes the KV pool from what is free after the CUDA graphs are
+    captured (model_executor/model_runner_components/kv_pool_runtime.py:59-140 and the mem-fraction reserve
+    arg_groups/memory_hook.py:291-295 @0.5.23). Not modelled: refused by name rather than planned as if it were
+    off. Older releases do not read it."""
+    val = str(env.get("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING", "")).strip().lower()
+    if val not in ("1", "true", "yes", "on") or tuple(int(x) for x in version.split(".")[:3]) < (0, 5, 16):
+        return None
+    return ("--env SGLANG_ENABLE_POST_CAPTURE_KV_SIZING: post-capture KV sizing (the pool sized from what is free after "
+            "the CUDA graphs are captured) is not modelled by this planner yet; plan without it")
+
+
 def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArgs:
     """The release's argparse, the planner's scope, then ServerArgs resolution (:mod:`.arg_groups`)."""
     model = job.model.spec
@@ -118,7 +131,7 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
     except SGLangArgError as exc:
         raise _Stop(Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                     OUTCOME_REJECTED) from None
-    problem = check_scope(raw, rules) or check_values(raw)
+    problem = check_scope(raw, rules) or check_values(raw) or post_capture_sizing_refusal(job.env, rules.version)
     if problem:
         raise BadInput(problem)
     dev = device_for(job)

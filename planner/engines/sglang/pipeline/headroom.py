@@ -18,8 +18,11 @@ they happen at startup, each with how it is estimated:
 3. CUDA graphs: a fitted cost per captured graph per layer (target graphs, plus the draft's decode and
    draft-extend graphs under speculative decoding), the shared float32 logits buffer, and FlashInfer's graph
    buffers ``max_bs x tokens_per_bs x context_len x 5`` bytes (int32 KV indices + uint8 mask,
-   flashinfer_backend.py:527-560 @0.5.11). SGLang's own 2 MiB-per-batch-size heuristic
-   (server_args.py:1441 @0.5.11) was 25-40x below what public logs show;
+   flashinfer_backend.py:527-560 @0.5.11), plus a constant per GPU class. SGLang's own 2 MiB-per-batch-size
+   heuristic (server_args.py:1441 @0.5.11) was 25-40x below what public logs show; and the prefill CUDA graph
+   SGLang captures by default (:func:`prefill_graph_need`: piecewise 0.5.10-0.5.14, breakable from 0.5.15,
+   before the decode graphs from 0.5.14 and after them before), which its own heuristic counts as 8 MiB per
+   captured size (server_args.py:1434-1482 @0.5.11) against the GiB the logs show;
 4. activations of one prefill chunk: a physical estimate, ``chunk x (6 x hidden + 3 x intermediate/tp)
    x 2 B`` (residual, normed input, attention/mixer in and out; gate, up and activated MLP
    intermediates; MoE uses top-k x expert width). SGLang's heuristic also reserves 512 MiB of "constant
@@ -38,10 +41,16 @@ from typing import Protocol
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.catalog.weights import estimate_params, mtp_weight_bytes
 from planner.engines.interface import NeedLine
-from planner.engines.sglang.calibration import graph_estimate, workspace_estimate
+from planner.engines.sglang.calibration import (
+    activation_per_token,
+    gpu_class,
+    graph_estimate,
+    prefill_graph_estimate,
+    workspace_estimate,
+)
 from planner.engines.sglang.pipeline.dflash import DSPARK_ARCHITECTURES, draft_weight_bytes
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
-from planner.engines.sglang.pipeline.server_args import ResolvedArgs
+from planner.engines.sglang.pipeline.server_args import MM_PIECEWISE_GRAPH_ARCHS, ResolvedArgs
 
 MIB = 1 << 20
 
@@ -78,10 +87,66 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
             needs.append(NeedLine("draft model weights", 0, "unknown draft model: not estimated"))
     ws, ws_how = workspace_estimate(args.attention_backend or "", model.architecture)
     needs.append(NeedLine("attention workspace", ws, ws_how))
+    prefill = prefill_graph_need(args, model)
+    if prefill is not None and args.rules.cuda_graph_config:  # 0.5.14+: prefill captured before decode
+        needs.append(prefill)
     if not args.disable_cuda_graph and plan.capture_bs:
         needs.append(cuda_graph_need(plan.capture_bs, args, model, draft))
+    if prefill is not None and not args.rules.cuda_graph_config:  # 0.5.10-0.5.13: decode first, then piecewise
+        needs.append(prefill)
     needs.append(activation_need(args, model))
     return needs
+
+
+def prefill_captured(args: ResolvedArgs, model: ModelSpec) -> bool:
+    """Whether SGLang captures a prefill CUDA graph after the pools.
+
+    The resolved switch (piecewise from 0.5.10, opt-in in 0.5.9; 0.5.14+ the CudaGraphConfig's prefill backend,
+    breakable by default from 0.5.15, pipeline/arg_groups/cuda_graph_hook.py), then the runtime check: before
+    0.5.14 ``init_piecewise_cuda_graphs`` disables it when some layers are not standard GQA attention, which every
+    hybrid (mamba / linear-attention) model has (model_runner.py:2801-2921 @0.5.11); 0.5.14+ a hybrid model's
+    breakable graph is captured where the model supports it (model_runner_components/cuda_graph_setup.py:656-678
+    @0.5.23), so it is counted (the conservative side; the public 0.5.2x logs of hybrid 27B models on RTX 5090s
+    show the breakable capture)."""
+    if not args.prefill_graph_on or not args.piecewise_cuda_graph_tokens:
+        return False
+    if model.is_mambaish and not args.rules.cuda_graph_config:
+        return False
+    return True
+
+
+def prefill_backend(args: ResolvedArgs, model: ModelSpec) -> str:
+    """breakable or piecewise (torch.compile's, 'tc_piecewise' from 0.5.14): the backend the user set, else the
+    release's default (breakable on CUDA from 0.5.15, model_executor/cuda_graph_config.py:100-111 @0.5.16) unless a
+    validated multimodal arch switches breakable to tc_piecewise (srt/server_args.py:3572-3830 @0.5.16)."""
+    if not args.rules.cuda_graph_config:
+        return "piecewise"
+    chosen = args.raw.get("cuda_graph_backend_prefill") or args.rules.prefill_graph_default
+    if chosen == "breakable" and args.is_multimodal and model.architecture in MM_PIECEWISE_GRAPH_ARCHS \
+            and not args.raw.get("cuda_graph_backend_prefill"):
+        chosen = "tc_piecewise"
+    return "breakable" if chosen == "breakable" else "piecewise"
+
+
+def prefill_graph_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine | None:
+    """The prefill CUDA graph SGLang captures by default (piecewise 0.5.10-0.5.14, breakable from 0.5.15): one graph
+    per captured token count, all in one pool that holds the largest count's intermediates
+    (:func:`planner.engines.sglang.calibration.prefill_graph_estimate`)."""
+    if not prefill_captured(args, model):
+        return None
+    n, how = prefill_graph_estimate(tokens=list(args.piecewise_cuda_graph_tokens), layers=model.num_hidden_layers,
+                                    per_token_bytes=activation_per_token(model.hidden_size, _act_intermediate(model),
+                                                                         args.tp_size),
+                                    backend=prefill_backend(args, model), gpu_cls=gpu_class(args.gpu_sm))
+    return NeedLine("prefill CUDA graph", n, how)
+
+
+def _act_intermediate(model: ModelSpec) -> int:
+    """The MLP width one token's activations span: dense intermediate, or MoE top-k x expert width + shared expert."""
+    if model.num_experts:
+        topk = int(model.text.get("num_experts_per_tok") or 8)
+        return topk * (model.moe_intermediate_size or 0) + (model.shared_expert_intermediate_size or 0)
+    return model.intermediate_size or 4 * model.hidden_size
 
 
 def draft_embed_head_bytes(model: ModelSpec, tp: int) -> int:
@@ -134,7 +199,8 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
     return dict(layers=model.num_hidden_layers, vocab=model.vocab_size, tp=args.tp_size,
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
-                draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0)
+                draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0,
+                gpu_cls=gpu_class(args.gpu_sm))
 
 
 def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":
@@ -154,12 +220,8 @@ def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec,
 
 def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:
     chunk = args.chunked_prefill_size if args.chunked_prefill_size > 0 else args.max_prefill_tokens
-    if model.num_experts:
-        topk = int(model.text.get("num_experts_per_tok") or 8)
-        inter = topk * (model.moe_intermediate_size or 0) + (model.shared_expert_intermediate_size or 0)
-    else:
-        inter = model.intermediate_size or 4 * model.hidden_size
-    per_token = (6 * model.hidden_size + 3 * inter // args.tp_size) * 2
+    inter = _act_intermediate(model)
+    per_token = activation_per_token(model.hidden_size, inter, args.tp_size)
     # no constant term: SGLang's heuristic reserves 512 MiB of "constant meta data (e.g., from attention backend)"
     # beside its activation term (server_args.py:1435-1441 @0.5.11), and that is the attention-workspace line here
     # (FlashInfer's buffer + the backend init the logs measure before graph capture), not an activation

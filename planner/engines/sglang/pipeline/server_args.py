@@ -156,6 +156,10 @@ class ResolvedArgs:
     # --enable-unified-memory (0.5.15+): one buffer holds the KV cache and the mamba states
     unified_memory: bool = False
     dflash_draft_backend: str | None = None  # DFLASH: the draft worker's attention backend, resolved
+    # the prefill CUDA graph (piecewise / breakable) is captured: 0.5.10-0.5.13 the piecewise switch, 0.5.14+ the
+    # CudaGraphConfig's prefill backend (pipeline/arg_groups/cuda_graph_hook.py)
+    prefill_graph_on: bool = False
+    gpu_sm: tuple[int, int] = (0, 0)  # the device's compute capability: the CUDA-graph estimate's GPU class
 
     @property
     def spec_on(self) -> bool:

@@ -102,7 +102,8 @@ def resolved(s: ArgState) -> ResolvedArgs:
         max_total_tokens=a["max_total_tokens"], kv_cache_dtype=a["kv_cache_dtype"], context_len=s.ctx,
         is_multimodal=s.is_mm, disable_piecewise_cuda_graph=s.pcg_off, piecewise_cuda_graph_tokens=s.pcg_tokens,
         env=s.env, rules=s.rules, defaulted=s.why, warnings=s.warn, unified_memory=s.unified,
-        dflash_draft_backend=s.dflash_draft_backend,
+        dflash_draft_backend=s.dflash_draft_backend, prefill_graph_on=bool(s.prefill_graph_on),
+        gpu_sm=(s.dev.sm_major, s.dev.sm_minor),
     )
 
 
