@@ -130,7 +130,8 @@ def _plan_defs() -> dict[str, Any]:
             "max_running_requests": _INT, "kv_tokens": _INT, "context_len": _INT, "longest_request_tokens": _INT,
             "concurrency_at_context_len": _INT})),
         "confidence": _null(_obj({
-            "margin_bytes": _INT, "post_pool_error_gib": _NUM, "calibration_logs": _INT, "measured": _STRS,
+            "margin_bytes": _INT, "post_pool_error_gib": _NUM, "calibration_logs": _INT,
+            "gpu_class": _STR, "class_logs": _INT, "class_label": _STR, "measured": _STRS,
             "modelled": _STRS, "margin_exceeds_error": _BOOL, "line": _STR})),
         "rule": _null(_STR),
         "notes": _STRS,
@@ -143,7 +144,7 @@ def _plan_defs() -> dict[str, Any]:
                                                       "DFLASH", "DSPARK"]}),
                        "allow_fp8_kv": _BOOL, "allow_bf16_ssm": _BOOL, "allow_no_radix": _BOOL,
                        "objective": {"enum": ["concurrency", "kv-tokens", "headroom"]},
-                       "margin": _NUM, "margin_bytes": _INT}),
+                       "margin": _NUM, "margin_bytes": _INT, "margin_class": _null(_STR)}),
         "top": {"type": "array", "items": _ref("candidate")},
         "pareto": {"type": "array", "items": _ref("candidate")},
         "closest": _null(_ref("candidate")),
