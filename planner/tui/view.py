@@ -371,7 +371,12 @@ def bar_view(plan: Plan) -> BarView:
             asked = prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes
             segs.append(Segment("mamba", "mamba state (asked)", asked))
         kv = prof.available_kv_bytes
-        segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity", abs(kv)))
+        if kv is not None:
+            segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity",
+                                abs(kv)))
+        else:  # SGLang stopped before the KV budget (the mamba slots or the weights check): what the pools had
+            segs.append(Segment("free" if rest >= 0 else "over",
+                                "left for mamba + KV" if rest >= 0 else "over capacity", abs(rest)))
         note = "no pools allocated: SGLang stops while sizing them"
     else:
         fa = plan.free_after_bytes
@@ -510,6 +515,32 @@ def replan(inputs: dict[str, Any]) -> PlanView:
     view.labels = labels_for(version)
     view.notes = notes
     return view
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """What a search's rows depend on besides the flags held fixed: a row is a launch for this release,
+    GPU, model and environment, and for no other."""
+
+    version: str | None
+    gpu: str
+    model: str
+    env: tuple[tuple[str, str], ...]
+
+
+def search_context(view: PlanView | None) -> SearchContext | None:
+    """The context of the inputs on screen, or None when they do not resolve (bad input)."""
+    if view is None or view.gpu is None or view.model is None or view.plan is None:
+        return None
+    model = view.model.path or view.model.catalog_id or view.model.spec.architecture
+    return SearchContext(view.version, view.gpu.id, str(model), tuple(sorted(view.env.items())))
+
+
+def context_text(ctx: SearchContext | None) -> str:
+    if ctx is None:
+        return "other inputs"
+    env = " ".join(f"{k}={val}" for k, val in ctx.env)
+    return f"SGLang {ctx.version} on {ctx.gpu} / {ctx.model}" + (f" with {env}" if env else "")
 
 
 def is_stale(res: SearchResult, searched: list[str], flags: list[str], version: str | None = None) -> bool:

@@ -1,0 +1,164 @@
+"""The explorer in the states a user in trouble reaches (issue 24): a launch that will not boot, SGLang's
+rejection, bad input, nothing feasible, a search running, the release changed under a search's rows, and
+every terminal size from 80x24 to 240x70. What is asserted is what is on the screen (the composited
+lines), not what a hidden widget holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import DataTable, Input
+
+from planner.tui import view as tv
+from planner.tui.app import HelpScreen, PlannerApp
+from planner.tui.widgets import Field, ResultsPanel
+
+# the seed's failing launch (README): Qwen3.6-27B with EAGLE on one RTX PRO 6000, SGLang 0.5.11
+SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4", "--mamba-scheduler-strategy", "extra_buffer"]
+EAGLE_MFS_06 = ["--speculative-algorithm", "EAGLE", "--mem-fraction-static", "0.6"]
+
+
+def app_for(flags: list[str], version: str | None = "0.5.11", auto_search: bool = False, **kw) -> PlannerApp:
+    return PlannerApp(gpu=kw.get("gpu", "rtxpro6000"), model=kw.get("model", "qwen3.6-27b"), flags=flags,
+                      env=kw.get("env", {}), version=version, auto_search=auto_search)
+
+
+def screen_lines(app: PlannerApp) -> list[str]:
+    """The screen as the terminal shows it: one string per row."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def on_screen(app: PlannerApp, text: str, within: str = "Screen") -> bool:
+    """Whether ``text`` is visible in the part of the screen a widget occupies (``within``: a selector), also
+    when it wraps: words compared across rows, the panels' borders and scrollbars stripped."""
+    region = app.screen.region if within == "Screen" else app.query_one(within).region
+    rows = screen_lines(app)[region.y:region.bottom]
+    words = " ".join(w for line in rows for w in line[region.x:region.right].replace("│", " ")
+                     .replace("▌", " ").split() if w.strip("▁▂▃▄▅▆▇█▉▊▋▍▎▏╭╮╰╯─"))
+    return " ".join(text.split()) in words
+
+
+def field(app: PlannerApp, key: str) -> Field:
+    return next(f for f in app.query(Field) if f.key == key)
+
+
+async def type_into(pilot, key: str, text: str) -> None:
+    inp = field(pilot.app, key).query_one(Input)
+    inp.focus()
+    inp.value = ""
+    await pilot.press(*list(text))
+    await pilot.pause()
+
+
+async def settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+# --------------------------------------------------------------------------- a failing launch
+
+
+def test_eagle_at_mem_fraction_0_6_is_a_verdict_not_a_crash():
+    """SGLang stops on the mamba slots before any KV budget exists: the bar shows what the pools had."""
+    view = tv.replan(tv.initial_inputs("rtxpro6000", "qwen3.6-27b", EAGLE_MFS_06, {}, "0.5.23"))
+    assert view.verdict.kind == "rejected" and "WILL NOT BOOT" in view.verdict.title
+    assert "Not enough GPU memory for hybrid" in view.verdict.message
+    bar = view.bar
+    assert bar is not None and all(s.bytes > 0 for s in bar.segments)
+    assert sum(s.bytes for s in bar.segments) == bar.capacity_bytes
+    left = next(s for s in bar.segments if s.key == "free")
+    assert left.name == "left for mamba + KV"
+    assert left.bytes == int(view.plan.profile.rest_gib_before_mamba * tv.GIB)
+    asyncio.run(_eagle_at_mem_fraction_0_6())
+
+
+async def _eagle_at_mem_fraction_0_6():
+    app = app_for(EAGLE_MFS_06, version="0.5.23")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.view.verdict.kind == "rejected"
+        assert on_screen(app, "left for mamba + KV")
+    app = app_for(["--speculative-algorithm", "EAGLE"], version="0.5.23")
+    async with app.run_test(size=(120, 40)) as pilot:  # typed into the field: the same launch
+        await pilot.pause()
+        await type_into(pilot, "--mem-fraction-static", "0.6")
+        assert app.view.verdict.kind == "rejected" and app.is_running
+        assert on_screen(app, "WILL NOT BOOT")
+
+
+def test_the_seeds_failing_launch_shows_verdict_why_and_fix_at_80x24_and_160x48():
+    asyncio.run(_seed_verdict_why_fix((80, 24)))
+    asyncio.run(_seed_verdict_why_fix((160, 48)))
+
+
+async def _seed_verdict_why_fix(size):
+    app = app_for(SEED, auto_search=True)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        verdict = app.view.verdict
+        assert verdict.kind == "rejected" and verdict.suggestions, verdict
+        assert on_screen(app, "WILL NOT BOOT", "#plan"), size
+        assert on_screen(app, "Not enough memory. Please try to increase --mem-fraction-static.", "#plan"), size
+        assert on_screen(app, "Why: " + verdict.binding.split(".")[0], "#plan"), size
+        fix = verdict.suggestions[0]
+        assert "--max-running-requests" in fix
+        assert on_screen(app, "Fix: " + fix, "#plan"), size
+
+
+# --------------------------------------------------------------------------- the release changes under the rows
+
+
+def test_changing_the_release_searches_again_and_never_loads_an_old_row():
+    asyncio.run(_release_change())
+
+
+async def _release_change():
+    app = app_for(SEED, auto_search=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        old = app.result
+        assert old is not None and old.ranked
+        assert app.query_one("#table", DataTable).row_count == len(old.ranked)
+
+        field(app, "engine").set_value("0.5.23")  # the rows were searched with 0.5.11's rules
+        assert app.searching, "a release change must search again"
+        assert "0.5.23" in app.search_status and "0.5.11" in app.search_status
+        assert app.query_one(ResultsPanel).has_class("-stale")
+        before = list(app.view.flags)
+        app.query_one(ResultsPanel).post_message(ResultsPanel.Picked(old.ranked[0], old))  # Enter on an old row
+        await pilot.pause()
+        assert app.view.flags == before and app.view.version == "0.5.23"  # not loaded, searched or not
+
+        await settle(pilot)
+        assert app.result is not old and not app.searching
+        assert not app.query_one(ResultsPanel).has_class("-stale")
+        assert "Inputs changed" not in app.search_status and "0.5.11" not in app.search_status
+        table = app.query_one("#table", DataTable)
+        table.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.view.version == "0.5.23"
+        assert app.view.verdict.kind in ("fits", "oom_risk"), app.view.verdict  # a 0.5.23 row boots on 0.5.23
+
+
+def test_a_row_is_not_loaded_while_the_inputs_do_not_resolve():
+    asyncio.run(_stale_while_bad())
+
+
+async def _stale_while_bad():
+    app = app_for(SEED, auto_search=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        row = app.result.ranked[0]
+        await type_into(pilot, "model-path", "/nonexistent/config.json")
+        assert app.view.verdict.kind == "bad" and not app.searching
+        assert app.query_one(ResultsPanel).has_class("-stale")
+        assert app.search_status.startswith("Stale: these rows are for SGLang 0.5.11 on rtxpro6000 / qwen3.6-27b")
+        before = list(app.view.flags)
+        app.query_one(ResultsPanel).post_message(ResultsPanel.Picked(row, app.result))
+        await pilot.pause()
+        assert app.view.flags == before  # nothing loaded
+        await type_into(pilot, "model-path", "")  # back to the searched inputs: the rows are current again
+        assert not app.query_one(ResultsPanel).has_class("-stale")
