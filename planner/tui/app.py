@@ -112,6 +112,9 @@ class PlannerApp(App[int]):
         self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
         self._auto_search = auto_search
         self._searched_for: tuple[str, ...] | None = None
+        self._search_ctx: v.SearchContext | None = None  # what the running (or last) search was for
+        self._result_ctx: v.SearchContext | None = None  # what the shown result was searched for
+        self._search_worker: Worker | None = None  # the newest search: an older one's result is dropped
         self._loading = False  # load_flags is setting the fields: one re-plan at the end, not one per field
 
     # ------------------------------------------------------------------ layout
@@ -173,8 +176,36 @@ class PlannerApp(App[int]):
         self.view = v.replan(inputs)
 
     def watch_view(self, view: v.PlanView | None) -> None:
-        if self.result is not None and view is not None and view.model is not None and not self.searching:
+        if self.result is None and not self.searching:
+            return
+        ctx = v.search_context(view)
+        if ctx != (self._search_ctx if self.searching else self._result_ctx):
+            # the release, GPU, model or environment changed: the rows were searched for something else
+            self._results_moved(ctx)
+        elif self.result is not None and view is not None and view.model is not None and not self.searching:
             self.search_status = v.search_status(self.result, view.model, self._stale())
+        self._mark_stale()
+
+    def _results_moved(self, ctx: v.SearchContext | None) -> None:
+        """The shown rows (or the running search) are for another release, GPU, model or environment:
+        search again when the inputs allow, else say the rows are stale; rows never load across contexts."""
+        if ctx is not None and self.view is not None and self.view.plan is not None:
+            self.action_search(
+                f"Searching again for {v.context_text(ctx)} (the rows were for "
+                f"{v.context_text(self._result_ctx or self._search_ctx)})...")
+            return
+        if self.searching:
+            self.workers.cancel_group(self, "search")
+            self.searching = False
+        if self.result is not None:
+            self.search_status = (f"Stale: these rows are for {v.context_text(self._result_ctx)}; fix the "
+                                  "inputs, then s searches again.")
+        else:
+            self.search_status = "Search stopped: fix the inputs, then s searches again."
+
+    def _mark_stale(self) -> None:
+        stale = self.result is not None and v.search_context(self.view) != self._result_ctx
+        self.query_one(ResultsPanel).set_class(stale, "-stale")
 
     def _stale(self) -> bool:
         if self.view is None or self.result is None:
@@ -205,36 +236,50 @@ class PlannerApp(App[int]):
 
     # ------------------------------------------------------------------ search
 
-    def action_search(self) -> None:
+    def action_search(self, status: str = "Searching the flags you left empty...") -> None:
         view = self.view
         if view is None or view.plan is None or view.gpu is None or view.model is None:
             self.notify("Fix the inputs first.", severity="warning")
             return
         self.searching = True
-        self.search_status = "Searching the flags you left empty..."
+        self.search_status = status
         self._searched_for = tuple(view.flags)
-        self._search(view.gpu, view.model, list(view.flags), dict(view.env), view.version)
+        self._search_ctx = v.search_context(view)
+        self._search_worker = self._search(self._search_ctx, view.gpu, view.model, list(view.flags),
+                                           dict(view.env), view.version)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, gpu, model, flags: list[str], env: dict[str, str], version: str | None) -> SearchResult:
+    def _search(self, ctx: v.SearchContext, gpu, model, flags: list[str], env: dict[str, str],
+                version: str | None) -> tuple[v.SearchContext, SearchResult]:
         # branch and bound: the exhaustive search's top 20 and radix-off alternative, proved (run_search)
-        return run_search(gpu, model, flags, env, needs=Needs(), top=20, relax=False, version=version, prune=True)
+        return ctx, run_search(gpu, model, flags, env, needs=Needs(), top=20, relax=False, version=version,
+                               prune=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if worker.group != "search" or worker.is_cancelled:
-            return
+        if worker.group != "search" or worker.is_cancelled or worker is not self._search_worker:
+            return  # an older search, superseded (exclusive: a thread is marked cancelled, not stopped)
         if event.state == WorkerState.SUCCESS:
-            self.result = worker.result
+            ctx, result = worker.result
+            self._result_ctx = ctx
+            self.result = result
             self.searching = False
-            if self.view is not None and self.view.model is not None:
-                self.search_status = v.search_status(worker.result, self.view.model, self._stale())
+            if ctx != v.search_context(self.view):  # the inputs moved while it ran
+                self._results_moved(v.search_context(self.view))
+            elif self.view is not None and self.view.model is not None:
+                self.search_status = v.search_status(result, self.view.model, self._stale())
+            self._mark_stale()
         elif event.state == WorkerState.ERROR:
             self.searching = False
-            self.search_status = f"Search failed: {worker.error}"
+            self.search_status = f"Search failed: {type(worker.error).__name__}: {worker.error}"
 
     @on(ResultsPanel.Picked)
     def _picked(self, event: ResultsPanel.Picked) -> None:
+        if event.result is not self.result or self.searching or self._result_ctx != v.search_context(self.view):
+            self.notify(f"Not loaded: these rows are for {v.context_text(self._result_ctx)}; "
+                        + ("the search for the current inputs is running." if self.searching
+                           else "fix the inputs, then s searches again."), severity="warning")
+            return
         self.load_flags(event.candidate.flags)
         self._show_plan()
         self.notify(" ".join(event.candidate.chosen) or "SGLang defaults", title="Loaded")

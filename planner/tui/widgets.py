@@ -434,9 +434,10 @@ class ResultsPanel(Vertical):
     class Picked(Message):
         """A row was selected: load these flags."""
 
-        def __init__(self, candidate: Candidate) -> None:
+        def __init__(self, candidate: Candidate, result: SearchResult) -> None:
             super().__init__()
             self.candidate = candidate
+            self.result = result  # the search the row came from (the app loads rows of the shown one only)
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="status")
@@ -507,7 +508,7 @@ class ResultsPanel(Vertical):
     def _row(self, event: DataTable.RowSelected) -> None:
         event.stop()
         if self.result is not None and event.row_key.value is not None:
-            self.post_message(self.Picked(self.result.ranked[int(event.row_key.value)]))
+            self.post_message(self.Picked(self.result.ranked[int(event.row_key.value)], self.result))
 
     def _fill(self) -> None:
         if not self.is_mounted:
