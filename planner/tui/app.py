@@ -2,9 +2,10 @@
 
     plan tui --gpu rtxpro6000 --model qwen3.6-27b [SGLang flags]
 
-Left: the GPU, the model and every flag the search varies. Centre: the GPU's memory as a stacked
-bar, the verdict and the serving capacity. Right (below on narrow terminals): the search's feasible
-configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
+Left: the GPU, the model and every flag the search varies (on terminals under 120 columns, shown while
+the focus is in them). Centre: the verdict, why, the fix, the GPU's memory as a stacked bar and the
+serving capacity. Right (below it under 200 columns; switched with it by t under 120): the search's
+feasible configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
 value watcher (a plan takes about a millisecond), so the field and the plan repaint in one screen update;
 the search runs in a worker thread.
 """
@@ -20,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
@@ -51,9 +53,12 @@ Every edit re-plans at once with the chosen SGLang release's rules. An empty fie
 | `Enter` (in the table) | load the selected configuration's flags |
 | `/` | filter the table by flag text (every word must match) |
 | `o` | sort the table by the next column (or click a header; again flips) |
+| `t` | show the table (narrow terminals: switch between the plan and the table) |
+| `i` | go to the inputs (narrow terminals show them while the focus is in them) |
 | `c` | copy the launch command (also shown at the bottom) |
 | `r` | reset every flag to SGLang's default |
-| `Esc` | leave a text field (then the single-letter keys work) |
+| `Esc` | leave a field (then the single-letter keys work) |
+| arrows, `PgUp` / `PgDn` | scroll the plan, the table or this help |
 | `Tab` / `Shift+Tab` | next / previous field |
 | `?` | this help |
 | `q` | quit |
@@ -72,6 +77,7 @@ pools), or `OUT-OF-MEMORY RISK` (the pools fit but a later allocation is unlikel
 class HelpScreen(ModalScreen[None]):
     """Keys and how to read the screen."""
 
+    AUTO_FOCUS = "#help"  # the arrow and page keys scroll it
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
@@ -84,14 +90,16 @@ class PlannerApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "gpu-memory-planner"
-    AUTO_FOCUS = "#gpu Select"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+    AUTO_FOCUS = "#plan"  # the verdict in view and the single-letter keys live from the start, at any size
+    # side by side only where the table's flags column still gets its width (app.tcss)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
     BINDINGS = [
         Binding("s", "search", "Search"),
         Binding("c", "copy", "Copy"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("o", "sort", "Sort"),
         Binding("t", "table", "Table"),
+        Binding("i", "inputs", "Inputs"),
         Binding("r", "reset", "Reset"),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
@@ -151,10 +159,11 @@ class PlannerApp(App[int]):
                                 ).data_bind(**bind)
             with Container(id="work"):
                 with PlanScroll(id="plan"):
+                    # the answer first (what SGLang says, why, the fix), so a small terminal shows it; then the picture
                     yield VerdictPanel(id="verdict").data_bind(**bind)
+                    yield ExplainPanel(id="explain").data_bind(**bind)
                     yield MemoryBar(id="bar").data_bind(**bind)
                     yield CapacityPanel(id="capacity").data_bind(**bind)
-                    yield ExplainPanel(id="explain").data_bind(**bind)
                 yield ResultsPanel(id="results").data_bind(
                     result=PlannerApp.result, status=PlannerApp.search_status, searching=PlannerApp.searching)
         yield CommandBar(id="command").data_bind(**bind)
@@ -166,6 +175,7 @@ class PlannerApp(App[int]):
         self.query_one("#inputs").border_title = "Inputs"
         for field in self.query(Field):
             self._follow(field)
+        self.watch(self.screen, "focused", self._focus_moved)
         self.inputs = dict(self._start)
         if self._auto_search:
             self.action_search()
@@ -306,6 +316,34 @@ class PlannerApp(App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_inputs(self) -> None:
+        """Focus the inputs (on narrow terminals they show while the focus is in them)."""
+        self.screen.add_class("-show-inputs")  # displayed first: a hidden widget cannot take the focus
+        self.call_after_refresh(lambda: self.query(Field).first().control.focus())
+
+    def _focus_moved(self, focused) -> None:
+        inputs = self.query_one("#inputs")
+        self.screen.set_class(focused is not None and inputs in focused.ancestors_with_self, "-show-inputs")
+        self.call_after_refresh(self._keep_focus_visible)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._keep_focus_visible)
+
+    @staticmethod
+    def _shown(widget: Widget) -> bool:
+        return widget.region.area > 0 and all(w.display for w in widget.ancestors_with_self
+                                              if isinstance(w, Widget))
+
+    def _keep_focus_visible(self) -> None:
+        """A widget the layout hid (the filter or the table on a terminal made narrow, the inputs) must not
+        keep the focus: keys would go to it unseen. Move it to what is shown."""
+        if self.screen is not self.screen_stack[0]:
+            return  # the help is open: the main screen's focus is looked at when it closes
+        focused = self.screen.focused
+        if focused is None or not self._shown(focused):
+            plan, table = self.query_one("#plan"), self.query_one("#table", DataTable)
+            (table if not self._shown(plan) and self._shown(table) else plan).focus()
 
     def action_leave_field(self) -> None:
         """Out of a text field, so that the single-letter keys work: to the table, or the plan when

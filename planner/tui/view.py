@@ -549,6 +549,10 @@ def is_stale(res: SearchResult, searched: list[str], flags: list[str], version: 
     return tuple(flags) != tuple(searched) and tuple(flags) not in normal
 
 
+LEGEND = ("conc: requests of {:,} tokens at once; run: running requests; KV tok: KV cache tokens; "
+          "spare: GiB left after every allocation.")
+
+
 def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
     need_ctx = res.needs.context if res.needs.context is not None else min(32768, model.spec.derived_context_len)
     if not res.ranked:
@@ -557,10 +561,10 @@ def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
     elif res.pruned:  # branch and bound: feasible counts the configurations evaluated
         text = (f"{len(res.ranked)} best of {res.feasible:,} feasible; {res.evaluated:,} of {res.space:,} "
                 f"configurations evaluated ({res.pruned:,} combinations skipped, proven unable to win); the flags "
-                f"you set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
+                f"you set stay fixed. {LEGEND.format(need_ctx)}")
     else:
         text = (f"{len(res.ranked)} best of {res.feasible:,} feasible ({res.evaluated:,} tried); the flags you "
-                f"set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
+                f"set stay fixed. {LEGEND.format(need_ctx)}")
     if stale:
         text = "Inputs changed since this search (s: search again). " + text
     return text
@@ -591,11 +595,11 @@ def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, Reso
 
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("concurrency", "conc@need"),
-    ("running", "running"),
-    ("kv_tokens", "KV tokens"),
+    ("concurrency", "conc"),
+    ("running", "run"),
+    ("kv_tokens", "KV tok"),
     ("longest", "longest"),
-    ("headroom_left", "spare GiB"),
+    ("headroom_left", "spare"),
     ("flags", "flags the search chose"),
 )
 NUMERIC = {"concurrency", "running", "kv_tokens", "longest", "headroom_left"}
@@ -623,3 +627,23 @@ def filter_rank(cands: list[Candidate], query: str, column: str, reverse: bool) 
     if column != "rank":
         rows.sort(key=lambda ic: sort_value(ic[1], column), reverse=reverse)
     return rows
+
+
+def filter_example(cands: list[Candidate]) -> str:
+    """A filter the rows answer (a flag and value the search chose for some rows but not all), so the
+    placeholder's example always matches; '' when no chosen flag tells the rows apart."""
+    for c in cands:
+        for name, value in zip(c.chosen, [*c.chosen[1:], ""]):
+            if not name.startswith("--"):
+                continue
+            words = [name.removeprefix("--")] + ([value] if value and not value.startswith("--") else [])
+            query = " ".join(words)
+            hits = len(filter_rank(cands, query, "rank", False))
+            if 0 < hits < len(cands):
+                return query
+    return ""
+
+
+def filter_placeholder(cands: list[Candidate]) -> str:
+    example = filter_example(cands)
+    return f"filter flags, e.g. '{example}'  (/)" if example else "filter flags  (/)"

@@ -22,7 +22,8 @@ from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from planner.search import Candidate, SearchResult
-from planner.tui.view import COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, candidate_text, filter_rank
+from planner.tui.view import (COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, filter_placeholder,
+                              filter_rank)
 
 SEGMENT_STYLES = {
     "reserved": "#5f5f5f",
@@ -37,6 +38,7 @@ SEGMENT_STYLES = {
     "free": "#303030",
     "over": "#d0312d",
 }
+FLAGS_MIN_WIDTH = 28  # the table's flags column never gets less (it wraps, the table scrolls sideways)
 SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spec", "kv": "KV",
          "draft_kv": "dKV", "index": "idx", "needs": "needs", "outside": "outside", "free": "free", "over": "OVER"}
 
@@ -247,8 +249,10 @@ class SizedByLayout(Widget):
         return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
 
 
-class PlanScroll(SizedByLayout, VerticalScroll):
-    """The centre column (verdict, bar, capacity, explanation): scrolls; its panels' heights change with the plan."""
+class PlanScroll(SizedByLayout, VerticalScroll, can_focus=True):
+    """The centre column (verdict, explanation, bar, capacity): scrolls; its panels' heights change with the plan.
+    Focusable (SizedByLayout, first in the bases, would make it not): the arrow keys scroll it, and it holds the
+    focus when no field does, so the single-letter keys reach the app."""
 
 
 class Panel(SizedByLayout, Static):
@@ -441,7 +445,7 @@ class ResultsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="status")
-        yield Input(placeholder="filter flags, e.g. 'running 8'  (/)", id="filter", compact=True)
+        yield Input(placeholder="filter flags (/)", id="filter", compact=True)
         yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
         yield Static("", classes="detail")
 
@@ -501,8 +505,7 @@ class ResultsPanel(Vertical):
         if self.result is None or event.row_key.value is None:
             detail.update("")
             return
-        cand = self.result.ranked[int(event.row_key.value)]
-        detail.update(Text.assemble(("Enter loads: ", "bold"), candidate_text(cand)))
+        detail.update(Text.assemble(("Enter", "bold"), " loads the highlighted row's flags into the inputs."))
 
     @on(DataTable.RowSelected)
     def _row(self, event: DataTable.RowSelected) -> None:
@@ -515,13 +518,35 @@ class ResultsPanel(Vertical):
             return
         table = self.query_one(DataTable)
         table.clear(columns=True)
+        rows = [] if self.result is None else filter_rank(self.result.ranked, self.query, self.sort_column,
+                                                          self.sort_reverse)
+        cells = [candidate_cells(cand) for _, cand in rows]
+        labels = []
         for key, label in COLUMNS:
             arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
-            table.add_column(Text(label + arrow, justify="right" if key in NUMERIC else "left"), key=key)
+            labels.append(label + arrow)
+        # the numbers take what they need; the flags column the rest of the table's width, its text wrapped
+        # (a column as wide as its longest text would leave a letter of it in view)
+        widths = [max([len(label)] + [len(row[j]) for row in cells]) for j, label in enumerate(labels)]
+        self._filled_width = table.size.width
+        if table.size.width:
+            numbers = sum(w + 2 * table.cell_padding for w in widths[:-1])
+            widths[-1] = max(FLAGS_MIN_WIDTH, table.size.width - numbers - 2 * table.cell_padding
+                             - table.styles.scrollbar_size_vertical)
+        for (key, _), label, width in zip(COLUMNS, labels, widths):
+            table.add_column(Text(label, justify="right" if key in NUMERIC else "left"), key=key, width=width)
         self.query_one(".detail", Static).update("")
-        if self.result is None:
-            return
-        for i, cand in filter_rank(self.result.ranked, self.query, self.sort_column, self.sort_reverse):
-            cells = candidate_cells(cand)
-            table.add_row(*[Text(c, justify="right") if k in NUMERIC else c
-                            for (k, _), c in zip(COLUMNS, cells)], key=str(i))
+        if self.result is not None:
+            self.query_one("#filter", Input).placeholder = filter_placeholder(self.result.ranked)
+        for (i, _), row in zip(rows, cells):
+            table.add_row(*[Text(c, justify="right") if k in NUMERIC else Text(c)
+                            for (k, _), c in zip(COLUMNS, row)], key=str(i), height=None)
+
+    _filled_width = 0
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refill_if_resized)
+
+    def _refill_if_resized(self) -> None:
+        if self.query_one(DataTable).size.width != self._filled_width:
+            self._fill()
