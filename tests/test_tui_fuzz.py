@@ -78,6 +78,7 @@ def check_screen(app: PlannerApp) -> None:
     main = app.screen_stack[0]
     view = app.view
     assert view is not None and view.verdict.kind in ("fits", "oom_risk", "rejected", "bad")
+    assert view.verdict.title != "PLANNER ERROR", view.verdict.message  # a bug the explorer only survived
     assert str(main.query_one("#verdict").content).strip()
     if view.verdict.kind == "bad":
         assert "\n" not in view.verdict.message  # one line, naming the field

@@ -336,3 +336,36 @@ def test_snapshot_stale_rows_after_a_release_change(snap_compare):
 
 def test_snapshot_240x70(snap_compare):
     assert snap_compare(app_for(SEED, auto_search=True), terminal_size=(240, 70), run_before=_settled)
+
+
+def test_the_bar_fills_the_gpu_and_runs_past_it_by_what_is_over():
+    """Drawn segments sum to the GPU's capacity; when the plan asks for more, they run past it by exactly the
+    'over capacity' figure (not drawn twice). SGLang's negative mamba count (0.5.11 computes one when the
+    speculative reservation has taken the budget) gives memory back that the bar cannot draw: left out."""
+    launches = [("rtxpro6000", "qwen3.6-27b", SEED + ["--max-running-requests", "4"], "0.5.11"),
+                ("rtxpro6000", "qwen3.6-27b", SEED + ["--max-mamba-cache-size", "24"], "0.5.11"),
+                ("rtxpro6000", "qwen3.6-27b", EAGLE_MFS_06, "0.5.23"),
+                ("rtx4090", "qwen3.6-27b", [], "0.5.23"),
+                ("h200", "llama-3.1-8b-instruct", [], "0.5.16"),
+                ("rtxpro6000", "qwen3.6-27b", ["--mem-fraction-static", "0.99", "--max-running-requests", "512"],
+                 "0.5.23")]
+    seen = set()
+    for gpu, model, flags, version in launches:
+        view = tv.replan(tv.initial_inputs(gpu, model, flags, {}, version))
+        bar = view.bar
+        assert bar is not None and all(s.bytes > 0 for s in bar.drawn if s.key != "free")
+        drawn = sum(s.bytes for s in bar.drawn)
+        over = sum(s.bytes for s in bar.segments if s.key == "over")
+        seen.add(over > 0)
+        # to the byte, less SGLang's truncation of the KV budget (available = int(rest_gib * 2^30))
+        assert abs(drawn - (bar.capacity_bytes + over)) <= 1, (gpu, model, flags, drawn, bar.capacity_bytes, over)
+    assert seen == {True, False}
+    asyncio.run(_bar_drawn_over())
+
+
+async def _bar_drawn_over():
+    app = app_for([], gpu="rtx4090", version="0.5.23")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert on_screen(app, "weights 50.96 GiB", "#bar")  # the whole weights, not what fits
+        assert on_screen(app, "OVER 27.75 GiB", "#bar") and on_screen(app, "over capacity 27.75 GiB", "#bar")

@@ -277,9 +277,9 @@ class Panel(SizedByLayout, Static):
 
 
 def _segment_widths(bar: BarView, width: int) -> list[int]:
-    """Cells per segment, proportional to bytes (largest remainder), summing to ``width``."""
-    total = sum(s.bytes for s in bar.segments) or 1
-    exact = [s.bytes * width / total for s in bar.segments]
+    """Cells per drawn segment, proportional to bytes (largest remainder), summing to ``width``."""
+    total = sum(s.bytes for s in bar.drawn) or 1
+    exact = [s.bytes * width / total for s in bar.drawn]
     cells = [int(x) for x in exact]
     order = sorted(range(len(exact)), key=lambda i: exact[i] - cells[i], reverse=True)
     for i in order[: width - sum(cells)]:
@@ -320,19 +320,38 @@ class MemoryBar(SizedByLayout):
         out = Text()
         out.append(bar.title + "\n", style="bold")
         cells = _segment_widths(bar, width)
+        total = sum(s.bytes for s in bar.drawn)
+        # the cells past the GPU's capacity (the plan asks for more): the second row is red there, labelled
+        end = width if total <= bar.capacity_bytes else round(width * bar.capacity_bytes / total)
+        over = next((s for s in bar.segments if s.key == "over"), None)
+        over_style = f"#ffffff on {SEGMENT_STYLES['over']}"
         for row in range(2):
-            for seg, n in zip(bar.segments, cells):
+            x = 0
+            for seg, n in zip(bar.drawn, cells):
                 if n <= 0:
                     continue
                 style = f"#ffffff on {SEGMENT_STYLES[seg.key]}"
-                label = ""
                 if row == 0:
+                    label = ""
                     for cand in (f"{SHORT[seg.key]} {seg.gib}", f"{SHORT[seg.key]} {seg.gib_short}",
                                  SHORT[seg.key]):
                         if len(cand) + 2 <= n:
                             label = cand
                             break
-                out.append(label.center(n) if label else " " * n, style=style + (" bold" if label else ""))
+                    out.append(label.center(n) if label else " " * n, style=style + (" bold" if label else ""))
+                else:
+                    inside = max(0, min(n, end - x))
+                    out.append(" " * inside, style=style)
+                    out.append(" " * (n - inside), style=over_style)
+                x += n
+            if row == 1 and over is not None and end < width:
+                out.append_text(Text())  # (the red run's label, written over its cells)
+                start = len(out) - (width - end)
+                for cand in (f"OVER {over.gib}", f"OVER {over.gib_short}", "OVER"):
+                    if len(cand) + 2 <= width - end:
+                        at = start + (width - end - len(cand)) // 2
+                        out = out[:at] + Text(cand, style=over_style + " bold") + out[at + len(cand):]
+                        break
             out.append("\n")
         used = 0
         for seg in bar.segments:  # the legend flows; an entry never breaks
