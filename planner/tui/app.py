@@ -66,7 +66,8 @@ Every edit re-plans at once with the chosen SGLang release's rules. An empty fie
 **Bar**: the GPU's memory left to right, in GiB (2^30 bytes; SGLang's logs say "GB"):
 driver + CUDA context, weights, mamba state, speculative intermediates, KV cache, draft KV,
 req_to_token + index buffers, the allocations after the pools (workspace, CUDA graphs,
-activations, draft weights), and what is left. **OVER** is what the plan asks for beyond the GPU.
+activations, draft weights), and what is left. When the plan asks for more than the GPU has, the
+segments run past its end: the bar's second row turns red there, **OVER**, by that much.
 
 **Verdict**: `FITS`, SGLang's own error message (rejected flags, or a failure while sizing the
 pools), or `OUT-OF-MEMORY RISK` (the pools fit but a later allocation is unlikely to);
