@@ -268,11 +268,17 @@ async def _test_narrow_terminal_switches_between_plan_and_table():
         await pilot.press("t")
         assert app.query_one("#plan").region.width > 0
     wide = seed_app()
-    async with wide.run_test(size=(160, 45)) as pilot:
+    async with wide.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
         assert wide.screen.has_class("-wide")
         plan, results = wide.query_one("#plan").region, wide.query_one("#results").region
         assert results.x > plan.x and results.y == plan.y  # side by side
+    medium = seed_app()
+    async with medium.run_test(size=(160, 45)) as pilot:  # the table under the plan, as wide as it
+        await pilot.pause()
+        assert medium.screen.has_class("-medium")
+        plan, results = medium.query_one("#plan").region, medium.query_one("#results").region
+        assert results.y > plan.y and results.x == plan.x and results.width == plan.width
 
 
 def test_an_edit_replans_in_the_same_step_and_a_load_replans_once():

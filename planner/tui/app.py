@@ -2,9 +2,10 @@
 
     plan tui --gpu rtxpro6000 --model qwen3.6-27b [SGLang flags]
 
-Left: the GPU, the model and every flag the search varies. Centre: the GPU's memory as a stacked
-bar, the verdict and the serving capacity. Right (below on narrow terminals): the search's feasible
-configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
+Left: the GPU, the model and every flag the search varies (on terminals under 120 columns, shown while
+the focus is in them). Centre: the verdict, why, the fix, the GPU's memory as a stacked bar and the
+serving capacity. Right (below it under 200 columns; switched with it by t under 120): the search's
+feasible configurations. Bottom: the launch command. Every edit re-plans synchronously, in the edited field's
 value watcher (a plan takes about a millisecond), so the field and the plan repaint in one screen update;
 the search runs in a worker thread.
 """
@@ -20,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
@@ -51,9 +53,12 @@ Every edit re-plans at once with the chosen SGLang release's rules. An empty fie
 | `Enter` (in the table) | load the selected configuration's flags |
 | `/` | filter the table by flag text (every word must match) |
 | `o` | sort the table by the next column (or click a header; again flips) |
+| `t` | show the table (narrow terminals: switch between the plan and the table) |
+| `i` | go to the inputs (narrow terminals show them while the focus is in them) |
 | `c` | copy the launch command (also shown at the bottom) |
 | `r` | reset every flag to SGLang's default |
-| `Esc` | leave a text field (then the single-letter keys work) |
+| `Esc` | leave a field (then the single-letter keys work) |
+| arrows, `PgUp` / `PgDn` | scroll the plan, the table or this help |
 | `Tab` / `Shift+Tab` | next / previous field |
 | `?` | this help |
 | `q` | quit |
@@ -61,7 +66,8 @@ Every edit re-plans at once with the chosen SGLang release's rules. An empty fie
 **Bar**: the GPU's memory left to right, in GiB (2^30 bytes; SGLang's logs say "GB"):
 driver + CUDA context, weights, mamba state, speculative intermediates, KV cache, draft KV,
 req_to_token + index buffers, the allocations after the pools (workspace, CUDA graphs,
-activations, draft weights), and what is left. **OVER** is what the plan asks for beyond the GPU.
+activations, draft weights), and what is left. When the plan asks for more than the GPU has, the
+segments run past its end: the bar's second row turns red there, **OVER**, by that much.
 
 **Verdict**: `FITS`, SGLang's own error message (rejected flags, or a failure while sizing the
 pools), or `OUT-OF-MEMORY RISK` (the pools fit but a later allocation is unlikely to);
@@ -72,6 +78,7 @@ pools), or `OUT-OF-MEMORY RISK` (the pools fit but a later allocation is unlikel
 class HelpScreen(ModalScreen[None]):
     """Keys and how to read the screen."""
 
+    AUTO_FOCUS = "#help"  # the arrow and page keys scroll it
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
@@ -84,14 +91,16 @@ class PlannerApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = "gpu-memory-planner"
-    AUTO_FOCUS = "#gpu Select"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (150, "-wide")]
+    AUTO_FOCUS = "#plan"  # the verdict in view and the single-letter keys live from the start, at any size
+    # side by side only where the table's flags column still gets its width (app.tcss)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-medium"), (200, "-wide")]
     BINDINGS = [
         Binding("s", "search", "Search"),
         Binding("c", "copy", "Copy"),
         Binding("slash", "focus_filter", "Filter"),
         Binding("o", "sort", "Sort"),
         Binding("t", "table", "Table"),
+        Binding("i", "inputs", "Inputs"),
         Binding("r", "reset", "Reset"),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
@@ -112,6 +121,9 @@ class PlannerApp(App[int]):
         self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
         self._auto_search = auto_search
         self._searched_for: tuple[str, ...] | None = None
+        self._search_ctx: v.SearchContext | None = None  # what the running (or last) search was for
+        self._result_ctx: v.SearchContext | None = None  # what the shown result was searched for
+        self._search_worker: Worker | None = None  # the newest search: an older one's result is dropped
         self._loading = False  # load_flags is setting the fields: one re-plan at the end, not one per field
 
     # ------------------------------------------------------------------ layout
@@ -148,10 +160,11 @@ class PlannerApp(App[int]):
                                 ).data_bind(**bind)
             with Container(id="work"):
                 with PlanScroll(id="plan"):
+                    # the answer first (what SGLang says, why, the fix), so a small terminal shows it; then the picture
                     yield VerdictPanel(id="verdict").data_bind(**bind)
+                    yield ExplainPanel(id="explain").data_bind(**bind)
                     yield MemoryBar(id="bar").data_bind(**bind)
                     yield CapacityPanel(id="capacity").data_bind(**bind)
-                    yield ExplainPanel(id="explain").data_bind(**bind)
                 yield ResultsPanel(id="results").data_bind(
                     result=PlannerApp.result, status=PlannerApp.search_status, searching=PlannerApp.searching)
         yield CommandBar(id="command").data_bind(**bind)
@@ -163,6 +176,7 @@ class PlannerApp(App[int]):
         self.query_one("#inputs").border_title = "Inputs"
         for field in self.query(Field):
             self._follow(field)
+        self.watch(self.screen, "focused", self._focus_moved)
         self.inputs = dict(self._start)
         if self._auto_search:
             self.action_search()
@@ -173,8 +187,36 @@ class PlannerApp(App[int]):
         self.view = v.replan(inputs)
 
     def watch_view(self, view: v.PlanView | None) -> None:
-        if self.result is not None and view is not None and view.model is not None and not self.searching:
+        if self.result is None and not self.searching:
+            return
+        ctx = v.search_context(view)
+        if ctx != (self._search_ctx if self.searching else self._result_ctx):
+            # the release, GPU, model or environment changed: the rows were searched for something else
+            self._results_moved(ctx)
+        elif self.result is not None and view is not None and view.model is not None and not self.searching:
             self.search_status = v.search_status(self.result, view.model, self._stale())
+        self._mark_stale()
+
+    def _results_moved(self, ctx: v.SearchContext | None) -> None:
+        """The shown rows (or the running search) are for another release, GPU, model or environment:
+        search again when the inputs allow, else say the rows are stale; rows never load across contexts."""
+        if ctx is not None and self.view is not None and self.view.plan is not None:
+            self.action_search(
+                f"Searching again for {v.context_text(ctx)} (the rows were for "
+                f"{v.context_text(self._result_ctx or self._search_ctx)})...")
+            return
+        if self.searching:
+            self.workers.cancel_group(self, "search")
+            self.searching = False
+        if self.result is not None:
+            self.search_status = (f"Stale: these rows are for {v.context_text(self._result_ctx)}; fix the "
+                                  "inputs, then s searches again.")
+        else:
+            self.search_status = "Search stopped: fix the inputs, then s searches again."
+
+    def _mark_stale(self) -> None:
+        stale = self.result is not None and v.search_context(self.view) != self._result_ctx
+        self.query_one(ResultsPanel).set_class(stale, "-stale")
 
     def _stale(self) -> bool:
         if self.view is None or self.result is None:
@@ -205,36 +247,50 @@ class PlannerApp(App[int]):
 
     # ------------------------------------------------------------------ search
 
-    def action_search(self) -> None:
+    def action_search(self, status: str = "Searching the flags you left empty...") -> None:
         view = self.view
         if view is None or view.plan is None or view.gpu is None or view.model is None:
             self.notify("Fix the inputs first.", severity="warning")
             return
         self.searching = True
-        self.search_status = "Searching the flags you left empty..."
+        self.search_status = status
         self._searched_for = tuple(view.flags)
-        self._search(view.gpu, view.model, list(view.flags), dict(view.env), view.version)
+        self._search_ctx = v.search_context(view)
+        self._search_worker = self._search(self._search_ctx, view.gpu, view.model, list(view.flags),
+                                           dict(view.env), view.version)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, gpu, model, flags: list[str], env: dict[str, str], version: str | None) -> SearchResult:
+    def _search(self, ctx: v.SearchContext, gpu, model, flags: list[str], env: dict[str, str],
+                version: str | None) -> tuple[v.SearchContext, SearchResult]:
         # branch and bound: the exhaustive search's top 20 and radix-off alternative, proved (run_search)
-        return run_search(gpu, model, flags, env, needs=Needs(), top=20, relax=False, version=version, prune=True)
+        return ctx, run_search(gpu, model, flags, env, needs=Needs(), top=20, relax=False, version=version,
+                               prune=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if worker.group != "search" or worker.is_cancelled:
-            return
+        if worker.group != "search" or worker.is_cancelled or worker is not self._search_worker:
+            return  # an older search, superseded (exclusive: a thread is marked cancelled, not stopped)
         if event.state == WorkerState.SUCCESS:
-            self.result = worker.result
+            ctx, result = worker.result
+            self._result_ctx = ctx
+            self.result = result
             self.searching = False
-            if self.view is not None and self.view.model is not None:
-                self.search_status = v.search_status(worker.result, self.view.model, self._stale())
+            if ctx != v.search_context(self.view):  # the inputs moved while it ran
+                self._results_moved(v.search_context(self.view))
+            elif self.view is not None and self.view.model is not None:
+                self.search_status = v.search_status(result, self.view.model, self._stale())
+            self._mark_stale()
         elif event.state == WorkerState.ERROR:
             self.searching = False
-            self.search_status = f"Search failed: {worker.error}"
+            self.search_status = f"Search failed: {type(worker.error).__name__}: {worker.error}"
 
     @on(ResultsPanel.Picked)
     def _picked(self, event: ResultsPanel.Picked) -> None:
+        if event.result is not self.result or self.searching or self._result_ctx != v.search_context(self.view):
+            self.notify(f"Not loaded: these rows are for {v.context_text(self._result_ctx)}; "
+                        + ("the search for the current inputs is running." if self.searching
+                           else "fix the inputs, then s searches again."), severity="warning")
+            return
         self.load_flags(event.candidate.flags)
         self._show_plan()
         self.notify(" ".join(event.candidate.chosen) or "SGLang defaults", title="Loaded")
@@ -261,6 +317,34 @@ class PlannerApp(App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_inputs(self) -> None:
+        """Focus the inputs (on narrow terminals they show while the focus is in them)."""
+        self.screen.add_class("-show-inputs")  # displayed first: a hidden widget cannot take the focus
+        self.call_after_refresh(lambda: self.query(Field).first().control.focus())
+
+    def _focus_moved(self, focused) -> None:
+        inputs = self.query_one("#inputs")
+        self.screen.set_class(focused is not None and inputs in focused.ancestors_with_self, "-show-inputs")
+        self.call_after_refresh(self._keep_focus_visible)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._keep_focus_visible)
+
+    @staticmethod
+    def _shown(widget: Widget) -> bool:
+        return widget.region.area > 0 and all(w.display for w in widget.ancestors_with_self
+                                              if isinstance(w, Widget))
+
+    def _keep_focus_visible(self) -> None:
+        """A widget the layout hid (the filter or the table on a terminal made narrow, the inputs) must not
+        keep the focus: keys would go to it unseen. Move it to what is shown."""
+        if self.screen is not self.screen_stack[0]:
+            return  # the help is open: the main screen's focus is looked at when it closes
+        focused = self.screen.focused
+        if focused is None or not self._shown(focused):
+            plan, table = self.query_one("#plan"), self.query_one("#table", DataTable)
+            (table if not self._shown(plan) and self._shown(table) else plan).focus()
 
     def action_leave_field(self) -> None:
         """Out of a text field, so that the single-letter keys work: to the table, or the plan when

@@ -291,6 +291,12 @@ class BarView:
     def keys(self) -> list[str]:
         return [s.key for s in self.segments if s.bytes > 0]
 
+    @property
+    def drawn(self) -> list[Segment]:
+        """The segments the bar draws, left to right. When the plan asks for more than the GPU has they run
+        past its end; ``over`` (in the legend) is not drawn as a block of its own: it is how far they run."""
+        return [s for s in self.segments if s.key != "over"]
+
 
 @dataclass
 class VerdictView:
@@ -371,14 +377,18 @@ def bar_view(plan: Plan) -> BarView:
             asked = prof.max_mamba_cache_size * prof.mamba_cache_per_req_bytes
             segs.append(Segment("mamba", "mamba state (asked)", asked))
         kv = prof.available_kv_bytes
-        segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity", abs(kv)))
+        if kv is not None:
+            segs.append(Segment("free" if kv >= 0 else "over", "left for KV" if kv >= 0 else "over capacity",
+                                abs(kv)))
+        else:  # SGLang stopped before the KV budget (the mamba slots or the weights check): what the pools had
+            segs.append(Segment("free" if rest >= 0 else "over",
+                                "left for mamba + KV" if rest >= 0 else "over capacity", abs(rest)))
         note = "no pools allocated: SGLang stops while sizing them"
     else:
         fa = plan.free_after_bytes
         if fa >= 0:
             segs.append(Segment("free", "free after weights", fa))
-        else:
-            segs[-1] = Segment("weights", "weights", plan.free_before_bytes, plan.free_after_source)
+        else:  # the whole weights, drawn past the GPU's end by what does not fit
             segs.append(Segment("over", "over capacity", -fa))
         note = "no pools allocated"
     title = f"{plan.gpu.display_name} · {gib(cap)} ({plan.gpu.capacity_mib:,} MiB)"
@@ -449,14 +459,22 @@ def evaluate(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[
         where = _error_field(str(exc))
         return bad_input_view(str(exc), {where: str(exc).split(":", 1)[1].strip()} if where else {})
     except Exception as exc:  # noqa: BLE001 - a planner bug must not take the explorer down: say it
-        message = f"{type(exc).__name__}: {exc} (flags: {shlex.join(flags)})"
-        return PlanView(VerdictView("bad", "PLANNER ERROR", message))
-    binding, advice = explain(plan)  # the parts of report.to_dict the screen shows (not the summary, pools, inputs)
-    d = {"verdict_text": verdict_line(plan), "binding_constraint": binding, "suggestions": advice,
-         "capacity": capacity(plan)}
-    return PlanView(verdict=verdict_view(plan, d), bar=bar_view(plan), capacity=capacity_rows(d, plan),
-                    command=launch_command(model, flags), hints=hints(plan), plan=plan, gpu=gpu, model=model,
-                    flags=list(flags), env=dict(env), version=plan.sglang_version)
+        return planner_error_view(exc, flags)
+    try:
+        binding, advice = explain(plan)  # the parts of report.to_dict the screen shows (not the summary, pools)
+        d = {"verdict_text": verdict_line(plan), "binding_constraint": binding, "suggestions": advice,
+             "capacity": capacity(plan)}
+        return PlanView(verdict=verdict_view(plan, d), bar=bar_view(plan), capacity=capacity_rows(d, plan),
+                        command=launch_command(model, flags), hints=hints(plan), plan=plan, gpu=gpu, model=model,
+                        flags=list(flags), env=dict(env), version=plan.sglang_version)
+    except Exception as exc:  # noqa: BLE001 - the same for a bug in describing a plan (tests assert none happens)
+        return planner_error_view(exc, flags)
+
+
+def planner_error_view(exc: Exception, flags: list[str]) -> PlanView:
+    """A bug, said in one line instead of a traceback (the property test fails on it: tests/test_tui_fuzz.py)."""
+    message = " ".join(f"{type(exc).__name__}: {exc} (flags: {shlex.join(flags)})".split())
+    return PlanView(VerdictView("bad", "PLANNER ERROR", message))
 
 
 NUMBER_KINDS = ("float", "int", "hrint")
@@ -512,10 +530,40 @@ def replan(inputs: dict[str, Any]) -> PlanView:
     return view
 
 
+@dataclass(frozen=True)
+class SearchContext:
+    """What a search's rows depend on besides the flags held fixed: a row is a launch for this release,
+    GPU, model and environment, and for no other."""
+
+    version: str | None
+    gpu: str
+    model: str
+    env: tuple[tuple[str, str], ...]
+
+
+def search_context(view: PlanView | None) -> SearchContext | None:
+    """The context of the inputs on screen, or None when they do not resolve (bad input)."""
+    if view is None or view.gpu is None or view.model is None or view.plan is None:
+        return None
+    model = view.model.path or view.model.catalog_id or view.model.spec.architecture
+    return SearchContext(view.version, view.gpu.id, str(model), tuple(sorted(view.env.items())))
+
+
+def context_text(ctx: SearchContext | None) -> str:
+    if ctx is None:
+        return "other inputs"
+    env = " ".join(f"{k}={val}" for k, val in ctx.env)
+    return f"SGLang {ctx.version} on {ctx.gpu} / {ctx.model}" + (f" with {env}" if env else "")
+
+
 def is_stale(res: SearchResult, searched: list[str], flags: list[str], version: str | None = None) -> bool:
     """Whether the inputs moved away from both the searched flags and every row of the result."""
     normal = {tuple(flags_from_form(*form_from_flags(c.flags), version)) for c in res.ranked}
     return tuple(flags) != tuple(searched) and tuple(flags) not in normal
+
+
+LEGEND = ("conc: requests of {:,} tokens at once; run: running requests; KV tok: KV cache tokens; "
+          "spare: GiB left after every allocation.")
 
 
 def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
@@ -526,10 +574,10 @@ def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
     elif res.pruned:  # branch and bound: feasible counts the configurations evaluated
         text = (f"{len(res.ranked)} best of {res.feasible:,} feasible; {res.evaluated:,} of {res.space:,} "
                 f"configurations evaluated ({res.pruned:,} combinations skipped, proven unable to win); the flags "
-                f"you set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
+                f"you set stay fixed. {LEGEND.format(need_ctx)}")
     else:
         text = (f"{len(res.ranked)} best of {res.feasible:,} feasible ({res.evaluated:,} tried); the flags you "
-                f"set stay fixed. conc@need: requests of {need_ctx:,} tokens at once.")
+                f"set stay fixed. {LEGEND.format(need_ctx)}")
     if stale:
         text = "Inputs changed since this search (s: search again). " + text
     return text
@@ -560,11 +608,11 @@ def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, Reso
 
 
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("concurrency", "conc@need"),
-    ("running", "running"),
-    ("kv_tokens", "KV tokens"),
+    ("concurrency", "conc"),
+    ("running", "run"),
+    ("kv_tokens", "KV tok"),
     ("longest", "longest"),
-    ("headroom_left", "spare GiB"),
+    ("headroom_left", "spare"),
     ("flags", "flags the search chose"),
 )
 NUMERIC = {"concurrency", "running", "kv_tokens", "longest", "headroom_left"}
@@ -592,3 +640,23 @@ def filter_rank(cands: list[Candidate], query: str, column: str, reverse: bool) 
     if column != "rank":
         rows.sort(key=lambda ic: sort_value(ic[1], column), reverse=reverse)
     return rows
+
+
+def filter_example(cands: list[Candidate]) -> str:
+    """A filter the rows answer (a flag and value the search chose for some rows but not all), so the
+    placeholder's example always matches; '' when no chosen flag tells the rows apart."""
+    for c in cands:
+        for name, value in zip(c.chosen, [*c.chosen[1:], ""]):
+            if not name.startswith("--"):
+                continue
+            words = [name.removeprefix("--")] + ([value] if value and not value.startswith("--") else [])
+            query = " ".join(words)
+            hits = len(filter_rank(cands, query, "rank", False))
+            if 0 < hits < len(cands):
+                return query
+    return ""
+
+
+def filter_placeholder(cands: list[Candidate]) -> str:
+    example = filter_example(cands)
+    return f"filter flags, e.g. '{example}'  (/)" if example else "filter flags  (/)"

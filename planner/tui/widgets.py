@@ -22,7 +22,8 @@ from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from planner.search import Candidate, SearchResult
-from planner.tui.view import COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, candidate_text, filter_rank
+from planner.tui.view import (COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, filter_placeholder,
+                              filter_rank)
 
 SEGMENT_STYLES = {
     "reserved": "#5f5f5f",
@@ -37,6 +38,7 @@ SEGMENT_STYLES = {
     "free": "#303030",
     "over": "#d0312d",
 }
+FLAGS_MIN_WIDTH = 28  # the table's flags column never gets less (it wraps, the table scrolls sideways)
 SHORT = {"reserved": "ctx", "weights": "weights", "mamba": "mamba", "spec": "spec", "kv": "KV",
          "draft_kv": "dKV", "index": "idx", "needs": "needs", "outside": "outside", "free": "free", "over": "OVER"}
 
@@ -247,8 +249,10 @@ class SizedByLayout(Widget):
         return super()._size_updated(size, virtual_size, container_size, layout=layout and not same_width)
 
 
-class PlanScroll(SizedByLayout, VerticalScroll):
-    """The centre column (verdict, bar, capacity, explanation): scrolls; its panels' heights change with the plan."""
+class PlanScroll(SizedByLayout, VerticalScroll, can_focus=True):
+    """The centre column (verdict, explanation, bar, capacity): scrolls; its panels' heights change with the plan.
+    Focusable (SizedByLayout, first in the bases, would make it not): the arrow keys scroll it, and it holds the
+    focus when no field does, so the single-letter keys reach the app."""
 
 
 class Panel(SizedByLayout, Static):
@@ -273,9 +277,9 @@ class Panel(SizedByLayout, Static):
 
 
 def _segment_widths(bar: BarView, width: int) -> list[int]:
-    """Cells per segment, proportional to bytes (largest remainder), summing to ``width``."""
-    total = sum(s.bytes for s in bar.segments) or 1
-    exact = [s.bytes * width / total for s in bar.segments]
+    """Cells per drawn segment, proportional to bytes (largest remainder), summing to ``width``."""
+    total = sum(s.bytes for s in bar.drawn) or 1
+    exact = [s.bytes * width / total for s in bar.drawn]
     cells = [int(x) for x in exact]
     order = sorted(range(len(exact)), key=lambda i: exact[i] - cells[i], reverse=True)
     for i in order[: width - sum(cells)]:
@@ -316,19 +320,38 @@ class MemoryBar(SizedByLayout):
         out = Text()
         out.append(bar.title + "\n", style="bold")
         cells = _segment_widths(bar, width)
+        total = sum(s.bytes for s in bar.drawn)
+        # the cells past the GPU's capacity (the plan asks for more): the second row is red there, labelled
+        end = width if total <= bar.capacity_bytes else round(width * bar.capacity_bytes / total)
+        over = next((s for s in bar.segments if s.key == "over"), None)
+        over_style = f"#ffffff on {SEGMENT_STYLES['over']}"
         for row in range(2):
-            for seg, n in zip(bar.segments, cells):
+            x = 0
+            for seg, n in zip(bar.drawn, cells):
                 if n <= 0:
                     continue
                 style = f"#ffffff on {SEGMENT_STYLES[seg.key]}"
-                label = ""
                 if row == 0:
+                    label = ""
                     for cand in (f"{SHORT[seg.key]} {seg.gib}", f"{SHORT[seg.key]} {seg.gib_short}",
                                  SHORT[seg.key]):
                         if len(cand) + 2 <= n:
                             label = cand
                             break
-                out.append(label.center(n) if label else " " * n, style=style + (" bold" if label else ""))
+                    out.append(label.center(n) if label else " " * n, style=style + (" bold" if label else ""))
+                else:
+                    inside = max(0, min(n, end - x))
+                    out.append(" " * inside, style=style)
+                    out.append(" " * (n - inside), style=over_style)
+                x += n
+            if row == 1 and over is not None and end < width:
+                out.append_text(Text())  # (the red run's label, written over its cells)
+                start = len(out) - (width - end)
+                for cand in (f"OVER {over.gib}", f"OVER {over.gib_short}", "OVER"):
+                    if len(cand) + 2 <= width - end:
+                        at = start + (width - end - len(cand)) // 2
+                        out = out[:at] + Text(cand, style=over_style + " bold") + out[at + len(cand):]
+                        break
             out.append("\n")
         used = 0
         for seg in bar.segments:  # the legend flows; an entry never breaks
@@ -405,7 +428,8 @@ class CapacityPanel(Panel):
 
 
 class CommandBar(Panel):
-    """The launch command for the current inputs."""
+    """The launch command for the current inputs, wrapped at the bar's width with backslash continuations
+    (report.shell_wrap, as the CLI prints it), so that a copy from the terminal still pastes into a shell."""
 
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
@@ -413,9 +437,21 @@ class CommandBar(Panel):
         if view is None:
             return
         if view.command:
-            self.show(Text.assemble(("$ ", "bold"), view.command))
+            self.show(command_text(view.command, self.content_size.width))
         else:
             self.show(Text("(no command: fix the inputs)", style="dim"))
+
+    def on_resize(self) -> None:
+        if self.view is not None and self.view.command:
+            self.show(command_text(self.view.command, self.content_size.width))
+
+
+def command_text(command: str, width: int) -> Text:
+    """``$ COMMAND``, wrapped to ``width`` cells with `` \\`` continuations (one line when the width is unknown)."""
+    from planner.report import shell_wrap  # noqa: PLC0415
+
+    body = shell_wrap(command, width - 2, indent="") if width > 20 else command
+    return Text.assemble(("$ ", "bold"), body)
 
 
 # --------------------------------------------------------------------------- search results
@@ -434,13 +470,14 @@ class ResultsPanel(Vertical):
     class Picked(Message):
         """A row was selected: load these flags."""
 
-        def __init__(self, candidate: Candidate) -> None:
+        def __init__(self, candidate: Candidate, result: SearchResult) -> None:
             super().__init__()
             self.candidate = candidate
+            self.result = result  # the search the row came from (the app loads rows of the shown one only)
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="status")
-        yield Input(placeholder="filter flags, e.g. 'running 8'  (/)", id="filter", compact=True)
+        yield Input(placeholder="filter flags (/)", id="filter", compact=True)
         yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
         yield Static("", classes="detail")
 
@@ -500,27 +537,48 @@ class ResultsPanel(Vertical):
         if self.result is None or event.row_key.value is None:
             detail.update("")
             return
-        cand = self.result.ranked[int(event.row_key.value)]
-        detail.update(Text.assemble(("Enter loads: ", "bold"), candidate_text(cand)))
+        detail.update(Text.assemble(("Enter", "bold"), " loads the highlighted row's flags into the inputs."))
 
     @on(DataTable.RowSelected)
     def _row(self, event: DataTable.RowSelected) -> None:
         event.stop()
         if self.result is not None and event.row_key.value is not None:
-            self.post_message(self.Picked(self.result.ranked[int(event.row_key.value)]))
+            self.post_message(self.Picked(self.result.ranked[int(event.row_key.value)], self.result))
 
     def _fill(self) -> None:
         if not self.is_mounted:
             return
         table = self.query_one(DataTable)
         table.clear(columns=True)
+        rows = [] if self.result is None else filter_rank(self.result.ranked, self.query, self.sort_column,
+                                                          self.sort_reverse)
+        cells = [candidate_cells(cand) for _, cand in rows]
+        labels = []
         for key, label in COLUMNS:
             arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
-            table.add_column(Text(label + arrow, justify="right" if key in NUMERIC else "left"), key=key)
+            labels.append(label + arrow)
+        # the numbers take what they need; the flags column the rest of the table's width, its text wrapped
+        # (a column as wide as its longest text would leave a letter of it in view)
+        widths = [max([len(label)] + [len(row[j]) for row in cells]) for j, label in enumerate(labels)]
+        self._filled_width = table.size.width
+        if table.size.width:
+            numbers = sum(w + 2 * table.cell_padding for w in widths[:-1])
+            widths[-1] = max(FLAGS_MIN_WIDTH, table.size.width - numbers - 2 * table.cell_padding
+                             - table.styles.scrollbar_size_vertical)
+        for (key, _), label, width in zip(COLUMNS, labels, widths):
+            table.add_column(Text(label, justify="right" if key in NUMERIC else "left"), key=key, width=width)
         self.query_one(".detail", Static).update("")
-        if self.result is None:
-            return
-        for i, cand in filter_rank(self.result.ranked, self.query, self.sort_column, self.sort_reverse):
-            cells = candidate_cells(cand)
-            table.add_row(*[Text(c, justify="right") if k in NUMERIC else c
-                            for (k, _), c in zip(COLUMNS, cells)], key=str(i))
+        if self.result is not None:
+            self.query_one("#filter", Input).placeholder = filter_placeholder(self.result.ranked)
+        for (i, _), row in zip(rows, cells):
+            table.add_row(*[Text(c, justify="right") if k in NUMERIC else Text(c)
+                            for (k, _), c in zip(COLUMNS, row)], key=str(i), height=None)
+
+    _filled_width = 0
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refill_if_resized)
+
+    def _refill_if_resized(self) -> None:
+        if self.query_one(DataTable).size.width != self._filled_width:
+            self._fill()
