@@ -346,8 +346,8 @@ def render_search(res, model, show_plan: bool) -> str:
     out = []
     w = out.append
     w(f"Search: {evaluated_text(res)}, {res.feasible:,} feasible "
-      f"(need: requests of {need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}; "
-      f"headroom must cover the estimated needs x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.2f} GiB)")
+      f"(need: requests of {need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}); margin: "
+      f"{margin_text(n)}")
     if res.recommended is None:
         w("Nothing feasible.")
         if res.closest is not None:
@@ -515,12 +515,14 @@ def _source_word(src: str) -> str:
     return src.split(":", 1)[0] if src else "?"
 
 
-def plan_summary(plan: Plan) -> list[str]:
-    """What the plan decided, in a few lines: GPU, model, flags, memory, capacity."""
-    out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB NVML total",
+def plan_summary(plan: Plan, launched: bool = False) -> list[str]:
+    """What the plan decided, in a few lines: GPU, model, flags, memory, capacity. ``launched``: the report
+    printed these flags as its launch line just above, so the Flags line says so instead of repeating them."""
+    out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB",
            f"Model:    {plan.model.spec.name} ({plan.model.spec.architecture}), weights "
            f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})",
-           f"Flags:    {shlex.join(launch_flags(plan.flags)) or '(SGLang defaults)'}"  # as the launch line spells them
+           ("Flags:    the launch line's above" if launched and plan.flags
+            else f"Flags:    {shlex.join(launch_flags(plan.flags)) or '(SGLang defaults)'}")  # as the launch line spells them
            + (f"; env {plan.env}" if plan.env else "")]
     mem = (f"Memory:   per GPU, GiB: {_r(plan.free_before_bytes)} free before load "
            f"({_source_word(plan.free_before_source)}), {_r(plan.free_after_bytes)} after the weights "
@@ -574,14 +576,15 @@ def _verdict_block(plan: Plan) -> list[str]:
     return out
 
 
-FOOTER = (f"Units: {UNIT_NOTE}. --verbose: inputs, resolved flags, profiling arithmetic, every pool; "
-          "--json: exact values.")
+FOOTER = ("Units: GiB = 2^30 bytes (SGLang's logs call it 'GB'). More: --verbose (the arithmetic, every pool), "
+          "--json (exact values), --compare-releases (other releases).")
 
 
 def render_plan(plan: Plan, compare: bool = False) -> str:
     """The default report of one plan: verdict first, then a short summary."""
     out = _verdict_block(plan) + [""] + plan_summary(plan) + [FOOTER]
-    out.append(_other_version_note(plan) if compare else NO_COMPARE)
+    if compare:
+        out.append(_other_version_note(plan))
     return "\n".join(x for x in out if x is not None)
 
 
@@ -667,7 +670,8 @@ def render_recommendation(res, model, width: int, relation: str | None = None) -
             out.append(f"  {i}. conc {c.concurrency:>3}  running {c.running:>4}  KV {c.kv_tokens:>10,}  spare "
                        f"{_r(c.headroom_left):>6} GiB  {' '.join(c.chosen) or '(defaults)'}")
     out.append(f"Search: {evaluated_text(res)}, {res.feasible:,} feasible (need: requests of "
-               f"{need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}); margin: {margin_text(n)}")
+               f"{need_ctx:,} tokens x {n.concurrency}; objective: {n.objective}); margin: the estimated later "
+               f"allocations x {1 + n.margin:.2f} + {n.margin_bytes / GIB:.2f} GiB (--verbose says why)")
     return out
 
 
@@ -733,10 +737,11 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
         if res.recommended is None:
             out += render_nothing_feasible(res, model) + [""] + _verdict_block(plan) + [""] + plan_summary(plan)
         else:
-            out += render_recommendation(res, model, width) + [""] + plan_summary(res.recommended)
+            out += render_recommendation(res, model, width) + [""] + plan_summary(res.recommended, launched=True)
             plan = res.recommended
         out.append(FOOTER)
-        out.append(_other_version_note(plan) if compare else NO_COMPARE)
+        if compare:
+            out.append(_other_version_note(plan))
     else:
         out.append(render_plan(plan, compare))
         relation = fix_vs_recommendation(plan, res) if user_flags else None
@@ -746,4 +751,25 @@ def render_report(plan: Plan, res, user_flags: bool, verbose: bool = False, comp
                     else render_nothing_feasible(res, model))
         elif relation:
             out.append(relation)
-    return "\n".join(wrap_lines(x, width) if not x.startswith("  python") else x for x in out)
+    return fit_screen(out, width)
+
+
+SCREEN_LINES = 40  # the default report fits one screen (README: at most 40 lines at 100 columns)
+# what the default report shortens, in this order, while it is longer than a screen: each has its own flag
+_SHORTER = (("Runner-up (", "Runner-up: --top 2 lists it next to the recommendation."),
+            ("DFLASH:   ", "DFLASH:   what D costs in each pool: --verbose."))
+
+
+def fit_screen(out: list[str], width: int) -> str:
+    """The report's entries wrapped to ``width``; while it is longer than :data:`SCREEN_LINES`, the entries of
+    ``_SHORTER`` are replaced by a line that names the flag that shows them."""
+    def text(entries: list[str]) -> str:
+        return "\n".join(wrap_lines(x, width) if not x.startswith("  python") else x for x in entries)
+
+    done = text(out)
+    for prefix, short in _SHORTER:
+        if done.count("\n") + 1 <= SCREEN_LINES:
+            break
+        out = [short if x.startswith(prefix) else x for x in out]
+        done = text(out)
+    return done

@@ -205,10 +205,10 @@ def _draft_context(draft: ModelSpec, args: ResolvedArgs) -> None:
         return
     published = unrecorded_draft_context(draft)  # a reconstructed catalog config that does not record the key
     if published is not None:
-        note = (f"planner assumption: the catalog's {draft.name} config is reconstructed and records no "
-                f"max_position_embeddings; the published head's is taken as {published[0]:,} ({published[1]}), not "
-                f"transformers' default {derived:,}: a config.json without the key gets {derived:,} and SGLang "
-                "refuses a longer target context (srt/configs/model_config.py:1291-1316 @0.5.23)")
+        note = (f"planner assumption: the catalog's {draft.name} config (reconstructed) records no "
+                f"max_position_embeddings: taken as the published head's {published[0]:,} ({published[1]}); a "
+                f"config.json without it gets {derived:,}, and SGLang refuses a longer target context "
+                "(srt/configs/model_config.py:1291-1316 @0.5.23)")
         if note not in args.warnings:  # the resolved args may be shared by plans of one launch
             args.warnings.append(note)
         if ctx <= published[0]:

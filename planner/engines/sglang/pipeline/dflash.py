@@ -29,8 +29,8 @@ CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_l
 # A public launch of the catalog's reconstructed DSpark head (RadixArk/Qwen3.8-27B-DSpark) on SGLang at the
 # target's 262,144 tokens, no SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN: "After a DSpark boot: grep ...
 # context_len=... -- expect DSPARK, block 7, 262144" (a DGX Spark serving README, code corpus id 63043395797).
-_PUBLISHED_CONTEXT = {"qwen3.8-27b-dspark": (262144, "a public DSpark launch README reports context_len=262144 "
-                                                     "with this head (code corpus id 63043395797)")}
+_PUBLISHED_CONTEXT = {"qwen3.8-27b-dspark": (262144, "a public launch README of this head reports "
+                                                     "context_len=262144: code corpus id 63043395797")}
 
 
 def context_stated(draft: ModelSpec) -> bool:
