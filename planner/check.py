@@ -143,6 +143,15 @@ def read_log(path: str) -> ParsedLog:
     if not log.launches:
         raise BadInput(f"check: {str(path)[:200]} mentions SGLang but holds no launch (no ServerArgs, weight-load, "
                        "pool or failure line)")
+    from planner.logs.server_args import mistyped_field  # noqa: PLC0415
+
+    for launch in log.launches:  # the dump's fields the check reads, checked once here (never a value of another type)
+        dump = launch.server_args_event
+        bad = mistyped_field(dump.args) if dump is not None else None
+        if bad is not None:
+            shown = repr(bad[2]) if len(repr(bad[2])) <= 40 else repr(bad[2])[:37] + "..."
+            raise BadInput(f"check: {str(path)[:200]} line {dump.lineno}: ServerArgs field '{bad[0]}' is {shown}, "
+                           f"where SGLang writes {bad[1]}; the dump is damaged (give the log as the server wrote it)")
     return log
 
 
