@@ -249,6 +249,9 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
     shards = sorted(path.glob("*.safetensors"))
     if shards:
         total = sum(safetensors_payload_bytes(s) for s in shards)
+        if total <= 0:  # SGLang would find no weight to load
+            raise BadInput(f"--model: the safetensors files in {str(path)[:200]} hold no tensor data (their headers "
+                           "list 0 bytes); give the checkpoint's files as published")
         return ResolvedModel(spec, total, "safetensors-headers",
                              f"sum of tensor sizes in {len(shards)} safetensors header(s)" + _cross_check(spec, total),
                              None, str(path))

@@ -222,6 +222,9 @@ def _headers(repo_id: str, commit: str, snapshot: Path, files: list[str],
             return None, f"offline: the safetensors header of {repo_id}/{name} is not in the HF cache"
         total += _remote_header_bytes(repo_id, commit, name)
         remote += 1
+    if total <= 0:  # SGLang would find no weight to load
+        raise BadInput(f"--model: the safetensors files of {repo_id} @ {commit[:12]} hold no tensor data (their "
+                       "headers list 0 bytes); pass a local checkpoint directory instead")
     how = "range requests" if remote else "the HF cache"
     return HubWeights(total, "safetensors-headers",
                       f"sum of tensor sizes in {len(files)} safetensors header(s) of {repo_id} @ {commit[:12]}"
