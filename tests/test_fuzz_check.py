@@ -28,6 +28,8 @@ from hypothesis import strategies as st
 
 from planner.cli import main
 
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")  # a numpy division by zero is a wrong number
+
 DATA = Path(__file__).parent / "data"
 LOGS = sorted((DATA / "logs").glob("*.log")) + sorted((DATA / "logs" / "spec").glob("*.log"))
 LOG_BYTES = {p.name: p.read_bytes() for p in LOGS}
@@ -266,6 +268,7 @@ NAMED = {  # file bytes -> what the one line must name
     "BOM": (b"\xef\xbb\xbf" + json.dumps(BASE).encode(), "byte-order mark"),
     "truncated": (json.dumps(BASE).encode()[:500], "not valid JSON"),
     "empty": (b"", "is empty"),
+    "context of 0 tokens": (_with("text_config.max_position_embeddings", 0), "a context length of 0 tokens"),
     "not an object": (b"[1, 2]", "must hold a JSON object"),
 }
 

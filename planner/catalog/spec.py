@@ -232,13 +232,19 @@ def context_length(text: dict[str, Any]) -> int:
         if val is not None:
             if not isinstance(val, (int, float)) or isinstance(val, bool):
                 raise BadInput(f"config.json: '{key}' must be a number, got {val!r}")
-            return int(factor * val)
+            ctx = int(factor * val)
+            if not 1 <= ctx <= _MAX_CONTEXT:  # 0 tokens divides by zero in the sizing; past this int64 bytes overflow
+                scaled = f" x rope_scaling.factor {factor}" if factor != 1 else ""
+                raise BadInput(f"config.json: '{key}' {val}{scaled} gives a context length of {ctx:,} tokens; "
+                               f"a model has from 1 to {_MAX_CONTEXT:,}")
+            return ctx
     # no key in the file: transformers' config class fills max_position_embeddings with its own default, which
     # SGLang then reads (Qwen3Config / Qwen2Config / Qwen3MoeConfig 32768, MistralConfig / MixtralConfig 4096 * 32,
     # LlamaConfig 2048: transformers/models/*/configuration_*.py); 2048 is get_context_length's own fallback
     return _HF_DEFAULT_MAX_POSITIONS.get(str(text.get("model_type") or ""), 2048)
 
 
+_MAX_CONTEXT = 1 << 34
 _HF_DEFAULT_MAX_POSITIONS = {"qwen3": 32768, "qwen2": 32768, "qwen3_moe": 32768, "mistral": 131072,
                              "mixtral": 131072, "llama": 2048}
 
