@@ -170,6 +170,15 @@ def read_log(path: str) -> ParsedLog:
         raise BadInput(f"check: {str(path)[:200]} looks like {doc}, not a server log: the SGLang text in it "
                        f"(line {log.launches[0].start_lineno}) is quoted, not logged; give the log an SGLang server "
                        "printed (python -m sglang.launch_server ... 2>&1 | tee server.log)")
+    from planner.logs.server_args import mistyped_field  # noqa: PLC0415
+
+    for launch in log.launches:  # the dump's fields the check reads, checked once here (never a value of another type)
+        dump = launch.server_args_event
+        bad = mistyped_field(dump.args) if dump is not None else None
+        if bad is not None:
+            shown = repr(bad[2]) if len(repr(bad[2])) <= 40 else repr(bad[2])[:37] + "..."
+            raise BadInput(f"check: {str(path)[:200]} line {dump.lineno}: ServerArgs field '{bad[0]}' is {shown}, "
+                           f"where SGLang writes {bad[1]}; the dump is damaged (give the log as the server wrote it)")
     return log
 
 

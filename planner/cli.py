@@ -163,20 +163,11 @@ def _check_free_fits_card(profile, free_before: float | None, free_after: float 
 
 
 def resolve_model_safely(name: Any) -> ResolvedModel:
-    """resolve_model, with what the file system or a broken file raises turned into one line naming it."""
+    """resolve_model for a value that may not be a string (a --batch line's field). Every file it reads is checked
+    where it is read (planner/catalog/config_file.py): a broken one is already one BadInput line naming it."""
     if not isinstance(name, str):
         raise BadInput(f"--model: expected a name or a path, got {type(name).__name__}")
-    shown = name if len(name) <= 120 else name[:117] + "..."
-    try:
-        return resolve_model(name)
-    except OSError as exc:  # e.g. a name longer than the file system allows
-        raise BadInput(f"--model: cannot use '{shown}': {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"--model: '{shown}': a file there is not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                       "config.json and index files must be JSON text") from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
-        raise BadInput(f"--model: '{shown}': malformed config or checkpoint ({type(exc).__name__}: "
-                       f"{str(exc)[:120]})") from None
+    return resolve_model(name)
 
 
 def parse_gpu_selector(text: str):

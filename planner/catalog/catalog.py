@@ -20,11 +20,11 @@ never sized as the unquantized model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from planner.catalog.config_file import read_json_file, validate_index, validate_quant_file
 from planner.catalog.safetensors_header import safetensors_payload_bytes
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import estimate_weight_bytes
@@ -120,9 +120,9 @@ def _entries_by_name() -> dict[str, CatalogEntry]:
 def _spec_for_entry(entry_id: str) -> ModelSpec:
     entry = next(e for e in load_catalog() if e.id == entry_id)
     if entry.quant_file:
-        cfg = json.loads((CONFIG_DIR / entry.file).read_text(encoding="utf-8"))
-        hf_quant = json.loads((CONFIG_DIR / entry.quant_file).read_text(encoding="utf-8"))
-        return ModelSpec.from_hf_config(with_hf_quant_config(cfg, hf_quant), name=entry.id)
+        cfg = read_json_file(CONFIG_DIR / entry.file)
+        hf_quant = validate_quant_file(read_json_file(CONFIG_DIR / entry.quant_file), entry.quant_file)
+        return ModelSpec.from_hf_config(with_hf_quant_config(cfg, hf_quant), name=entry.id, source=entry.file)
     return ModelSpec.from_file(CONFIG_DIR / entry.file, name=entry.id)
 
 
@@ -161,10 +161,15 @@ def resolve_model(name: str) -> ResolvedModel:
     entry = find_entry(name)
     if entry is not None:
         return _catalog_model(entry.id)
-    path = Path(name).expanduser()
-    if path.is_dir():
+    try:
+        path = Path(name).expanduser()
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except (OSError, RuntimeError) as exc:  # a name longer than the file system allows; ~user of no such user
+        shown = name if len(name) <= 120 else name[:117] + "..."
+        raise BadInput(f"--model: cannot use '{shown}': {getattr(exc, 'strerror', None) or exc}") from None
+    if is_dir:
         return _from_checkpoint_dir(path)
-    if path.is_file():
+    if is_file:
         spec = ModelSpec.from_file(path)
         return _modelled(spec, None, str(path))
     looks_like_hf_id = name.count("/") == 1 and not name.startswith((".", "/", "~"))
@@ -205,7 +210,7 @@ def _from_hub(name: str) -> ResolvedModel:
         if bundled is None:
             raise
         raise BadInput(f"{exc}; or --model {bundled}, the copy bundled with the planner") from None
-    spec = ModelSpec.from_hf_config(hub.config, name=repo_id)
+    spec = ModelSpec.from_hf_config(hub.config, name=repo_id, source=f"{repo_id}'s config.json")
     if hub.weights is not None:
         return ResolvedModel(spec, hub.weights.total, hub.weights.source,
                              f"{hub.weights.detail}, from {hub.where}", None, None)
@@ -232,25 +237,21 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
     spec = ModelSpec.from_file(cfg, name=path.name)
     hf_quant = path / "hf_quant_config.json"
     if hf_quant.is_file() and not spec.quant_method:
-        try:
-            spec = ModelSpec.from_hf_config(with_hf_quant_config(
-                json.loads(cfg.read_text(encoding="utf-8")), json.loads(hf_quant.read_text(encoding="utf-8"))),
-                name=path.name)
-        except (json.JSONDecodeError, OSError) as exc:
-            raise BadInput(f"--model: {hf_quant} is not valid JSON ({exc}); give the checkpoint's file as published") \
-                from None
+        quant = validate_quant_file(read_json_file(hf_quant), str(hf_quant))
+        spec = ModelSpec.from_hf_config(with_hf_quant_config(dict(spec.raw), quant), name=path.name, source=str(cfg))
     index = path / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            total = json.loads(index.read_text(encoding="utf-8"))["metadata"]["total_size"]
-            if isinstance(total, int) and total > 0:
-                return ResolvedModel(spec, total, "safetensors-index",
-                                     f"{index.name} metadata.total_size" + _cross_check(spec, total), None, str(path))
-        except (KeyError, TypeError, json.JSONDecodeError, OSError):
-            pass
+    if index.exists():
+        # an index without metadata.total_size (it is optional) leaves the headers to count the weights
+        total = (validate_index(read_json_file(index), str(index)).get("metadata") or {}).get("total_size")
+        if total:
+            return ResolvedModel(spec, total, "safetensors-index",
+                                 f"{index.name} metadata.total_size" + _cross_check(spec, total), None, str(path))
     shards = sorted(path.glob("*.safetensors"))
     if shards:
         total = sum(safetensors_payload_bytes(s) for s in shards)
+        if total <= 0:  # SGLang would find no weight to load
+            raise BadInput(f"--model: the safetensors files in {str(path)[:200]} hold no tensor data (their headers "
+                           "list 0 bytes); give the checkpoint's files as published")
         return ResolvedModel(spec, total, "safetensors-headers",
                              f"sum of tensor sizes in {len(shards)} safetensors header(s)" + _cross_check(spec, total),
                              None, str(path))

@@ -22,7 +22,6 @@ out), a gated repo (a token is needed: ``HF_TOKEN``), an unknown repo or revisio
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,12 +137,14 @@ def _snapshot_commit(path: str) -> str:
 
 
 def _read_json(path: str, repo_id: str) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BadInput(f"--model: {repo_id}: cached {Path(path).name} is not readable JSON ({exc})") from None
+    """A cached JSON file of the repo, read and checked at the edge (planner.catalog.config_file): one line naming
+    the repo and the file when it is not a JSON object."""
+    from planner.catalog.config_file import read_json_file  # noqa: PLC0415
+
+    shown = f"{repo_id}'s cached {Path(path).name}"
+    data = read_json_file(Path(path), shown=shown)
     if not isinstance(data, dict):
-        raise BadInput(f"--model: {repo_id}: {Path(path).name} must hold a JSON object")
+        raise BadInput(f"--model: {shown} must hold a JSON object")
     return data
 
 
@@ -157,9 +158,11 @@ def _weights(repo_id: str, commit: str, snapshot: Path) -> tuple[HubWeights | No
     offline = constants.is_offline_mode()
     index = _index_file(repo_id, commit, offline)
     if isinstance(index, str):
-        data = _read_json(index, repo_id)
+        from planner.catalog.config_file import validate_index  # noqa: PLC0415
+
+        data = validate_index(_read_json(index, repo_id), f"{repo_id}'s {INDEX}")
         total = (data.get("metadata") or {}).get("total_size")
-        if isinstance(total, int) and not isinstance(total, bool) and total > 0:
+        if total:
             return HubWeights(total, "safetensors-index",
                               f"{INDEX} metadata.total_size ({repo_id} @ {commit[:12]})"), ""
         shards = sorted(set((data.get("weight_map") or {}).values()))
@@ -219,6 +222,9 @@ def _headers(repo_id: str, commit: str, snapshot: Path, files: list[str],
             return None, f"offline: the safetensors header of {repo_id}/{name} is not in the HF cache"
         total += _remote_header_bytes(repo_id, commit, name)
         remote += 1
+    if total <= 0:  # SGLang would find no weight to load
+        raise BadInput(f"--model: the safetensors files of {repo_id} @ {commit[:12]} hold no tensor data (their "
+                       "headers list 0 bytes); pass a local checkpoint directory instead")
     how = "range requests" if remote else "the HF cache"
     return HubWeights(total, "safetensors-headers",
                       f"sum of tensor sizes in {len(files)} safetensors header(s) of {repo_id} @ {commit[:12]}"

@@ -24,16 +24,26 @@ def safetensors_payload_bytes(path: Path) -> int:
             (n,) = struct.unpack("<Q", raw)
             if n > 100_000_000:
                 raise ValueError(f"header length {n} is implausible")
-            header = json.loads(fh.read(n))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"--model: {path.name} is not a readable safetensors file ({exc})") from None
+            body = fh.read(n)
+            if len(body) != n:
+                raise ValueError(f"the header is cut short: {len(body)} of {n} bytes")
+            header = json.loads(body.decode("utf-8"))  # UnicodeDecodeError, JSONDecodeError: ValueErrors
+    except IsADirectoryError:
+        raise BadInput(f"--model: {path.name} is a directory, not a safetensors file") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise BadInput(f"--model: {path.name} is not a readable safetensors file ({str(exc)[:120]})") from None
+    if not isinstance(header, dict):
+        raise BadInput(f"--model: {path.name}: the safetensors header must be a JSON object of tensors, "
+                       f"got {type(header).__name__}")
     total = 0
     for key, meta in header.items():
         if key == "__metadata__":
             continue
-        try:
-            begin, end = meta["data_offsets"]
-        except (KeyError, TypeError, ValueError):
-            raise BadInput(f"--model: {path.name}: tensor '{key}' has no data_offsets") from None
-        total += int(end) - int(begin)
+        offsets = meta.get("data_offsets") if isinstance(meta, dict) else None
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in offsets)
+                or offsets[1] < offsets[0]):
+            raise BadInput(f"--model: {path.name}: tensor '{str(key)[:60]}' needs data_offsets [begin, end], two "
+                           f"byte offsets with begin <= end, got {str(offsets)[:40]}")
+        total += offsets[1] - offsets[0]
     return total

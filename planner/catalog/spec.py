@@ -9,7 +9,6 @@ ssm dtype from the config, the MTP layers, the vision tower, the dtype and the q
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,22 +124,15 @@ class ModelSpec:
         return t if isinstance(t, dict) and t else self.raw
 
     @classmethod
-    def from_hf_config(cls, cfg: dict[str, Any], name: str = "model") -> "ModelSpec":
-        return _parse(cfg, name)
+    def from_hf_config(cls, cfg: dict[str, Any], name: str = "model", source: str = "config.json") -> "ModelSpec":
+        """The spec of a parsed config; ``source`` names it in a bad-input line (a file, or a Hub id's config)."""
+        return _parse(cfg, name, source)
 
     @classmethod
     def from_file(cls, path: Path, name: str | None = None) -> "ModelSpec":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"--model: cannot read {path}: {exc.strerror or exc}") from None
-        try:
-            cfg = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BadInput(f"--model: {path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        if not isinstance(cfg, dict):
-            raise BadInput(f"--model: {path} must hold a JSON object (a Hugging Face config.json)")
-        return _parse(cfg, name or path.parent.name or path.stem)
+        from planner.catalog.config_file import read_json_file  # noqa: PLC0415
+
+        return _parse(read_json_file(path), name or path.parent.name or path.stem, str(path))
 
 
 def _vtuple(v: str) -> tuple[int, ...]:
@@ -243,13 +235,19 @@ def context_length(text: dict[str, Any]) -> int:
         if val is not None:
             if not isinstance(val, (int, float)) or isinstance(val, bool):
                 raise BadInput(f"config.json: '{key}' must be a number, got {val!r}")
-            return int(factor * val)
+            ctx = int(factor * val)
+            if not 1 <= ctx <= _MAX_CONTEXT:  # 0 tokens divides by zero in the sizing; past this int64 bytes overflow
+                scaled = f" x rope_scaling.factor {factor}" if factor != 1 else ""
+                raise BadInput(f"config.json: '{key}' {val}{scaled} gives a context length of {ctx:,} tokens; "
+                               f"a model has from 1 to {_MAX_CONTEXT:,}")
+            return ctx
     # no key in the file: transformers' config class fills max_position_embeddings with its own default, which
     # SGLang then reads (Qwen3Config / Qwen2Config / Qwen3MoeConfig 32768, MistralConfig / MixtralConfig 4096 * 32,
     # LlamaConfig 2048: transformers/models/*/configuration_*.py); 2048 is get_context_length's own fallback
     return _HF_DEFAULT_MAX_POSITIONS.get(str(text.get("model_type") or ""), 2048)
 
 
+_MAX_CONTEXT = 1 << 34
 _HF_DEFAULT_MAX_POSITIONS = {"qwen3": 32768, "qwen2": 32768, "qwen3_moe": 32768, "mistral": 131072,
                              "mixtral": 131072, "llama": 2048}
 
@@ -342,11 +340,24 @@ def _layer_layout(arch: str, text: dict[str, Any], where: str) -> _Layout:
     return None, n_layers, list(range(n_layers)), [], None
 
 
-def _parse(cfg: dict[str, Any], name: str) -> ModelSpec:
-    archs = cfg.get("architectures")
-    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
-        raise BadInput("config.json: 'architectures' must be a non-empty list of strings")
-    arch = archs[0]
+def _parse(cfg: Any, name: str, source: str = "config.json") -> ModelSpec:
+    """The one entry point where a config becomes a ModelSpec: every key the planner reads is checked here
+    (planner.catalog.config_file), so no later stage sees a value of the wrong type; a missing or impossible
+    value is one line naming ``source``."""
+    from planner.catalog.config_file import validate_config  # noqa: PLC0415
+
+    cfg = validate_config(cfg, source)
+    try:
+        return _parse_valid(cfg, name)
+    except BadInput as exc:
+        text = str(exc)
+        if source != "config.json" and text.startswith("config.json: "):
+            text = f"--model: {source}: {text[len('config.json: '):]}"
+        raise BadInput(text) from None
+
+
+def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
+    arch = cfg["architectures"][0]
     text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
     where = "text_config" if text is not cfg else "config"
 

@@ -84,6 +84,9 @@ _SCHEMA: dict[str, tuple[tuple[type, ...], Any, str]] = {
 }
 
 
+_MAX_NUMBER = 1 << 30  # MiB (1 PiB) or GB/s: more than any GPU has
+
+
 def _check_field(name: str, value: Any) -> Any:
     """The value as the profile keeps it (an int bandwidth as float, lists as lists), or ProfileInvalid."""
     types, _, rule = _SCHEMA[name]
@@ -96,6 +99,8 @@ def _check_field(name: str, value: Any) -> Any:
         raise ProfileInvalid(name, f"expected 'nvidia' or 'amd', got {value!r}")
     if rule in ("> 0", ">= 0") and not (value > 0 or (rule == ">= 0" and value == 0)):
         raise ProfileInvalid(name, f"must be {rule}, got {value!r}")
+    if rule in ("> 0", ">= 0") and not value <= _MAX_NUMBER:  # inf, nan, or a size the int64 sizing overflows
+        raise ProfileInvalid(name, f"must be a finite number up to {_MAX_NUMBER:,}, got {value!r}"[:200])
     if rule == "interconnect" and value not in INTERCONNECTS:
         near = difflib.get_close_matches(value, list(INTERCONNECTS), n=1)
         hint = f"did you mean '{near[0]}'? " if near else ""
@@ -215,8 +220,8 @@ def load_profile(path: Path) -> GpuProfile:
     """Load one TOML profile; a bad file is a BadInput naming the file and the field."""
     try:
         data = load_toml(path)  # parsed once per content (planner.datafiles)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise BadInput(f"hwprofile {path.name}: cannot read TOML ({exc})") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # a directory, bytes not UTF-8, bad TOML
+        raise BadInput(f"hwprofile {path.name}: cannot read TOML ({str(exc)[:160]})") from None
     try:
         return GpuProfile.validate(data)
     except ProfileInvalid as exc:

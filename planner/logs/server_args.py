@@ -7,7 +7,7 @@ import ast
 import re
 from typing import Any
 
-__all__ = ["parse_dataclass_repr", "parse_dict_repr"]
+__all__ = ["parse_dataclass_repr", "parse_dict_repr", "mistyped_field"]
 
 _FIELD_NAME = re.compile(r"\s*([A-Za-z_]\w*)\s*=")
 _DICT_KEY = re.compile(r"\s*['\"]([A-Za-z_]\w*)['\"]\s*:")
@@ -125,3 +125,41 @@ def _parse_fields(s: str, field_name: re.Pattern) -> tuple[dict[str, Any], bool,
                 unparsed.append(name)
             break
     return fields, complete, unparsed
+
+
+# The ServerArgs fields the planner reads from a dump (planner/check.py passes them back as flags; planner/logs/
+# reads the speculative ones), with the Python type SGLang's ServerArgs gives each. A dump written by SGLang holds
+# these types; another one means the line was damaged, and the check says so instead of planning with it.
+_INT_FIELDS = ("tp_size", "chunked_prefill_size", "max_prefill_tokens", "cuda_graph_max_bs", "page_size",
+               "context_length", "max_running_requests", "max_total_tokens", "max_mamba_cache_size",
+               "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+_FLOAT_FIELDS = ("mem_fraction_static", "mamba_full_memory_ratio")
+_STR_FIELDS = ("model_path", "mamba_scheduler_strategy", "mamba_ssm_dtype", "mamba_radix_cache_strategy",
+               "kv_cache_dtype", "attention_backend", "speculative_algorithm", "speculative_draft_model_path")
+_LIST_FIELDS = ("cuda_graph_bs",)
+
+
+def _type_ok(name: str, value: Any) -> str | None:
+    """None when ``value`` has the type of ServerArgs field ``name`` (or the planner does not read it), else what
+    the field holds."""
+    if value is None:
+        return None
+    if name in _INT_FIELDS and (isinstance(value, bool) or not isinstance(value, int)):
+        return "a whole number or None"
+    if name in _FLOAT_FIELDS and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return "a number or None"
+    if name in _STR_FIELDS and not isinstance(value, str):
+        return "a string or None"
+    if name in _LIST_FIELDS and (not isinstance(value, list)
+                                 or not all(isinstance(x, int) and not isinstance(x, bool) for x in value)):
+        return "a list of whole numbers or None"
+    return None
+
+
+def mistyped_field(args: dict[str, Any]) -> tuple[str, str, Any] | None:
+    """(field, what it must hold, the value) of the first field the planner reads whose value has another type."""
+    for name in (*_INT_FIELDS, *_FLOAT_FIELDS, *_STR_FIELDS, *_LIST_FIELDS):
+        want = _type_ok(name, args.get(name))
+        if want is not None:
+            return name, want, args[name]
+    return None
