@@ -14,6 +14,7 @@ from textual.worker import WorkerCancelled
 from planner.tui import view as tv
 from planner.tui.app import HelpScreen, PlannerApp
 from planner.tui.widgets import Field, ResultsPanel
+from test_tui import field, type_into  # noqa: E402 - tests/ is on the path (no package)
 
 # the seed's failing launch (README): Qwen3.6-27B with EAGLE on one RTX PRO 6000, SGLang 0.5.11
 SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
@@ -39,18 +40,6 @@ def on_screen(app: PlannerApp, text: str, within: str = "Screen") -> bool:
     words = " ".join(w for line in rows for w in line[region.x:region.right].replace("│", " ")
                      .replace("▌", " ").split() if w.strip("▁▂▃▄▅▆▇█▉▊▋▍▎▏╭╮╰╯─"))
     return " ".join(text.split()) in words
-
-
-def field(app: PlannerApp, key: str) -> Field:
-    return next(f for f in app.query(Field) if f.key == key)
-
-
-async def type_into(pilot, key: str, text: str) -> None:
-    inp = field(pilot.app, key).query_one(Input)
-    inp.focus()
-    inp.value = ""
-    await pilot.press(*list(text))
-    await pilot.pause()
 
 
 async def settle(pilot) -> None:
@@ -254,7 +243,6 @@ def test_every_releases_labels_fit_their_column():
 
 
 async def _labels_fit():
-    app = app_for([])
     for size in ((80, 24), (120, 40)):
         async with app_for([]).run_test(size=size) as pilot:
             await pilot.press("i")
