@@ -457,6 +457,16 @@ def command_text(command: str, width: int) -> Text:
 # --------------------------------------------------------------------------- search results
 
 
+class ResultsTable(DataTable):
+    """The results' DataTable: its flags column takes the table's width, so a new width of the table itself
+    (the layout settling after the rows arrived, a scrollbar, the screen resized) fills the rows again."""
+
+    def on_resize(self) -> None:
+        panel = self.parent
+        if isinstance(panel, ResultsPanel):
+            panel.call_after_refresh(panel._refill_if_resized)
+
+
 class ResultsPanel(Vertical):
     """The search's feasible configurations: sortable, filterable; Enter loads a row's flags."""
 
@@ -478,7 +488,7 @@ class ResultsPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("", classes="status")
         yield Input(placeholder="filter flags (/)", id="filter", compact=True)
-        yield DataTable(id="table", cursor_type="row", zebra_stripes=True)
+        yield ResultsTable(id="table", cursor_type="row", zebra_stripes=True)
         yield Static("", classes="detail")
 
     def on_mount(self) -> None:
@@ -573,6 +583,9 @@ class ResultsPanel(Vertical):
         for (i, _), row in zip(rows, cells):
             table.add_row(*[Text(c, justify="right") if k in NUMERIC else Text(c)
                             for (k, _), c in zip(COLUMNS, row)], key=str(i), height=None)
+        # rows that arrive before the layout has settled (a search answered from the process's cache returns at
+        # once) were sized for the table's width then: fill again if the next refresh finds another width
+        self.call_after_refresh(self._refill_if_resized)
 
     _filled_width = 0
 
