@@ -102,6 +102,7 @@ class Plan:
     binding: str = ""
     advice: list[str] = field(default_factory=list)
     confidence: dict | None = None  # measured vs modelled inputs, margin vs calibration error (issue 10)
+    post_capture: dict | None = None  # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (engines/sglang/pipeline/post_capture.py)
 
     @property
     def fits(self) -> bool:
@@ -233,6 +234,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
+    if plan.post_capture is not None:
+        from planner.engines.sglang.pipeline.post_capture import note  # noqa: PLC0415
+
+        plan.notes.append(note(plan))
     return plan
 
 
