@@ -203,6 +203,12 @@ def post_capture_fix(plan: Plan) -> str | None:
     """Where the risk is the CUDA-graph capture, on a release whose post-capture KV sizing is modelled: the same
     launch re-planned with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 (the pool sized from what the capture leaves,
     pipeline/post_capture.py), offered when that plan boots, with its numbers."""
+    if "_post_capture_fix" not in plan.__dict__:
+        plan.__dict__["_post_capture_fix"] = _post_capture_fix(plan)
+    return plan.__dict__["_post_capture_fix"]
+
+
+def _post_capture_fix(plan: Plan) -> str | None:
     from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED  # noqa: PLC0415
 
     if "CUDA graph" not in (plan.oom_allocation or "") or plan.sglang_version not in MODELLED \

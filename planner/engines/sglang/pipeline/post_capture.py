@@ -8,7 +8,8 @@ What SGLang does when the gate (:func:`planned`, srt/arg_groups/overrides.py:179
    ``8192 / gpu_mem`` off the fraction instead of the ViT factor (:417-428).
 2. The pools are sized as usual from that fraction, with the slack floored for a hybrid (mamba) model at
    ``pre_capture_activation_reserve_mb`` = ``512 + max(chunk, 2048)*1.5 + tp*pp/8*1024``, at least 10240 on a
-   GPU over 60 GiB (srt/mem_cache/kv_cache_configurator.py:3007-3032, srt/runtime_context.py:1797-1819 @0.5.23):
+   GPU over 60 GiB (srt/mem_cache/kv_cache_configurator.py:3007-3032; srt/arg_groups/overrides.py:194-210 @0.5.23,
+   the same formula as the copy the runtime calls, runtime_context.py:1797-1819):
    the mamba states are a fixed allocation; the KV pool is only a CUDA-VMM *virtual* reservation of that size
    (its log line says ``VA upper bound``, srt/mem_cache/memory_pool.py:2088 @0.5.23).
 3. After the CUDA graphs are captured the KV pool is backed from what is then free
@@ -110,7 +111,8 @@ def fraction_reserve_mib(tp: int, version: str) -> float:
 
 
 def activation_reserve_mib(cps: int, max_prefill_tokens: int, tp: int, gpu_mem_mib: float) -> float:
-    """pre_capture_activation_reserve_mb (srt/runtime_context.py:1797-1819 @0.5.23), not a decode-disagg node."""
+    """pre_capture_activation_reserve_mb (srt/arg_groups/overrides.py:194-210 @0.5.23; the runtime calls its copy
+    in runtime_context.py:1797-1819), not a decode-disagg node."""
     tokens = max(cps, 2048) if cps > 0 else max(max_prefill_tokens, 2048)
     reserved = 512 + tokens * 1.5 + tp * 1 / 8 * 1024
     if gpu_mem_mib > 60 * 1024:
@@ -173,7 +175,8 @@ def resize(args: Any, prof: Any, pools: Any, needs: list, free_after_bytes: int,
         n = mtt // page * page
     n = min(n, prof.max_total_num_tokens)
     r = min(prof.max_running_requests, resolve_max_num_reqs(args, n, prof.max_mamba_cache_size, mamba_ratio))
-    return {"tokens": int(n), "eager_decode_gap": (decode_max_bs, running) if eager_decode_gap else None, "running": int(r), "va_tokens": int(prof.max_total_num_tokens),
+    return {"tokens": int(n), "running": int(r), "va_tokens": int(prof.max_total_num_tokens),
+            "eager_decode_gap": (decode_max_bs, running) if eager_decode_gap else None,
             "va_running": int(prof.max_running_requests), "budget_bytes": budget, "free_after_capture_bytes": free_bytes,
             "headroom_gib": headroom_gb, "headroom_floored": floored, "mm_gib": mm_gib,
             "captured_bytes": sum(n_.bytes for n_ in captured), "captured": [n_.label for n_ in captured],

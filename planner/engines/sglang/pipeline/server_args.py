@@ -162,7 +162,7 @@ class ResolvedArgs:
     gpu_sm: tuple[int, int] = (0, 0)  # the device's compute capability: the CUDA-graph estimate's GPU class
     # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING's gate holds (pipeline/post_capture.py): the KV pool is sized after capture
     post_capture_kv: bool = False
-    # pre_capture_activation_reserve_mb for this launch (srt/runtime_context.py:1797-1819 @0.5.23); 0 when off
+    # pre_capture_activation_reserve_mb for this launch (srt/arg_groups/overrides.py:194-210 @0.5.23); 0 when off
     post_capture_reserve_mib: float = 0.0
 
     @property
