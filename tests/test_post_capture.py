@@ -159,3 +159,22 @@ def test_fix_offers_post_capture_sizing_where_the_graph_capture_is_the_risk(caps
     old = planner.plan("rtx5090", "qwen3-8b", flags, sglang_version="0.5.20")
     from planner.explain import post_capture_fix
     assert post_capture_fix(old) is None
+
+
+def test_the_search_is_skipped_everywhere_and_says_so(tmp_path, capsys):
+    """The grid sizes the pool before capture: the API, the TUI and --batch get no ranking, and say why."""
+    from planner.engines.sglang.pipeline.post_capture import SEARCH_SKIPPED
+
+    r = planner.search("rtxpro6000", "qwen3.6-27b", env=ENV, sglang_version="0.5.23")
+    assert r.ranked == [] and r.recommended is None and r.skipped_why == SEARCH_SKIPPED
+    line = {"id": "pc", "gpu": "rtxpro6000", "model": "qwen3.6-27b", "env": ENV, "search": True,
+            "sglang_version": "0.5.23"}
+    f = tmp_path / "in.jsonl"
+    f.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    main(["--batch", str(f)])
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert "recommendation" not in out and SEARCH_SKIPPED in out["notes"]
+    # without the variable the same line searches
+    f.write_text(json.dumps({**line, "env": {}}) + "\n", encoding="utf-8")
+    main(["--batch", str(f)])
+    assert "recommendation" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
