@@ -223,7 +223,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                       draft_checkpoint=standalone_checkpoint_weights(flags, model) if algorithm == "STANDALONE" else None)
     _take(plan, engine.run(job, draft))
     if plan.args is not None:  # what the planner assumed where its input is incomplete (the engine says so)
-        plan.notes.extend(w for w in plan.args.warnings if w.startswith("planner assumption:"))
+        plan.notes.extend(w for w in plan.args.warnings if w.startswith(("planner assumption:",
+                                                                          "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1")))
     if draft is not None and algorithm == "STANDALONE":  # --- STANDALONE ---
         plan.notes.extend(standalone_notes(plan, draft, tp_guess))
     if plan.args is not None and plan.args.speculative_algorithm == "NGRAM":  # the trie is host memory

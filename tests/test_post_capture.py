@@ -106,6 +106,8 @@ def test_gate_conditions_keep_the_heuristic_reserve(flags, why):
     assert not on.args.post_capture_kv and on.post_capture is None, why
     assert on.args.mem_fraction_static == off.args.mem_fraction_static
     assert on.profile.max_total_num_tokens == off.profile.max_total_num_tokens
+    assert any(n.startswith("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 has no effect here: ") for n in on.notes)
+    assert not any("POST_CAPTURE" in n for n in off.notes)
 
 
 def test_unmodelled_cases_are_refused_by_name():

@@ -131,10 +131,21 @@ def slack_floor_gib(args: Any, mambaish: bool) -> float:
 SEARCH_SKIPPED = (f"no flag search under {ENV}=1: the search sizes the KV pool before capture, so only the flags "
                   "given are planned (unset it to search)")
 
+def search_requested(env: dict[str, str], version: str) -> bool:
+    """The variable is set on a release that models it: a searched point may pass the gate where the launch does
+    not (another chunk size), and the grid would size it before capture, so the search is skipped."""
+    from planner.engines.sglang.pipeline.server_args import Rejected  # noqa: PLC0415
+
+    try:
+        return version in MODELLED and requested(env, version)
+    except Rejected:
+        return False
+
+
 def search_skipped(plan: Any) -> bool:
     """The flag search sizes the KV pool before capture; under post-capture sizing it would rank numbers SGLang does
     not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here)."""
-    if getattr(plan, "post_capture", None) is None:
+    if getattr(plan, "post_capture", None) is None and not search_requested(plan.env, plan.sglang_version):
         return False
     if SEARCH_SKIPPED not in plan.notes:
         plan.notes.append(SEARCH_SKIPPED)

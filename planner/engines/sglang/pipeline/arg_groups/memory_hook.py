@@ -7,7 +7,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 from __future__ import annotations
 
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
-from planner.engines.sglang.pipeline.post_capture import MODELLED, fraction_reserve_mib, gate
+from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
 from planner.engines.sglang.pipeline.server_args import (
     ArgState,
     _generate_cuda_graph_batch_sizes,
@@ -83,6 +83,9 @@ def mem_fraction_static(s: ArgState) -> None:
     s.mfs_user = mfs is not None
     pc_on, pc_why = _post_capture_gate(s)
     s.post_capture_kv = pc_on
+    if not pc_on and requested(s.env, rules.version) and rules.version in MODELLED:
+        s.warn.append(f"{ENV}=1 has no effect here: {pc_why}, so SGLang sizes the KV pool before capture as usual "
+                      "(post_capture_kv_sizing_planned, srt/arg_groups/overrides.py:1791-1862 @0.5.23)")
     if mfs is None and pc_on:
         # post-capture KV sizing: no activation / graph reserve (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
         reserved = fraction_reserve_mib(s.tp, rules.version)
