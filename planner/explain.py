@@ -222,7 +222,7 @@ def _post_capture_fix(plan: Plan) -> str | None:
     if p.post_capture is None or p.outcome != "ok" or p.verdict != "fits":
         return None
     pc, prof = p.post_capture, p.profile
-    return (f"set {ENV}=1 in the server's environment ({ENV}=1 python -m sglang.launch_server ...; plan it with "
+    return (f"set {ENV}=1 in the server's environment (put '{ENV}=1 ' before the launch command; plan it with "
             f"--env {ENV}=1): SGLang then sizes the KV pool after capturing the graphs, {pc['tokens']:,} KV tokens "
             f"(now {plan.profile.max_total_num_tokens:,}, which leaves the graphs no room), {prof.max_running_requests} "
             f"running requests; it boots by the planner's graph estimate, on which that pool rests")
