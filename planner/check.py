@@ -619,6 +619,8 @@ def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, p
         fixed.append(flags[i])
         i += 1
     res = run_search(gpu, model, fixed, env, Needs(), pre, post, top=1, relax=False, version=version)
+    if res.skipped_why and not res.space:  # not searched (post-capture KV sizing): say so, claim nothing
+        return [res.skipped_why]
     if not res.ranked:
         return ["no setting of --mem-fraction-static, --mamba-full-memory-ratio, --max-mamba-cache-size and "
                 "--max-running-requests boots with the other flags of this launch"]

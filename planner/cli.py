@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
+from planner.engines.sglang.pipeline.post_capture import search_skipped
 from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.flag_hints import flag_error, spelling_default, spelling_range_note
@@ -316,8 +317,9 @@ def _batch_result(req, version: str | None) -> dict[str, Any]:
     bad = flag_error(plan)
     if bad is not None:  # SGLang's argparse refuses a flag: bad input, as in the CLI (exit 2)
         raise misspelled_option([str(f) for f in req.flags], version) or bad
+    search = req.search and not search_skipped(plan)
     result: dict[str, Any] = to_dict(plan)
-    if req.search:
+    if search:
         needs = build_needs(req.need_context, req.need_concurrency, req.speculative, req.allow_fp8_kv,
                             req.allow_bf16_ssm, req.objective, req.allow_no_radix)
         res = do_search(plan, needs, req.top, req.free_before_gib, req.free_after_gib)
@@ -730,7 +732,7 @@ def _plan_and_search(ns, model, sglang_flags, env, default=None):
     if ns.top < 1 or ns.top > 1000:
         raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
     res = None
-    if not ns.no_search:
+    if not ns.no_search and not search_skipped(plan):
         needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv,
                             ns.allow_bf16_ssm, ns.objective, ns.allow_no_radix)
         res = do_search(plan, needs, ns.top, ns.free_before_load_gib, ns.free_after_load_gib)

@@ -193,7 +193,39 @@ def explain(plan: Plan) -> tuple[str, list[str]]:
                      f"request may exceed {n - 1:,} tokens.")
     if plan.verdict == "oom_risk":
         sentence += f" Out-of-memory risk: {plan.oom_allocation} does not fit in what is left after the pools."
+        fix = post_capture_fix(plan)
+        if fix:
+            advice.append(fix)
     return (sentence, advice)
+
+
+def post_capture_fix(plan: Plan) -> str | None:
+    """Where the risk is the CUDA-graph capture, on a release whose post-capture KV sizing is modelled: the same
+    launch re-planned with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 (the pool sized from what the capture leaves,
+    pipeline/post_capture.py), offered when that plan boots, with its numbers."""
+    if "_post_capture_fix" not in plan.__dict__:
+        plan.__dict__["_post_capture_fix"] = _post_capture_fix(plan)
+    return plan.__dict__["_post_capture_fix"]
+
+
+def _post_capture_fix(plan: Plan) -> str | None:
+    from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED  # noqa: PLC0415
+
+    if "CUDA graph" not in (plan.oom_allocation or "") or plan.sglang_version not in MODELLED \
+            or plan.post_capture is not None:
+        return None
+    try:
+        p = make_plan(plan.gpu, plan.model, plan.flags, {**plan.env, ENV: "1"}, plan.free_before_bytes / GIB,
+                      plan.free_after_bytes / GIB, version=plan.sglang_version)
+    except Exception:  # noqa: BLE001  (a refusal of the re-plan, by name: no fix to offer)
+        return None
+    if p.post_capture is None or p.outcome != "ok" or p.verdict != "fits":
+        return None
+    pc, prof = p.post_capture, p.profile
+    return (f"set {ENV}=1 in the server's environment (put '{ENV}=1 ' before the launch command; plan it with "
+            f"--env {ENV}=1): SGLang then sizes the KV pool after capturing the graphs, {pc['tokens']:,} KV tokens "
+            f"(now {plan.profile.max_total_num_tokens:,}, which leaves the graphs no room), {prof.max_running_requests} "
+            f"running requests; it boots by the planner's graph estimate, on which that pool rests")
 
 
 def per_ok(prof) -> bool:

@@ -102,6 +102,7 @@ class Plan:
     binding: str = ""
     advice: list[str] = field(default_factory=list)
     confidence: dict | None = None  # measured vs modelled inputs, margin vs calibration error (issue 10)
+    post_capture: dict | None = None  # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (engines/sglang/pipeline/post_capture.py)
 
     @property
     def fits(self) -> bool:
@@ -222,7 +223,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                       draft_checkpoint=standalone_checkpoint_weights(flags, model) if algorithm == "STANDALONE" else None)
     _take(plan, engine.run(job, draft))
     if plan.args is not None:  # what the planner assumed where its input is incomplete (the engine says so)
-        plan.notes.extend(w for w in plan.args.warnings if w.startswith("planner assumption:"))
+        plan.notes.extend(w for w in plan.args.warnings if w.startswith(("planner assumption:",
+                                                                          "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1")))
     if draft is not None and algorithm == "STANDALONE":  # --- STANDALONE ---
         plan.notes.extend(standalone_notes(plan, draft, tp_guess))
     if plan.args is not None and plan.args.speculative_algorithm == "NGRAM":  # the trie is host memory
@@ -233,6 +235,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
+    if plan.post_capture is not None:
+        from planner.engines.sglang.pipeline.post_capture import note  # noqa: PLC0415
+
+        plan.notes.append(note(plan))
     return plan
 
 

@@ -219,6 +219,11 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         if needs.context is None:  # the longest request is the context less one token
             needs = replace(needs, context=min(32768, draft.derived_context_len - 1))
     version = plan0.sglang_version
+    from planner.engines.sglang.pipeline.post_capture import SEARCH_SKIPPED, search_requested  # noqa: PLC0415
+
+    if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
+        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
+                            closest=None, recommended=None, skipped_why=SEARCH_SKIPPED)
     fixed = given_dests(fixed_flags, plan0.rules)
     spec = model.spec
     derived = spec.derived_context_len

@@ -324,7 +324,7 @@ def test_a_read_variable_without_a_modelled_effect_says_so(capsys):
 
 
 @pytest.mark.parametrize("kv", ["SGLANG_ROPE_CACHE_ALIGN=256", "SGLANG_FLASHINFER_WORKSPACE_SIZE=1073741824",
-                                "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1", "SGLANG_SYMM_MEM_PREALLOC_GB_SIZE=4"])
+                                "SGLANG_SYMM_MEM_PREALLOC_GB_SIZE=4"])
 def test_a_variable_with_an_unmodelled_memory_effect_is_refused(capsys, kv):
     line = error_line(capsys, [*BASE, "--env", kv])
     assert line.startswith(f"--env {kv}: it changes ") and "which is not modelled" in line

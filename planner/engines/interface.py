@@ -61,6 +61,9 @@ class EngineResult:
     needs: list[NeedLine] = field(default_factory=list)  # what must still fit after the pools
     headroom_bytes: int | None = None  # free after the pools
     oom_allocation: str | None = None  # the first need that does not fit
+    # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING: the KV pool's virtual upper bound and its post-capture size
+    # (planner/engines/sglang/pipeline/post_capture.py resize); None when the pool is sized before capture
+    post_capture: dict | None = None
 
 
 class Engine(Protocol):

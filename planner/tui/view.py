@@ -568,7 +568,9 @@ LEGEND = ("conc: requests of {:,} tokens at once; run: running requests; KV tok:
 
 def search_status(res: SearchResult, model: ResolvedModel, stale: bool) -> str:
     need_ctx = res.needs.context if res.needs.context is not None else min(32768, model.spec.derived_context_len)
-    if not res.ranked:
+    if not res.ranked and res.skipped_why and not res.space:  # not searched at all (post-capture KV sizing)
+        text = res.skipped_why[0].upper() + res.skipped_why[1:] + "."
+    elif not res.ranked:
         text = (f"None of {res.space or res.evaluated:,} configurations boots with the flags you set held fixed: "
                 "clear some (r resets them) and search again.")
     elif res.pruned:  # branch and bound: feasible counts the configurations evaluated

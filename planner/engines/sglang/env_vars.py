@@ -32,6 +32,8 @@ MODELLED: dict[str, str] = {
     "SGLANG_VLM_CACHE_SIZE_MB": "the multimodal KV reserve, 0.5.18+ (pipeline/memory_profile.py)",
     "SGLANG_MM_FEATURE_CACHE_MB": "the multimodal feature-cache reserve (pipeline/memory_profile.py)",
     "SGLANG_RAGGED_VERIFY_MODE": "the DSpark confidence head (pipeline/dflash.py)",
+    "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "post-capture KV sizing, 0.5.23 (pipeline/post_capture.py; 0.5.16-0.5.22 "
+                                            "refuse it by name)",
 }
 
 #: name -> the last release whose rules use it (the planner's switches; later releases may still read it elsewhere)
@@ -60,8 +62,6 @@ REFUSED: dict[str, tuple[frozenset[str], str]] = {
     "SGLANG_DISAGGREGATION_NUM_PRE_ALLOCATE_REQS": (frozenset({"0"}), "extra request slots of a PD decode server, "
                                                     "which enlarge req_to_token and the mamba pool"),
     "SGLANG_MOONCAKE_CUSTOM_MEM_POOL": (frozenset({"none", ""}), "the pools in a custom memory pool (disaggregation)"),
-    "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": (frozenset({"0", "false", "no", "n", "off", ""}),
-                                             "how the KV pool is sized: from what is free after the CUDA graphs are captured"),
 }
 
 #: name -> why it does not change the memory sized at startup

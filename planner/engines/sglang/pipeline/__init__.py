@@ -31,6 +31,7 @@ from planner.engines.sglang.pipeline.memory_profile import (
     profile,
 )
 from planner.engines.sglang.pipeline.pools import Pools, allocate, geometries, unified_pool_bytes
+from planner.engines.sglang.pipeline.post_capture import refusal as post_capture_refusal
 from planner.engines.sglang.pipeline.quant_method import check_quant_method
 from planner.engines.sglang.pipeline.server_args import (
     Device,
@@ -108,19 +109,6 @@ def run(job: EngineInput, draft: ModelSpec | None = None) -> EngineResult:
     return res
 
 
-def post_capture_sizing_refusal(env: dict[str, str], version: str) -> str | None:
-    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (0.5.16+, default off: srt/environ.py:640 @0.5.23;
-    /work/shared/reference/sglang-versions.md) sizes the KV pool from what is free after the CUDA graphs are
-    captured (model_executor/model_runner_components/kv_pool_runtime.py:59-140 and the mem-fraction reserve
-    arg_groups/memory_hook.py:291-295 @0.5.23). Not modelled: refused by name rather than planned as if it were
-    off. Older releases do not read it."""
-    val = str(env.get("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING", "")).strip().lower()
-    if val not in ("1", "true", "yes", "on") or tuple(int(x) for x in version.split(".")[:3]) < (0, 5, 16):
-        return None
-    return ("--env SGLANG_ENABLE_POST_CAPTURE_KV_SIZING: post-capture KV sizing (the pool sized from what is free after "
-            "the CUDA graphs are captured) is not modelled by this planner yet; plan without it")
-
-
 def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArgs:
     """The release's argparse, the planner's scope, then ServerArgs resolution (:mod:`.arg_groups`)."""
     model = job.model.spec
@@ -131,7 +119,7 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
     except SGLangArgError as exc:
         raise _Stop(Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                     OUTCOME_REJECTED) from None
-    problem = check_scope(raw, rules) or check_values(raw) or post_capture_sizing_refusal(job.env, rules.version)
+    problem = check_scope(raw, rules) or check_values(raw) or post_capture_refusal(job.env, rules.version)
     if problem:
         raise BadInput(problem)
     dev = device_for(job)
@@ -348,6 +336,12 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
                       res: EngineResult) -> None:
     """What must still fit after the pools, in startup order; the first that does not is the OOM risk."""
     res.needs = estimate_needs(res, args, job.model.spec, prof, draft, draft_checkpoint=job.draft_checkpoint)
+    if args.post_capture_kv:
+        try:
+            _post_capture_resize(job, args, prof, draft, res)
+        except Rejected as exc:
+            _reject(res, exc, OUTCOME_FAILED)
+            return
     res.headroom_bytes = job.free_after_bytes - res.pools.total
     used = 0
     for need in res.needs:
@@ -356,6 +350,35 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
             res.verdict = "oom_risk"
             res.oom_allocation = need.label
             break
+
+
+def _post_capture_resize(job: EngineInput, args: ResolvedArgs, prof: Profile, draft: ModelSpec | None,
+                         res: EngineResult) -> None:
+    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (:mod:`.post_capture`): the pools so far hold the KV pool's virtual
+    upper bound; after the graphs are captured it is backed from what the planner estimates is then free. The
+    profile and the pools become the resized ones; the upper bound is kept in ``res.post_capture``."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from planner.engines.sglang.pipeline.memory_profile import mm_reserve_gib  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.post_capture import resize  # noqa: PLC0415
+
+    state = res.state
+    out = resize(args, prof, res.pools, res.needs, job.free_after_bytes, state is not None, device_for(job).total_mib,
+                 mm_reserve_gib(args), prof.mamba_ratio)
+    if out["tokens"] <= 0:  # MemoryPoolConfig.__post_init__ on the post-capture budget
+        res.post_capture = out
+        raise Rejected("RuntimeError", "Not enough memory. Please try to increase --mem-fraction-static.",
+                       "srt/model_executor/pool_configurator.py:94-99 via kv_pool_runtime.py:135-138 @0.5.23",
+                       stage="post_capture_kv_resize")
+    out["va_pools_total"] = res.pools.total
+    out["va_kv_bytes"] = res.pools.get("kv_k") + res.pools.get("kv_v")
+    post = replace(prof, max_total_num_tokens=out["tokens"], max_running_requests=out["running"])
+    resized = allocate(args, job.model.spec, state, post, draft)
+    keep = {line.key: line for line in resized.lines if line.key in ("kv_k", "kv_v")}
+    res.pools = Pools([keep.get(line.key, line) for line in res.pools.lines], res.pools.draft_kv_known)
+    out["kv_bytes"] = res.pools.get("kv_k") + res.pools.get("kv_v")
+    res.profile = post
+    res.post_capture = out
 
 
 def _checks_after_pools(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: Device, res: EngineResult) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import dflash_cell
 from planner.engines.sglang.pipeline.mamba import MambaState
+from planner.engines.sglang.pipeline.post_capture import slack_floor_gib
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, _env_bool
 from planner.engines.sglang.pipeline.quant_method import checkpoint_kv_quant_algo
 
@@ -184,7 +185,8 @@ class Profile:
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
-               min_one_running=False, pools_sized_separately=False, replay="", ring=0) -> dict[str, np.ndarray]:
+               min_one_running=False, pools_sized_separately=False, replay="", ring=0,
+               slack_floor_gib=0.0) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -203,6 +205,8 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
     ``(min(R, M // ratio) + 1) x D x S`` (0.5.17+, srt/mem_cache/kv_cache_configurator.py:2210-2355
     @0.5.19); ``mm_reserve_gib`` is taken off ``rest`` for multimodal models before the mamba split
     (0.5.18+, srt/mem_cache/kv_cache_configurator.py:132-152, 2016-2021 @0.5.19).
+    ``slack_floor_gib`` (post-capture KV sizing on a hybrid model, 0.5.23) floors the slack ``pre * (1 - f)``
+    (srt/mem_cache/kv_cache_configurator.py:3020-3032 @0.5.23; pipeline/post_capture.py); 0 leaves it as is.
 
     Returns arrays: rest_before, spec_reserved, m, available, n, r, fail (N <= 0); on scalar inputs (one
     configuration, as :func:`profile` runs it) the same values as Python numbers, from :func:`_size_chain_scalar`
@@ -213,9 +217,10 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
               max_total_tokens=max_total_tokens, context_len=context_len, mamba_ratio_=mamba_ratio_,
               mambaish=mambaish, solve=solve, cap_by_estimate=cap_by_estimate, padding_slots=padding_slots,
               mm_reserve_gib=mm_reserve_gib, min_one_running=min_one_running,
-              pools_sized_separately=pools_sized_separately, replay=replay, ring=ring)
+              pools_sized_separately=pools_sized_separately, replay=replay, ring=ring,
+              slack_floor_gib=slack_floor_gib)
     if _all_scalar(pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio, cell,
-                   page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring):
+                   page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring, slack_floor_gib):
         out = _size_chain_scalar(**kw)
         if out is not None:
             return out
@@ -283,7 +288,7 @@ def _to_i64(x) -> np.ndarray:
 def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring) -> dict | None:
+                       ring, slack_floor_gib=0.0) -> dict | None:
     """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
     operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
     (a division by zero, a non-finite float): the caller then runs the array path. A byte count beyond int64 (an
@@ -295,15 +300,18 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
                              int(ndraft), int(m_explicit), bool(radix_off), float(ratio), int(cell), int(page),
                              int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
                              cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
-                             pools_sized_separately, replay, int(ring))
+                             pools_sized_separately, replay, int(ring), float(slack_floor_gib))
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
 
 
 def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, cell, page, mtt, ctx, mr, mamba,
                   solve, cap_by_estimate, padding_slots, mm, min_one_running, pools_sized_separately, replay,
-                  ring) -> dict | None:
-    rest = post - pre * (1 - mfs) - mm
+                  ring, slack_floor=0.0) -> dict | None:
+    slack = pre * (1 - mfs)
+    if slack_floor > 0:
+        slack = max(slack, slack_floor)
+    rest = post - slack - mm
     rest_before = rest
     if min_one_running and r_args >= 0:
         r_args = max(r_args, 1)
@@ -377,12 +385,16 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
 def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring) -> dict[str, np.ndarray]:
+                       ring, slack_floor_gib=0.0) -> dict[str, np.ndarray]:
     """:func:`size_chain` on numpy arrays (the search's grids)."""
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
     post = np.asarray(post_gib, dtype=f64)
-    rest = post - pre * (1 - np.asarray(mfs, dtype=f64)) - np.asarray(mm_reserve_gib, dtype=f64)
+    slack = pre * (1 - np.asarray(mfs, dtype=f64))
+    floor = np.asarray(slack_floor_gib, dtype=f64)
+    if np.any(floor > 0):
+        slack = np.where(floor > 0, np.maximum(slack, floor), slack)
+    rest = post - slack - np.asarray(mm_reserve_gib, dtype=f64)
     rest_before = rest
     per = np.asarray(per_req, dtype=np.int64)
     r_args = np.asarray(r_args, dtype=np.int64)
@@ -496,7 +508,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         solve=args.rules.mamba_solve, cap_by_estimate=args.rules.cap_running_by_estimate,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
         min_one_running=args.rules.min_one_running, pools_sized_separately=args.rules.request_pools_sized_separately,
-        **replay_inputs(args, state),
+        slack_floor_gib=slack_floor_gib(args, state is not None), **replay_inputs(args, state),
     )
 
 

@@ -160,6 +160,10 @@ class ResolvedArgs:
     # CudaGraphConfig's prefill backend (pipeline/arg_groups/cuda_graph_hook.py)
     prefill_graph_on: bool = False
     gpu_sm: tuple[int, int] = (0, 0)  # the device's compute capability: the CUDA-graph estimate's GPU class
+    # SGLANG_ENABLE_POST_CAPTURE_KV_SIZING's gate holds (pipeline/post_capture.py): the KV pool is sized after capture
+    post_capture_kv: bool = False
+    # pre_capture_activation_reserve_mb for this launch (srt/arg_groups/overrides.py:194-210 @0.5.23); 0 when off
+    post_capture_reserve_mib: float = 0.0
 
     @property
     def spec_on(self) -> bool:
@@ -418,6 +422,7 @@ class ArgState:
     mrr: int | None = None
     mrr_user: bool = False
     unified: bool = False
+    post_capture_kv: bool = False  # post_capture_kv_sizing_planned at the fraction's step (pipeline/post_capture.py)
 
     @property
     def arch(self) -> str:

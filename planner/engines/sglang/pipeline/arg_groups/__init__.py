@@ -34,6 +34,7 @@ from planner.engines.sglang.pipeline.arg_groups import (
     speculative_hook,
     validation,
 )
+from planner.engines.sglang.pipeline.post_capture import activation_reserve_mib
 from planner.engines.sglang.pipeline.server_args import ArgState, Device, ResolvedArgs, normalize
 from planner.engines.sglang.rules import RULES, Rules
 
@@ -89,6 +90,7 @@ def resolve_fraction(raw: dict[str, Any], model: ModelSpec, dev: Device, env: di
 def resolved(s: ArgState) -> ResolvedArgs:
     """The ServerArgs fields the sizing reads, once every hook has run."""
     a = s.a
+    _post_capture_unchanged(s)
     return ResolvedArgs(
         raw=s.raw, tp_size=s.tp, mem_fraction_static=s.mfs, mem_fraction_static_user=s.mfs_user,
         chunked_prefill_size=s.cps, max_prefill_tokens=a["max_prefill_tokens"], cuda_graph_max_bs=s.gmax,
@@ -103,8 +105,28 @@ def resolved(s: ArgState) -> ResolvedArgs:
         is_multimodal=s.is_mm, disable_piecewise_cuda_graph=s.pcg_off, piecewise_cuda_graph_tokens=s.pcg_tokens,
         env=s.env, rules=s.rules, defaulted=s.why, warnings=s.warn, unified_memory=s.unified,
         dflash_draft_backend=s.dflash_draft_backend, prefill_graph_on=bool(s.prefill_graph_on),
-        gpu_sm=(s.dev.sm_major, s.dev.sm_minor),
+        gpu_sm=(s.dev.sm_major, s.dev.sm_minor), post_capture_kv=s.post_capture_kv,
+        post_capture_reserve_mib=activation_reserve_mib(s.cps, a["max_prefill_tokens"], s.tp, s.dev.total_mib)
+        if s.post_capture_kv else 0.0,
     )
 
 
 __all__ = ["HOOKS", "resolve", "resolve_fraction", "resolved"]
+
+
+def _post_capture_unchanged(s: ArgState) -> None:
+    """SGLang asks post_capture_kv_sizing_planned twice: for the fraction, then at runtime on the final ServerArgs
+    (model_runner_components/kv_pool_runtime.py:34-48 @0.5.23). Where a later hook changes the answer the fraction
+    and the runtime disagree, which the planner does not model: refused by name."""
+    from planner.engines.sglang.pipeline.post_capture import ENV, gate  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.server_args import _NotModelled  # noqa: PLC0415
+
+    if not s.post_capture_kv:
+        return
+    try:
+        again, why = gate(s)
+    except ValueError as exc:
+        raise _NotModelled(str(exc)) from None
+    if not again:
+        raise _NotModelled(f"--env {ENV}=1: its gate holds when the fraction is set but not at runtime ({why}); "
+                           "that mix is not modelled by this planner yet")

@@ -7,6 +7,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 from __future__ import annotations
 
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
+from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
 from planner.engines.sglang.pipeline.server_args import (
     ArgState,
     _generate_cuda_graph_batch_sizes,
@@ -80,7 +81,23 @@ def mem_fraction_static(s: ArgState) -> None:
     gpu_mem, cps = s.dev.total_mib, s.cps
     mfs = a["mem_fraction_static"]
     s.mfs_user = mfs is not None
-    if mfs is None:
+    pc_on, pc_why = _post_capture_gate(s)
+    s.post_capture_kv = pc_on
+    if not pc_on and requested(s.env, rules.version) and rules.version in MODELLED:
+        s.warn.append(f"{ENV}=1 has no effect here: {pc_why}, so SGLang sizes the KV pool before capture as usual "
+                      "(post_capture_kv_sizing_planned, srt/arg_groups/overrides.py:1791-1862 @0.5.23)")
+    if mfs is None and pc_on:
+        # post-capture KV sizing: no activation / graph reserve (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
+        reserved = fraction_reserve_mib(s.tp, rules.version)
+        mfs = round((gpu_mem - reserved) / gpu_mem, 3)
+        s.why["mem_fraction_static"] = (
+            f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}, post-capture KV "
+            f"sizing: reserved = {MODELLED[rules.version]} + tp x pp / 8 x 1024 (arg_groups/memory_hook.py:291-295 "
+            f"@{rules.version})")
+        if s.is_mm and not a["language_only"] and not a.get("language_model_only"):
+            mfs = mfs - 8 * 1024 / gpu_mem  # adjust_mem_fraction_for_vlm (arg_groups/memory_hook.py:417-428 @0.5.23)
+            s.why["mem_fraction_static"] += f" - 8192 / {gpu_mem:.0f} (multimodal, memory_hook.py:417-428)"
+    elif mfs is None:
         # _handle_gpu_memory_settings (srt/server_args.py:1434-1482 @0.5.11; 4040-4090 and
         # reserve_for_graph_mb 4164-4190 @0.5.16). The terms are whole or half MiB, so their float
         # sum does not depend on the order the two releases add them in.
@@ -107,3 +124,14 @@ def mem_fraction_static(s: ArgState) -> None:
             mfs = mfs * f
             s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
     s.mfs = mfs
+
+
+def _post_capture_gate(s: ArgState) -> tuple[bool, str]:
+    """post_capture_kv_sizing_planned at the fraction's step (pipeline/post_capture.py); a condition the planner
+    does not model refuses the launch by name."""
+    from planner.engines.sglang.pipeline.server_args import _NotModelled  # noqa: PLC0415
+
+    try:
+        return gate(s)
+    except ValueError as exc:
+        raise _NotModelled(str(exc)) from None

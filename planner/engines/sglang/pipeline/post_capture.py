@@ -1,0 +1,243 @@
+"""SGLang's opt-in post-capture KV sizing (env ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING``, 0.5.16+, default off:
+srt/environ.py:640 @0.5.23), modelled for the releases in :data:`MODELLED` (0.5.23).
+
+What SGLang does when the gate (:func:`planned`, srt/arg_groups/overrides.py:1791-1862 @0.5.23) holds:
+
+1. mem_fraction_static's default skips the activation / CUDA-graph reserve: ``reserved = 1536 + tp*pp/8*1024``
+   MiB (srt/arg_groups/memory_hook.py:291-295 @0.5.23; 512 in 0.5.16-0.5.17); a multimodal model takes
+   ``8192 / gpu_mem`` off the fraction instead of the ViT factor (:417-428).
+2. The pools are sized as usual from that fraction, with the slack floored for a hybrid (mamba) model at
+   ``pre_capture_activation_reserve_mb`` = ``512 + max(chunk, 2048)*1.5 + tp*pp/8*1024``, at least 10240 on a
+   GPU over 60 GiB (srt/mem_cache/kv_cache_configurator.py:3007-3032; srt/arg_groups/overrides.py:194-210 @0.5.23,
+   the same formula as the copy the runtime calls, runtime_context.py:1797-1819):
+   the mamba states are a fixed allocation; the KV pool is only a CUDA-VMM *virtual* reservation of that size
+   (its log line says ``VA upper bound``, srt/mem_cache/memory_pool.py:2088 @0.5.23).
+3. After the CUDA graphs are captured the KV pool is backed from what is then free
+   (srt/model_executor/model_runner_components/kv_pool_runtime.py:59-140 @0.5.23):
+   ``budget = int(max(0, free - headroom - mm) * 2^30)`` with ``headroom = P*(1-f)``, floored at the same
+   activation reserve for a hybrid model or when the decode graph's max batch is under max_running_requests,
+   and ``tokens = min(budget // cell, page-aligned, the pre-capture tokens)``; max_running_requests is re-capped
+   for the smaller pool (:173-189).
+
+The planner cannot measure the free memory after capture: it takes its own post-pool estimate (the attention
+workspace and the prefill + decode CUDA graphs, :mod:`.headroom`), so the post-capture pool rests on that
+estimate and on its error on the launch's GPU class (:func:`planner.engines.sglang.calibration.class_info`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.engines.sglang.pipeline.server_args import _env_bool
+
+ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
+GIB = 1 << 30
+
+#: release -> the fraction's floor in MiB under post-capture sizing (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
+MODELLED = {"0.5.23": 1536}
+
+# the architectures whose gate is off (is_deepseek_v4 / is_minimax_sparse, srt/configs/model_config.py @0.5.23)
+_GATED_OFF_ARCHS = ("DeepseekV4ForCausalLM", "MiniMaxM3ForCausalLM", "MiniMaxSparseForCausalLM")
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def requested(env: dict[str, str], version: str) -> bool:
+    """The env var is set true in a release that reads it (0.5.16+; EnvBool: true/1/yes/y)."""
+    return _key(version) >= (0, 5, 16) and _env_bool(env, ENV)
+
+
+def refusal(env: dict[str, str], version: str) -> str | None:
+    """The one line refusing a release the planner does not model the feature for (0.5.16-0.5.22: their gates and
+    floors differ, srt/server_args.py:4105-4140 @0.5.16, :4810-4860 @0.5.17)."""
+    from planner.engines.sglang.pipeline.server_args import Rejected  # noqa: PLC0415
+
+    try:
+        if not requested(env, version) or version in MODELLED:
+            return None
+    except Rejected:  # not a boolean: SGLang's own ValueError, raised where the flags resolve
+        return None
+    return (f"--env {ENV}=1: post-capture KV sizing is modelled for SGLang {', '.join(MODELLED)} only (SGLang "
+            f"{version} gates and reserves it differently); plan with --sglang-version 0.5.23 or without it")
+
+
+def max_prefill_buffer_tokens(cps: int) -> int:
+    """srt/arg_groups/overrides.py max_prefill_buffer_tokens @0.5.23 without PP (not modelled): the chunk."""
+    return cps if cps and cps > 0 else 0
+
+
+def gate(s: Any) -> tuple[bool, str]:
+    """post_capture_kv_sizing_planned (srt/arg_groups/overrides.py:1791-1862 @0.5.23) on an ArgState: (on, why).
+    Conditions the planner refuses elsewhere (KV-cache sharding, device, DCP, disaggregation, PP, the mooncake pool)
+    never reach here. Raises ValueError (a one-line refusal) for a condition it does not model."""
+    a = s.a
+    if not requested(s.env, s.rules.version):
+        return False, f"{ENV} is not set"
+    if (a.get("dcp_size") or 1) != 1:
+        raise ValueError("--dcp-size: decode context parallelism turns post-capture KV sizing off, and it is not "
+                         "modelled by this planner yet")
+    if s.model.raw.get("kv_lora_rank") is not None:
+        return False, "an MLA model (use_mla_backend) keeps the heuristic reserve"
+    if a.get("enable_memory_saver"):
+        return False, "--enable-memory-saver keeps the heuristic reserve"
+    if a.get("prefill_only_disable_kv_cache"):
+        return False, "--prefill-only-disable-kv-cache keeps the heuristic reserve"
+    if s.unified:
+        if s.model.is_mambaish:
+            return False, "--enable-unified-memory with a hybrid (mamba) model keeps the heuristic reserve"
+        raise ValueError(f"--env {ENV}=1 with --enable-unified-memory on a model without mamba layers is not "
+                         "modelled by this planner yet")
+    if str(a.get("speculative_algorithm") or "").upper() in ("DFLASH", "DSPARK"):
+        raise ValueError(f"--env {ENV}=1 with --speculative-algorithm {a['speculative_algorithm']}: the draft pool follows "
+                         "the target's post-capture backing and the sampling headroom is measured at runtime "
+                         "(kv_pool_runtime.py:114-120 @0.5.23); not modelled by this planner yet")
+    if not s.decode_graph_on or s.disable_graph:
+        return False, "the decode CUDA graph is disabled (eager decode keeps the heuristic reserve)"
+    if not s.prefill_graph_on or s.cps <= 0 or max_prefill_buffer_tokens(s.cps) > max(s.pcg_tokens or [0]):
+        return False, ("the prefill CUDA graph does not cover the largest prefill chunk (off, or its largest captured "
+                       "size is under --chunked-prefill-size), so eager prefill keeps the heuristic reserve")
+    if s.arch in _GATED_OFF_ARCHS:
+        return False, f"{s.arch} keeps the heuristic reserve"
+    return True, "on"
+
+
+def fraction_reserve_mib(tp: int, version: str) -> float:
+    """The fraction's reserve under post-capture sizing: floor + tp*pp/8*1024 (pp = 1)."""
+    return float(MODELLED[version]) + tp * 1 / 8 * 1024
+
+
+def activation_reserve_mib(cps: int, max_prefill_tokens: int, tp: int, gpu_mem_mib: float) -> float:
+    """pre_capture_activation_reserve_mb (srt/arg_groups/overrides.py:194-210 @0.5.23; the runtime calls its copy
+    in runtime_context.py:1797-1819), not a decode-disagg node."""
+    tokens = max(cps, 2048) if cps > 0 else max(max_prefill_tokens, 2048)
+    reserved = 512 + tokens * 1.5 + tp * 1 / 8 * 1024
+    if gpu_mem_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return reserved
+
+
+def slack_floor_gib(args: Any, mambaish: bool) -> float:
+    """The pre-capture slack floor (srt/mem_cache/kv_cache_configurator.py:3020-3032 @0.5.23): a hybrid model's
+    mamba states are fixed before capture, so the slack is at least the activation reserve; 0 otherwise."""
+    if not getattr(args, "post_capture_kv", False) or not mambaish:
+        return 0.0
+    return args.post_capture_reserve_mib / 1024
+
+
+SEARCH_SKIPPED = (f"no flag search under {ENV}=1: the search sizes the KV pool before capture, so only the flags "
+                  "given are planned (unset it to search)")
+
+def search_requested(env: dict[str, str], version: str) -> bool:
+    """The variable is set on a release that models it: a searched point may pass the gate where the launch does
+    not (another chunk size), and the grid would size it before capture, so the search is skipped."""
+    from planner.engines.sglang.pipeline.server_args import Rejected  # noqa: PLC0415
+
+    try:
+        return version in MODELLED and requested(env, version)
+    except Rejected:
+        return False
+
+
+def search_skipped(plan: Any) -> bool:
+    """The flag search sizes the KV pool before capture; under post-capture sizing it would rank numbers SGLang does
+    not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here)."""
+    if getattr(plan, "post_capture", None) is None and not search_requested(plan.env, plan.sglang_version):
+        return False
+    if SEARCH_SKIPPED not in plan.notes:
+        plan.notes.append(SEARCH_SKIPPED)
+    return True
+
+
+#: the post-pool needs captured (or held) before the resize: everything but the prefill chunk's activations
+_AFTER_RESIZE = ("activations (prefill chunk)",)
+_TARGET_KV = ("kv_k", "kv_v")
+
+
+def resize(args: Any, prof: Any, pools: Any, needs: list, free_after_bytes: int, mambaish: bool,
+           gpu_mem_mib: float, mm_gib: float, mamba_ratio: int | None) -> dict:
+    """compute_post_capture_kv_resize (kv_pool_runtime.py:59-189 @0.5.23) with the planner's estimate of what the
+    capture took: the pools minus the target KV pool (a virtual reservation until then; a draft pool other than
+    DFLASH's is a real allocation, :34-46) and every post-pool need but the prefill chunk's activations.
+
+    Returns the resized numbers: ``tokens`` (min of the page-aligned budget // cell, --max-total-tokens and the
+    pre-capture tokens, config_from_budget :3192-3227), ``running`` (max_running_requests re-capped, :173-185),
+    and what they came from."""
+    physical = pools.total - sum(pools.get(k) for k in _TARGET_KV)
+    captured = [n for n in needs if n.label not in _AFTER_RESIZE]
+    free_bytes = free_after_bytes - physical - sum(n.bytes for n in captured)
+    # get_available_gpu_memory (memory_profile.available_gib): tp > 1 goes through a float32 all-reduce
+    free_gb = float(np.float32(free_bytes)) / GIB if args.tp_size > 1 else free_bytes / GIB
+    headroom_gb = prof.pre_model_load_gib * (1 - args.mem_fraction_static)
+    decode_max_bs = int(args.cuda_graph_max_bs or 0)
+    running = int(prof.max_running_requests or decode_max_bs or 1)
+    eager_decode_gap = not args.disable_cuda_graph and decode_max_bs < running
+    floored = eager_decode_gap or mambaish
+    if floored:
+        headroom_gb = max(headroom_gb, args.post_capture_reserve_mib / 1024)
+    budget = int(max(0.0, free_gb - headroom_gb - mm_gib) * GIB)
+    cell, page = prof.kv_cell_bytes_per_token, args.page_size
+    n = budget // cell // page * page
+    mtt = args.max_total_tokens
+    if mtt is not None and 0 <= mtt < n:
+        n = mtt // page * page
+    n = min(n, prof.max_total_num_tokens)
+    r = min(prof.max_running_requests, resolve_max_num_reqs(args, n, prof.max_mamba_cache_size, mamba_ratio))
+    return {"tokens": int(n), "running": int(r), "va_tokens": int(prof.max_total_num_tokens),
+            "eager_decode_gap": (decode_max_bs, running) if eager_decode_gap else None,
+            "va_running": int(prof.max_running_requests), "budget_bytes": budget, "free_after_capture_bytes": free_bytes,
+            "headroom_gib": headroom_gb, "headroom_floored": floored, "mm_gib": mm_gib,
+            "captured_bytes": sum(n_.bytes for n_ in captured), "captured": [n_.label for n_ in captured],
+            "cell": cell}
+
+
+def resolve_max_num_reqs(args: Any, n: int, m: int | None, mamba_ratio: int | None) -> int:
+    """resolve_max_num_reqs on the resized token count (srt/mem_cache/kv_cache_configurator.py @0.5.23, the same
+    formula as the pre-capture profile: pipeline/memory_profile.py _scalar_chain)."""
+    ctx = args.context_len
+    est = max(min(int(n / ctx * 512), 4096), 2048)
+    r_args = args.max_running_requests
+    if r_args is not None:
+        if args.rules.min_one_running:
+            r_args = max(r_args, 1)
+        r = min(r_args, est) if args.rules.cap_running_by_estimate else min(r_args, n // 2)
+    else:
+        r = min(est, n // 2)
+    if m is not None and mamba_ratio:
+        r = min(r, m // mamba_ratio)
+    return r
+
+
+def note(plan: Any) -> str:
+    """The report's line: the pool is sized after capture, from the planner's estimate, and how far that estimate
+    was off on the launch's GPU class."""
+    from planner.engines.sglang.calibration import class_info, gpu_class  # noqa: PLC0415
+
+    pc = plan.post_capture
+    cls = gpu_class(getattr(plan.args, "gpu_sm", None))
+    i = class_info(cls)
+    graphs = [n for n in plan.needs if "CUDA graph" in n.label]
+    est = sum(n.bytes for n in graphs) / GIB
+    where = (f"on the {i['logs']} public logs of {i['label']} ({cls}) the graphs' estimate was at most "
+             f"{i['under_max_pct']:.0f}% under and {i['over_max_pct']:.0f}% over what they measured" if i["own"] else
+             f"{i['label']} has no public capture log: the largest error of any class, at most "
+             f"{i['under_max_pct']:.0f}% under")
+    if pc["eager_decode_gap"]:
+        floor = (f" (the activation reserve: SGLang warns 'Post-capture KV sizing: decode CUDA graph max_bs="
+                 f"{pc['eager_decode_gap'][0]} < max_running_requests={pc['eager_decode_gap'][1]}; reserving activation "
+                 "headroom')")
+    elif pc["headroom_floored"]:
+        floor = " (the activation reserve: a hybrid model's mamba states are fixed before capture)"
+    else:
+        floor = " (the fraction's slack, P x (1 - f))"
+    mm = f" and {pc['mm_gib']:.2f} GiB multimodal reserve" if pc["mm_gib"] else ""
+    return (f"{ENV}=1: the KV pool is sized after the CUDA graphs are captured. SGLang reserves "
+            f"{pc['va_tokens']:,} tokens of virtual memory first (its log: 'VA upper bound'), then backs "
+            f"{pc['tokens']:,} from what is free after capture less {pc['headroom_gib']:.2f} GiB headroom{floor}"
+            f"{mm}. "
+            f"The planner cannot measure that free memory: the pool rests on its estimate of what the capture "
+            f"takes, {pc['captured_bytes'] / GIB:.2f} GiB ({', '.join(pc['captured'])}; CUDA graphs {est:.2f} GiB), and "
+            f"{where}")
