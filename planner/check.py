@@ -25,7 +25,7 @@ from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 from planner.logs import (Launch, ParsedLog, SchedulerSummary, detect_version, guess_version, interleave_reasons,
                           parse_file, spec_lines)
-from planner.plan import GIB, Plan, make_plan
+from planner.plan import GIB, Plan, json_verdict, make_plan
 
 ROUNDING_GIB = 0.01  # SGLang prints two decimals
 
@@ -503,8 +503,7 @@ def choose_release(log: ParsedLog, launch: Launch, gpu: GpuProfile, model: Resol
             planned.append(Candidate(v, "refused", None, [], 0, (plan.error_message or "flag error")[:120]))
             continue
         rows = _rows(plan, launch, rank) if rank is not None else []
-        verdict = "startup_failed" if plan.verdict == "rejected" and plan.outcome == "startup_failed" else plan.verdict
-        planned.append(Candidate(v, verdict, _outcome_matches(launch, plan),
+        planned.append(Candidate(v, json_verdict(plan), _outcome_matches(launch, plan),
                                  [r.what for r in rows if r.agrees is False], sum(1 for r in rows if r.agrees)))
     good = [c for c in planned if c.reproduces]
     shown = _shown_outcome(launch)

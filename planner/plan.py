@@ -368,4 +368,13 @@ def _tp_from_flags(flags: list[str]) -> int:
 
 
 __all__ = ["Plan", "make_plan", "SGLangArgError", "NeedLine", "mtp_weight_bytes", "OUTCOME_OK", "OUTCOME_REJECTED",
-           "OUTCOME_FAILED"]
+           "OUTCOME_FAILED", "json_verdict"]
+
+
+def json_verdict(plan: Plan) -> str:
+    """The JSON ``verdict`` (planner/schema): fits | oom_risk | rejected (SGLang's ServerArgs refuses the flags) |
+    startup_failed (SGLang accepts them, then raises while starting: weights, memory pools, CUDA graphs). The
+    plan's own ``verdict`` is "rejected" for both; its ``outcome`` (the oracle's) tells them apart."""
+    if plan.verdict == "rejected" and plan.outcome == OUTCOME_FAILED:
+        return "startup_failed"
+    return plan.verdict

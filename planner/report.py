@@ -8,7 +8,7 @@ from typing import Any
 
 from planner.catalog.drafts import launch_flags, unpublished_draft
 from planner.explain import explain
-from planner.plan import GIB, Plan
+from planner.plan import GIB, Plan, json_verdict
 from planner.summary import build_summary
 
 UNIT_NOTE = "GiB = 2^30 bytes (SGLang logs print GiB and call it 'GB')"
@@ -58,15 +58,6 @@ def confidence_line(plan: Plan) -> str:
     if not c:
         return ""
     return f"Confidence: {c['line']} (measured: {', '.join(c['measured']) or 'nothing'})"
-
-
-def json_verdict(plan: Plan) -> str:
-    """The JSON ``verdict`` (planner/schema): fits | oom_risk | rejected (SGLang's ServerArgs refuses the flags) |
-    startup_failed (SGLang accepts them, then raises while starting: weights, memory pools, CUDA graphs). The
-    plan's own ``verdict`` is "rejected" for both; its ``outcome`` (the oracle's) tells them apart."""
-    if plan.verdict == "rejected" and plan.outcome == "startup_failed":
-        return "startup_failed"
-    return plan.verdict
 
 
 def to_dict(plan: Plan) -> dict[str, Any]:

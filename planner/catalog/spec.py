@@ -219,6 +219,10 @@ def _opt_int(d: dict[str, Any], key: str) -> int | None:
     return int(val)
 
 
+# the keys get_context_length reads, in its order (srt/utils/hf_transformers/common.py:356-382 @0.5.11)
+CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
+
+
 def context_length(text: dict[str, Any]) -> int:
     """``get_context_length`` (srt/utils/hf_transformers/common.py:356-382 @0.5.11)."""
     rope_scaling = text.get("rope_scaling")
@@ -229,8 +233,7 @@ def context_length(text: dict[str, Any]) -> int:
             factor = 1
         if rope_scaling.get("rope_type", None) == "llama3":
             factor = 1
-    for key in ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
-                "max_position_embeddings"):
+    for key in CONTEXT_KEYS:
         val = text.get(key)
         if val is not None:
             if not isinstance(val, (int, float)) or isinstance(val, bool):

@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.catalog.spec import CONTEXT_KEYS, DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.server_args import Rejected
 
 DEFAULT_BLOCK = 16  # srt/server_args.py:3414-3420 @0.5.11
 
-# get_context_length's keys, in its order (srt/utils/hf_transformers/common.py:668-694 @0.5.23)
-CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
 # A public launch of the catalog's reconstructed DSpark head (RadixArk/Qwen3.8-27B-DSpark) on SGLang at the
 # target's 262,144 tokens, no SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN: "After a DSpark boot: grep ...
 # context_len=... -- expect DSPARK, block 7, 262144" (a DGX Spark serving README, code corpus id 63043395797).
@@ -35,8 +33,7 @@ _PUBLISHED_CONTEXT = {"qwen3.8-27b-dspark": (262144, "a public launch README of 
 
 def context_stated(draft: ModelSpec) -> bool:
     """Whether the draft's config states a context length (a key get_context_length reads)."""
-    text = draft.raw.get("text_config") if isinstance(draft.raw.get("text_config"), dict) else draft.raw
-    return any(text.get(k) is not None for k in CONTEXT_KEYS)
+    return any(draft.text.get(k) is not None for k in CONTEXT_KEYS)  # the same keys in 0.5.23 (common.py:668-694)
 
 
 def unrecorded_draft_context(draft: ModelSpec) -> tuple[int, str] | None:
