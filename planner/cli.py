@@ -314,9 +314,7 @@ def _batch_result(req, version: str | None) -> dict[str, Any]:
     version = req.sglang_version or version
     plan = build_plan(req.gpu, req.model, [str(f) for f in req.flags], _parse_env(req.env), req.free_before_gib,
                       req.free_after_gib, version, None if version is not None else _batch_default_version())
-    bad = flag_error(plan)
-    if bad is not None:  # SGLang's argparse refuses a flag: bad input, as in the CLI (exit 2)
-        raise misspelled_option([str(f) for f in req.flags], version) or bad
+    raise_flag_error(plan, [str(f) for f in req.flags])  # bad input, as in the CLI (exit 2)
     search = req.search and not search_skipped(plan)
     result: dict[str, Any] = to_dict(plan)
     if search:
@@ -646,6 +644,14 @@ def tui_main(argv: list[str]) -> int:
     return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version)
 
 
+def raise_flag_error(plan: Plan, flags: list[str], launcher: str | None = None) -> None:
+    """SGLang's argparse refused a flag of the plan: raise it as bad input, naming plan's own option instead where
+    the flag is a misspelling of one (the near matches are the release's the plan used)."""
+    bad = flag_error(plan, launcher)
+    if bad is not None:
+        raise misspelled_option(flags, plan.sglang_version) or bad
+
+
 def misspelled_option(flags: list[str], version: str | None) -> BadInput | None:
     """An option neither plan nor SGLang knows, close to one of plan's own: the planner's mistake to name."""
     import difflib  # noqa: PLC0415
@@ -726,9 +732,7 @@ def _paste_release(ns, paste: list[str] | None) -> tuple[tuple[str, str] | None,
 def _plan_and_search(ns, model, sglang_flags, env, default=None):
     plan = build_plan(ns.gpu, model, sglang_flags, env, ns.free_before_load_gib, ns.free_after_load_gib,
                       ns.sglang_version, default, named=default is not None)
-    bad = flag_error(plan, getattr(ns, "launcher", None))
-    if bad is not None:
-        raise misspelled_option(sglang_flags, plan.sglang_version) or bad
+    raise_flag_error(plan, sglang_flags, getattr(ns, "launcher", None))
     if ns.top < 1 or ns.top > 1000:
         raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
     res = None
