@@ -72,29 +72,18 @@ def spelling_range_note(plan: Plan, flags: list[str]) -> str | None:
     decides the same launch, so that a user of an older one in that range sees whether the choice matters (the
     seed's 0.5.11 launch fails where 0.5.19 fits)."""
     from planner.engines.sglang.cli_flags import accepting_releases, option_names  # noqa: PLC0415
-    from planner.errors import PlannerError  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
-    from planner.report import RANGE_DIFFERS, verdict_line  # noqa: PLC0415
+    from planner.report import RANGE_DIFFERS, other_versions, verdict_line  # noqa: PLC0415
 
     ok = accepting_releases(option_names(flags), {v: r.flags for v, r in RULES.items()})
     if len(ok) < 2 or plan.free_before_source.startswith("live"):
         return None
-    gib = float(1 << 30)
-    # measured or given free memory is the same under every release; a modelled one is modelled again
-    fb = None if plan.free_before_source.startswith("modelled") else plan.free_before_bytes / gib
-    fa = None if plan.free_after_source.startswith("modelled") else plan.free_after_bytes / gib
-    groups: list[tuple[list[str], str]] = []
-    for v in ok:
-        try:
-            other = plan if v == plan.sglang_version else make_plan(plan.gpu, plan.model, list(flags), plan.env,
-                                                                   fb, fa, version=v)
-            outcome = verdict_line(other).split(":", 1)[0]
-        except PlannerError:
-            outcome = "refused"
+    groups: list[tuple[list[str], str]] = []  # runs of releases with the same verdict headline
+    for vs, other in other_versions(plan, ok):
+        outcome = "refused" if other is None else verdict_line(other).split(":", 1)[0]
         if groups and groups[-1][1] == outcome:
-            groups[-1][0].append(v)
+            groups[-1][0].extend(vs)
         else:
-            groups.append(([v], outcome))
+            groups.append((list(vs), outcome))
 
     def span(vs: list[str]) -> str:
         return vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}"

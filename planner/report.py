@@ -274,16 +274,16 @@ def plan_traits(plan: Plan) -> set[str]:
     return traits
 
 
-def other_versions(plan: Plan) -> list[tuple[list[str], Plan | None]]:
-    """The same launch under every modelled release (each in its own flag spelling), grouped into runs
-    of consecutive releases with the same outcome: [(releases, a plan of that run)]."""
+def other_versions(plan: Plan, releases: list[str] | None = None) -> list[tuple[list[str], Plan | None]]:
+    """The same launch under every modelled release (or those of ``releases``; each in its own flag spelling),
+    grouped into runs of consecutive releases with the same outcome: [(releases, a plan of that run)]."""
     from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
     from planner.engines.sglang.rules import RULES  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
 
     groups: list[tuple[list[str], Plan | None]] = []
     last = None
-    for v in sorted(RULES, key=_vkey):
+    for v in sorted(RULES if releases is None else releases, key=_vkey):
         if v == plan.sglang_version:
             other = plan
         else:
