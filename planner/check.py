@@ -342,7 +342,7 @@ def _model_for(launch: Launch | None, model: str | None) -> ResolvedModel:
 def rules_version_for_log(log: ParsedLog) -> tuple[str, str]:
     """(modelled release, why) for a log: the release it shows, else the newest modelled release its
     evidence allows (logs carry lower bounds more often than upper ones), else the latest modelled."""
-    from planner.engines.sglang.rules import LATEST, RULES  # noqa: PLC0415
+    from planner.engines.sglang.rules import LATEST, RULES, version_key  # noqa: PLC0415
 
     guess = guess_version(log)
     seen = detect_version(log)
@@ -350,10 +350,10 @@ def rules_version_for_log(log: ParsedLog) -> tuple[str, str]:
         return guess.exact, f"the log shows SGLang {guess.exact}"
     fits = [v for v in RULES if guess.contains(v)] if guess.hints and not guess.contradictory else []
     if fits:
-        v = max(fits, key=lambda x: tuple(int(p) for p in x.split(".")))
+        v = max(fits, key=version_key)
         return v, f"the log looks like SGLang {seen}; using the newest modelled release in that range ({v})"
     if seen:
-        key = lambda x: tuple(int(p) for p in x.split("."))  # noqa: E731
+        key = version_key
         oldest = min(RULES, key=key)
         if guess.hi is not None and key(guess.hi) < key(oldest):
             return oldest, f"the log looks like SGLang {seen}, which is not modelled; using the oldest modelled ({oldest})"
@@ -475,10 +475,10 @@ def choose_release(log: ParsedLog, launch: Launch, gpu: GpuProfile, model: Resol
     every modelled release its evidence allows is planned with the log's inputs, and the newest that reproduces
     what the log shows (the outcome, the pool lines) is used. Without evidence to compare, or when none
     reproduces it, the newest release of the range (said so)."""
-    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES, version_key  # noqa: PLC0415
 
     guess = guess_version(log)
-    key = lambda x: tuple(int(p) for p in x.split("."))  # noqa: E731
+    key = version_key
     cands = sorted((v for v in RULES if guess.contains(v)), key=key) \
         if guess.hints and not guess.contradictory and not guess.exact else []
     if len(cands) < 2:

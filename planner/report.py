@@ -8,6 +8,7 @@ from typing import Any
 
 from planner.catalog.drafts import launch_flags, unpublished_draft
 from planner.explain import explain
+from planner.engines.sglang.rules import version_key as _vkey
 from planner.plan import GIB, Plan, json_verdict
 from planner.summary import build_summary
 
@@ -222,10 +223,6 @@ def render_text(plan: Plan, compare: bool = True) -> str:
     if other:
         w(other)
     return "\n".join(out)
-
-
-def _vkey(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
 
 
 def _outcome_key(p: Plan) -> tuple:

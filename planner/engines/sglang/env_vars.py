@@ -19,6 +19,7 @@ import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
+from planner.engines.sglang.rules import version_key
 
 _HERE = Path(__file__).resolve().parent
 
@@ -40,14 +41,10 @@ MODELLED: dict[str, str] = {
 MODELLED_UNTIL = {"SGLANG_ENABLE_SPEC_V2": "0.5.13"}  # from 0.5.14 the rules keep overlap whatever it says (rules/v0_5_14.py)
 
 
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
-
-
 def modelled(name: str, version: str) -> bool:
     """Whether the planner's rules for ``version`` use ``name`` (and the release reads it)."""
     until = MODELLED_UNTIL.get(name)
-    return name in MODELLED and reads(name, version) and (until is None or _key(version) <= _key(until))
+    return name in MODELLED and reads(name, version) and (until is None or version_key(version) <= version_key(until))
 
 
 #: name -> (the values that are SGLang's default, lower case; what it changes that the planner does not model)

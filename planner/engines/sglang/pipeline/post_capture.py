@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from planner.engines.sglang.pipeline.server_args import _env_bool
+from planner.engines.sglang.rules import version_key
 
 ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
 GIB = 1 << 30
@@ -42,13 +43,9 @@ MODELLED = {"0.5.23": 1536}
 _GATED_OFF_ARCHS = ("DeepseekV4ForCausalLM", "MiniMaxM3ForCausalLM", "MiniMaxSparseForCausalLM")
 
 
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
-
-
 def requested(env: dict[str, str], version: str) -> bool:
     """The env var is set true in a release that reads it (0.5.16+; EnvBool: true/1/yes/y)."""
-    return _key(version) >= (0, 5, 16) and _env_bool(env, ENV)
+    return version_key(version) >= (0, 5, 16) and _env_bool(env, ENV)
 
 
 def refusal(env: dict[str, str], version: str) -> str | None:

@@ -349,10 +349,15 @@ def _releases() -> dict[str, Rules]:
     return out
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """A release's order: 0.5.9 < 0.5.10 < 0.5.10.post1 (the numeric parts; a ``.postN`` sorts by its base)."""
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
 # Releases whose argparse the planner has (flags/*.json) but whose sizing rules are not modelled yet.
 KNOWN = tuple(f"0.5.{n}" for n in range(9, 24))
 RULES: dict[str, Rules] = _releases()
-LATEST = max(RULES, key=lambda v: tuple(int(p) for p in v.split(".")))
+LATEST = max(RULES, key=version_key)
 
 
 def installed_sglang() -> str | None:
