@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planner.cache_kinds import FullAttention
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import dflash_cell
 from planner.engines.sglang.pipeline.mamba import MambaState
@@ -73,7 +74,8 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     """
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
-    cell = num_kv_heads(model, args.tp_size) * (model.head_dim + model.v_head_dim) * n_layers * kv_size
+    cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
+                         model.v_head_dim).bytes_per_token(args.tp_size)
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
         return dflash_cell(cell, n_layers, draft, args)
     layers = draft_kv_layers(model, args, draft)
