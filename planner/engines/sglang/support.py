@@ -6,7 +6,9 @@ computed. It refuses, in this order:
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
 2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
    (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
-   ``sliding_window`` in use, ``attention_chunk_size``);
+   ``sliding_window`` in use, ``attention_chunk_size``) in an architecture other than the hybrid SWA ones
+   (:data:`SLIDING_ARCHS`: gpt-oss, whose sliding and full layers SGLang's hybrid SWA pool sizes,
+   pipeline/swa.py; verified on 0.5.11 / 0.5.16 / 0.5.23, other releases refused by name there);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
 
@@ -44,7 +46,12 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
 })
-TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
+# Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
+# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.11 / 0.5.16 / 0.5.23 (tests/golden/swa/)
+SLIDING_ARCHS = frozenset({
+    "GptOssForCausalLM",  # gpt-oss-20b / 120b: alternating sliding (window 128, attention sinks) and full layers
+})
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | SLIDING_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
                          "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
@@ -102,6 +109,8 @@ def cache_refusal(spec: ModelSpec) -> str | None:
     spec: a ModelSpec is frozen)."""
     t = spec.text if isinstance(spec.text, dict) else spec.raw
     arch = spec.architecture
+    if spec.sliding is not None and arch in SLIDING_ARCHS:
+        return None  # the hybrid SWA pool (pipeline/swa.py) sizes its sliding / chunked layers
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
     window = t.get("sliding_window")
     what = None

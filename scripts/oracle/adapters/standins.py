@@ -162,3 +162,26 @@ def give_model_quant_config(r, ModelRunner=None, load_config=None):
     if qc is not None and model_class_keeps_quant_config(r):
         r.model.quant_config = qc
     return qc
+
+
+def give_model_sliding_window(model, model_config):
+    """The loaded model's ``get_attention_sliding_window_size``, on the empty model: resolve_sliding_window_size asks
+    the model first and the config only when the model has no such method (load_model_utils.py:144-157 @0.5.23,
+    model_runner.py ModelRunner.load_model's block of the same statements in earlier releases). gpt-oss's answers
+    ``sliding_window - 1`` (srt/models/gpt_oss.py:129-132, 1374-1375 @0.5.23: HF's window counts the last token),
+    so the real server validates its SWA pool against 127, not the config's 128 (validate_swa_pool_size,
+    pool_configurator.py:198-215 @0.5.23). The class's own method runs, over the real hf_config; a class without
+    one is left alone."""
+    import types
+
+    from sglang.srt.model_loader import loader
+
+    try:
+        cls, _ = loader.get_model_architecture(model_config)
+    except Exception:  # noqa: BLE001 - unknown class: the config's value, as before
+        return
+    fn = vars(cls).get("get_attention_sliding_window_size")
+    if fn is None or model is None:
+        return
+    holder = types.SimpleNamespace(config=model_config.hf_config)
+    model.get_attention_sliding_window_size = lambda: fn(holder)

@@ -74,6 +74,11 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     """
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
+    if model.sliding is not None:  # gpt-oss / Llama 4: the hybrid SWA pool's float cell (pipeline/swa.py)
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        if swa.is_hybrid_swa(args, model):
+            return swa.cell(args, model, kv_size)
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
                          model.v_head_dim).bytes_per_token(args.tp_size)
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
@@ -232,6 +237,11 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
 _SCALAR_TYPES = (int, float, np.integer, np.floating, np.bool_)  # bool is an int
 
 
+def _cell_number(cell):
+    """The cell as SGLang holds it: an int, or a float for a hybrid SWA pool (its ratio-weighted SWA term)."""
+    return float(cell) if isinstance(cell, (float, np.floating)) else int(cell)
+
+
 def _all_scalar(*values) -> bool:
     """Every broadcast input a plain number (not an array, list or 0-d array)."""
     return all(isinstance(v, _SCALAR_TYPES) for v in values)
@@ -299,7 +309,7 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     verdict (such a pool never fits) but not the magnitude."""
     try:
         return _scalar_chain(float(pre_gib), float(post_gib), float(mfs), int(per_req), bool(spec_on), int(r_args),
-                             int(ndraft), int(m_explicit), bool(radix_off), float(ratio), int(cell), int(page),
+                             int(ndraft), int(m_explicit), bool(radix_off), float(ratio), _cell_number(cell), int(page),
                              int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
                              cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
                              pools_sized_separately, replay, int(ring), float(slack_floor_gib))
@@ -359,7 +369,7 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     if not math.isfinite(rest):
         return None
     available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
-    n = available // cell
+    n = int(available // cell)  # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
     n = n // page * page
     fail = n <= 0
     capped = mtt // page * page if 0 <= mtt < n else n
@@ -455,7 +465,11 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     fail_rest = rest <= 0
     available = _to_i64(np.trunc(rest * (1 << 30)))
     page = np.asarray(page, dtype=np.int64)
-    n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
+    cell_arr = np.asarray(cell)
+    if cell_arr.dtype.kind == "f":  # a hybrid SWA cell (pool_configurator.py:274-278 @0.5.11): int(available // cell)
+        n = _to_i64(np.floor_divide(available, cell_arr))
+    else:
+        n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
     n = n // page * page
     fail = n <= 0
     mtt = np.asarray(max_total_tokens, dtype=np.int64)
@@ -582,11 +596,13 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         spec_reserved_bytes=int(out["spec_reserved"]) if mamba and args.spec_on else None,
         max_mamba_cache_size=int(out["m"]) if mamba else None,
         mamba_cache_per_req_bytes=state.per_req_bytes if mamba else None,
-        available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=int(inp["cell"]),
+        available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=_cell_number(inp["cell"]),
         max_mamba_cache_source=source,
     )
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
+    if model.sliding is not None:
+        _swa_checks(args, model, prof, inp, out)
     if bool(out["fail"]):
         if args.rules.oom_message_names_fraction and mamba:
             # <= 0.5.10 computes the request count, and with it the ratio, before MemoryPoolConfig raises
@@ -619,6 +635,24 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         exc.profile = prof
         raise exc
     return prof
+
+
+def _swa_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, inp: dict, out: dict) -> None:
+    """The hybrid SWA pool's own check, on the profiled and then the capped token count, before the
+    MemoryPoolConfig's (pipeline/swa.py validate)."""
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+    if not swa.is_hybrid_swa(args, model):
+        return
+    page = args.page_size
+    profiled = max(int(int(out["available"]) // inp["cell"]), 0) // page * page
+    try:
+        swa.validate(args, model, swa.swa_tokens(args, model, profiled))
+        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < profiled:
+            swa.validate(args, model, swa.swa_tokens(args, model, int(out["n"])))
+    except Rejected as exc:
+        exc.profile = prof
+        raise
 
 
 def _ratio_inside_spec_solve(args: ResolvedArgs, inp: dict, out: dict, mamba: bool) -> None:

@@ -1,0 +1,98 @@
+"""Hybrid sliding-window models (gpt-oss) against SGLang's own code, on the releases whose SWA rules are verified.
+
+The expected values are the ``summary`` objects the sglang-oracle printed (each release's real ServerArgs,
+ModelConfig, HybridSWAPoolConfigurator and ``_init_pools`` with the SWAKVPool on meta tensors), made by
+``scripts/oracle/swa_cases.py``; tests/golden/swa/README.md gives the commands. Every field of
+``planner.summary.SUMMARY_FIELDS`` is compared exactly, the ratio-weighted float cell included. Nothing here is
+hand-derived.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.catalog.catalog import resolve_model
+from planner.errors import BadInput
+from planner.hardware.profiles import find_profile
+from planner.plan import make_plan
+from planner.summary import SUMMARY_FIELDS, build_summary
+from golden_sets import read_pairs
+
+HERE = Path(__file__).parent / "golden" / "swa"
+RELEASES = ("0.5.11", "0.5.16", "0.5.23")  # planner/engines/sglang/pipeline/swa.py VERIFIED
+BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
+OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
+
+
+def _load(version: str, cases: str, results: str) -> list[tuple[dict, dict]]:
+    if not (HERE / f"sglang-{version}" / cases).exists():
+        return []
+    return read_pairs(HERE, version, cases=cases, results=results)
+
+
+ALL = [(v, c, e) for v in RELEASES for c, e in _load(v, "cases.jsonl", "results.jsonl")
+       + _load(v, "random.jsonl", "random_results.jsonl")]
+
+
+def _plan(case: dict, version: str):
+    gpu = find_profile(case["gpu"])
+    assert gpu.capacity_mib == case["gpu_total_mib"]
+    return make_plan(gpu, resolve_model(case["planner_model"]), case["flags"], case.get("env") or {},
+                     case["free_before_gib"], case["free_after_gib"], version=version)
+
+
+def test_every_verified_release_has_golden_cases():
+    assert {v for v, _, _ in ALL} == set(RELEASES)
+
+
+@pytest.mark.parametrize("version,case,expected", ALL, ids=[f"{v}-{c['id']}" for v, c, _ in ALL])
+def test_planner_matches_sglang(version, case, expected):
+    got = build_summary(_plan(case, version))
+    skip = OUTCOME_FIELDS if expected["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE else set()
+    diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if k not in skip and expected[k] != got[k]}
+    assert not diffs, f"{version} {case['id']}: (oracle, planner) {diffs}"
+
+
+def test_the_sets_reach_the_swa_rules():
+    """Each release's set has the float cell, both models, the plain pool (--disable-hybrid-swa-memory), the three
+    GPU generations' backends (fa3, trtllm_mha with page 64, triton) and SGLang's rejection of flashinfer."""
+    for version in RELEASES:
+        rows = [(c, e) for v, c, e in ALL if v == version]
+        ok = [e for _, e in rows if e["outcome"] == "ok"]
+        assert any(isinstance(e["kv_cell_bytes_per_token"], float) and not e["kv_cell_bytes_per_token"].is_integer()
+                   for e in ok), version
+        assert {c["planner_model"] for c, _ in rows} == {"gpt-oss-20b", "gpt-oss-120b"}
+        assert {e["attention_backend"] for e in ok} >= {"fa3", "trtllm_mha", "triton"}
+        assert any(e["attention_backend"] == "trtllm_mha" and e["page_size"] == 64 for e in ok)
+        assert any("--disable-hybrid-swa-memory" in c["flags"] and e["outcome"] == "ok" for c, e in rows)
+        assert any(e["outcome"] == "rejected" and "GptOssForCausalLM requires one of" in e["error_message"]
+                   for _, e in rows)
+
+
+def test_the_swa_pool_floor_is_the_models_window_minus_one():
+    """0.5.16+ refuses an SWA pool of at most sliding_window_size + page tokens, the window being what gpt-oss's
+    loaded model answers (sliding_window - 1 = 127); 0.5.11 has no such check."""
+    rows = {(v, c["id"]): e for v, c, e in ALL}
+    for v in ("0.5.16", "0.5.23"):
+        assert rows[(v, "oss20_h100_swa_pool_above_floor")]["outcome"] == "ok"  # SWA 129 > 127 + 1
+        at = rows[(v, "oss20_h100_swa_pool_at_floor")]  # SWA 128
+        assert at["outcome"] == "startup_failed" and "SWA pool (128 tokens)" in at["error_message"]
+        assert "sliding_window_size (127)" in at["error_message"]
+    assert rows[("0.5.11", "oss20_h100_swa_pool_at_floor")]["outcome"] == "ok"
+
+
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.10", "0.5.12", "0.5.15", "0.5.17", "0.5.22"])
+def test_unverified_releases_are_refused_by_name(version):
+    with pytest.raises(BadInput, match=f"on SGLang {version} is not verified"):
+        make_plan(find_profile("h200"), resolve_model("gpt-oss-120b"), ["--tp-size", "8"], {}, None, None,
+                  version=version)
+
+
+def test_request_capped_swa_pool_is_refused_by_name():
+    """0.5.16+ sizes the SWA pool from --max-running-requests when the radix cache is off
+    (SWARequestCapPoolConfigurator): not modelled, refused by name rather than sized with the ratio."""
+    with pytest.raises(BadInput, match="SWARequestCapPoolConfigurator"):
+        make_plan(find_profile("h100-sxm"), resolve_model("gpt-oss-20b"),
+                  ["--disable-radix-cache", "--max-running-requests", "64"], {}, None, None, version="0.5.23")
