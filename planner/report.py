@@ -45,6 +45,8 @@ def capacity(plan: Plan) -> dict[str, Any] | None:
 def verdict_line(plan: Plan) -> str:
     if plan.verdict == "fits":
         return "FITS: SGLang accepts these flags, every pool is allocated, and the estimated headroom covers the rest."
+    if plan.verdict == "oom_risk" and plan.headroom_bytes is not None and plan.headroom_bytes < 0:
+        return f"OUT-OF-MEMORY RISK: {plan.oom_allocation} exceed the memory the weights leave."
     if plan.verdict == "oom_risk":
         return f"OUT-OF-MEMORY RISK: the pools fit, but {plan.oom_allocation} is unlikely to fit after them."
     if plan.stage == "server_args":

@@ -1,4 +1,4 @@
-"""Hybrid sliding-window models (gpt-oss) against SGLang's own code, on the releases whose SWA rules are verified.
+"""Hybrid sliding-window models (gpt-oss, Llama 4) against SGLang's own code, on the releases whose SWA rules are verified.
 
 The expected values are the ``summary`` objects the sglang-oracle printed (each release's real ServerArgs,
 ModelConfig, HybridSWAPoolConfigurator and ``_init_pools`` with the SWAKVPool on meta tensors), made by
@@ -63,7 +63,8 @@ def test_the_sets_reach_the_swa_rules():
         ok = [e for _, e in rows if e["outcome"] == "ok"]
         assert any(isinstance(e["kv_cell_bytes_per_token"], float) and not e["kv_cell_bytes_per_token"].is_integer()
                    for e in ok), version
-        assert {c["planner_model"] for c, _ in rows} == {"gpt-oss-20b", "gpt-oss-120b"}
+        assert {c["planner_model"] for c, _ in rows} == {"gpt-oss-20b", "gpt-oss-120b", "llama-4-scout-17b-16e-instruct",
+                                                         "llama-4-maverick-17b-128e-instruct"}
         assert {e["attention_backend"] for e in ok} >= {"fa3", "trtllm_mha", "triton"}
         assert any(e["attention_backend"] == "trtllm_mha" and e["page_size"] == 64 for e in ok)
         assert any("--disable-hybrid-swa-memory" in c["flags"] and e["outcome"] == "ok" for c, e in rows)
@@ -83,6 +84,22 @@ def test_the_swa_pool_floor_is_the_models_window_minus_one():
     assert rows[("0.5.11", "oss20_h100_swa_pool_at_floor")]["outcome"] == "ok"
 
 
+def test_llama4_chunked_layers_use_the_chunk_as_their_window():
+    """Llama 4's chunked layers go to the SWA sub-pool with attention_chunk_size (8192) as the window SGLang checks
+    the pool against on 0.5.16+ (resolve_sliding_window_size falls back to it); its 10M-token default context makes
+    req_to_token (R + 1) x 10,485,764 int32, tens of GiB, which the planner's pools carry."""
+    rows = {(v, c["id"]): e for v, c, e in ALL}
+    for v in ("0.5.16", "0.5.23"):
+        at = rows[(v, "scout_h200_tp8_mtt_chunk_floor")]
+        assert at["outcome"] == "startup_failed" and "sliding_window_size (8192)" in at["error_message"]
+        assert rows[(v, "scout_h200_tp8_mtt_above_floor")]["outcome"] == "ok"
+    for v in RELEASES:
+        default = rows[(v, "scout_h200_tp8")]
+        assert default["context_len"] == 10485760
+        assert default["pool_req_to_token_bytes"] == (default["max_running_requests"] + 1) * (10485760 + 4) * 4
+        assert default["pool_req_to_token_bytes"] > 64 << 30
+
+
 @pytest.mark.parametrize("version", ["0.5.9", "0.5.10", "0.5.12", "0.5.15", "0.5.17", "0.5.22"])
 def test_unverified_releases_are_refused_by_name(version):
     with pytest.raises(BadInput, match=f"on SGLang {version} is not verified"):
@@ -96,3 +113,24 @@ def test_request_capped_swa_pool_is_refused_by_name():
     with pytest.raises(BadInput, match="SWARequestCapPoolConfigurator"):
         make_plan(find_profile("h100-sxm"), resolve_model("gpt-oss-20b"),
                   ["--disable-radix-cache", "--max-running-requests", "64"], {}, None, None, version="0.5.23")
+
+
+LOGS = Path(__file__).parent / "data" / "logs"
+
+
+@pytest.mark.parametrize("log,gpu,version", [
+    ("synthetic-0.5.11-gpt-oss-20b-swa.log", "a100-80gb", "0.5.11"),  # two unlabelled lines, SWA first
+    ("synthetic-0.5.23-gpt-oss-120b-tp8-swa.log", "h200", "0.5.23"),  # "Full" and "SWA" labels
+])
+def test_plan_check_reads_both_sub_pools_of_an_swa_log(log, gpu, version):
+    """plan check pairs the full and the sliding sub-pool's 'KV Cache is allocated' lines with the planner's two
+    pools (not the second as a draft's, nor as a second launch); the sizes are SGLang's own log lines."""
+    from planner.check import check  # noqa: PLC0415
+    from planner.logs import parse_file  # noqa: PLC0415
+
+    res = check(parse_file(LOGS / log), find_profile(gpu), None, [], version=version)
+    assert not res.stale
+    rows = {r.what: r for r in res.rows}
+    assert {"KV K", "sliding-window KV K", "sliding-window KV V", "KV #tokens (max_total_num_tokens)"} <= set(rows)
+    assert all(r.agrees for r in res.rows if r.what != "Memory pool end avail"), \
+        [(r.what, r.predicted, r.actual) for r in res.rows]

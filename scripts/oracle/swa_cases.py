@@ -10,7 +10,9 @@
                        [--oracle /tmp/oracle-swa] [--seed 1] [--count 40]
 
 Models: the catalog's gpt-oss-20b and gpt-oss-120b (GptOssForCausalLM: sliding layers of window 128 with attention
-sinks between full-attention layers, MXFP4 experts). The oracle is the repository's adapter copy
+sinks between full-attention layers, MXFP4 experts) and Llama 4 Scout / Maverick (Llama4ForConditionalGeneration:
+chunked local attention of 8192 tokens in three of every four layers, a 10M / 1M-token default context, the vision
+tower that --enable-multimodal turns on). The oracle is the repository's adapter copy
 (``bash scripts/oracle/oracle_copy.sh /tmp/oracle-swa``) for every release, 0.5.11 / 0.5.16 / 0.5.23 included: its
 0.5.16+ adapters give the empty model the class's own ``get_attention_sliding_window_size`` (gpt-oss: window - 1,
 scripts/oracle/adapters/standins.py give_model_sliding_window), which SGLang's loader asks before the config; the
@@ -44,6 +46,8 @@ ORACLE = "/tmp/oracle-swa"  # bash scripts/oracle/oracle_copy.sh /tmp/oracle-swa
 MODELS = {
     "gpt-oss-20b": ("openai__gpt-oss-20b.config.json", 12.82),
     "gpt-oss-120b": ("openai__gpt-oss-120b.config.json", 60.77),
+    "llama-4-scout-17b-16e-instruct": ("meta-llama__Llama-4-Scout-17B-16E-Instruct.config.json", 202.36),
+    "llama-4-maverick-17b-128e-instruct": ("meta-llama__Llama-4-Maverick-17B-128E-Instruct.config.json", 748.0),
 }
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "l40s", "rtxpro6000", "rtx5090", "rtx4090")
 TP = (1, 2, 4, 8)
@@ -94,6 +98,25 @@ def curated(b):
     b.add("oss20_h100_tp8", "h100-sxm", S, tp=8)
     b.add("oss20_h100_no_room", "h100-sxm", S, free_before=78.8, free_after=0.5)
     b.add("oss20_h100_mfs06", "h100-sxm", S, ["--mem-fraction-static", "0.6"])
+    # Llama 4: chunked local attention (chunk 8192) in 3 of every 4 layers, the 10M-token default context
+    L, M = "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct"
+    b.add("scout_h200_tp8", "h200", L, tp=8)
+    b.add("scout_h200_tp8_ctx128k", "h200", L, ["--context-length", "131072"], tp=8)
+    b.add("scout_h100_tp8_ctx64k", "h100-sxm", L, ["--context-length", "65536"], tp=8)
+    b.add("scout_b200_tp2", "b200", L, ["--context-length", "131072"], tp=2)  # SM100: trtllm_mha, page 64
+    b.add("scout_b200_tp4", "b200", L, tp=4)
+    b.add("scout_a100_tp8_ctx32k", "a100-80gb", L, ["--context-length", "32768"], tp=8)  # triton
+    b.add("scout_h200_tp4_fp8kv", "h200", L, ["--kv-cache-dtype", "fp8_e4m3", "--context-length", "131072"], tp=4)
+    b.add("scout_h200_tp8_ratio05", "h200", L, ["--swa-full-tokens-ratio", "0.5"], tp=8)
+    b.add("scout_h200_tp8_no_hybrid", "h200", L, ["--disable-hybrid-swa-memory", "--context-length", "131072"], tp=8)
+    b.add("scout_h200_tp8_multimodal", "h200", L, ["--enable-multimodal", "--context-length", "131072"], tp=8)
+    b.add("scout_h200_tp8_flashinfer_rejected", "h200", L, ["--attention-backend", "flashinfer"], tp=8)
+    b.add("scout_h200_tp8_mtt_chunk_floor", "h200", L,  # SWA 8192 tokens: at the 0.5.16+ floor (chunk + page)
+          ["--swa-full-tokens-ratio", "0.5", "--max-total-tokens", "16384", "--context-length", "8192"], tp=8)
+    b.add("scout_h200_tp8_mtt_above_floor", "h200", L,
+          ["--swa-full-tokens-ratio", "0.5", "--max-total-tokens", "16388", "--context-length", "8192"], tp=8)
+    b.add("maverick_h200_tp8", "h200", M, tp=8)
+    b.add("maverick_b200_tp8_ctx128k", "b200", M, ["--context-length", "131072"], tp=8)
 
 
 def random_cases(b, seed: int, count: int):
@@ -102,13 +125,15 @@ def random_cases(b, seed: int, count: int):
     for i in range(count):
         while True:  # weights that fit the GPUs (free_after > 0)
             model, gpu, tp = rng.choice(names), rng.choice(GPUS), rng.choice(TP)
-            if MODELS[model][1] / tp < mc.total_gib(gpu) - 4.0:
+            if MODELS[model][1] / tp < mc.total_gib(gpu) - 6.0:
                 break
         flags: list[str] = []
         if rng.random() < 0.3:
             flags += ["--kv-cache-dtype", rng.choice(["fp8_e4m3", "fp8_e5m2", "auto"])]
-        if rng.random() < 0.3:
+        if rng.random() < (0.7 if model.startswith("llama-4") else 0.3):
             flags += ["--context-length", str(rng.choice([2048, 8192, 32768, 65536, 131072]))]
+        if model.startswith("llama-4") and rng.random() < 0.2:
+            flags += ["--enable-multimodal"]
         if rng.random() < 0.2:
             flags += ["--mem-fraction-static", str(rng.choice([0.6, 0.75, 0.85, 0.9]))]
         radix_off = rng.random() < 0.1

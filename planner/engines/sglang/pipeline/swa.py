@@ -182,6 +182,14 @@ def adjustments(s: ArgState) -> None:
             raise Rejected("AssertionError", f"GptOssForCausalLM requires one of {supported} attention backend, but "
                            f"got the following backends\n- Prefill: {prefill}\n- Decode: {decode}\n",
                            "srt/server_args.py:1901-1916 @0.5.11")
+    if s.arch == "Llama4ForConditionalGeneration":
+        if a["attention_backend"] is None:  # srt/server_args.py:2044-2060 @0.5.11; model_overrides/llama4.py:16-36 @0.5.23
+            s.attn = "trtllm_mha" if s.dev.sm100 else "fa3" if s.dev.sm90 else "triton"
+            s.why["attention_backend"] = ("Llama 4 default for the GPU (server_args.py:2044-2060 @0.5.11, "
+                                          "model_overrides/llama4.py:16-36 @0.5.23)")
+        if s.attn not in ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu"):
+            raise Rejected("AssertionError", "fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for "
+                           f"Llama4 model but got {s.attn}", "srt/server_args.py:2061-2067 @0.5.11")
     if _v(s.rules.version) >= (0, 5, 16) and a.get("disable_radix_cache") and a.get("max_running_requests") \
             is not None and not a.get("disable_hybrid_swa_memory"):
         raise _NotModelled("--disable-radix-cache with --max-running-requests on a hybrid sliding-window model: "
