@@ -185,3 +185,33 @@ def give_model_sliding_window(model, model_config):
         return
     holder = types.SimpleNamespace(config=model_config.hf_config)
     model.get_attention_sliding_window_size = lambda: fn(holder)
+
+
+def load_model_sliding_window(S, r):
+    """0.5.9 / 0.5.10: ``ModelRunner.load_model`` sets ``self.sliding_window_size`` in its "Parse other args" block
+    (model_runner.py:1020-1034 @0.5.9, :1222-1236 @0.5.10), which the oracle skips with the rest of load_model; the
+    hybrid SWA sizing then reads it (set_num_tokens_hybrid_swa asserts it, model_runner_kv_cache_mixin.py:251-254
+    @0.5.9), so without it every gpt-oss / Llama 4 case stopped at an AttributeError. The block's own statements
+    (the assignment to None and the if/elif chain after it) are taken from SGLang's source with ast and run on the
+    runner, after the empty model got the class's get_attention_sliding_window_size (give_model_sliding_window)."""
+    import ast
+    import inspect
+    import textwrap
+
+    give_model_sliding_window(r.model, r.model_config)
+    fn = S.ModelRunner.load_model
+    src_file = inspect.getsourcefile(fn)
+    lines, start = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    body = tree.body[0].body
+    for i, node in enumerate(body):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr == "sliding_window_size" and i + 1 < len(body)
+                and isinstance(body[i + 1], ast.If)):
+            block = ast.Module(body=[node, body[i + 1]], type_ignores=[])
+            ast.increment_lineno(block, start - 1)
+            code = compile(block, src_file, "exec")
+            exec(code, dict(vars(inspect.getmodule(fn))), {"self": r})  # noqa: S102 - SGLang's own statements
+            return
+    raise RuntimeError("ModelRunner.load_model: the sliding_window_size block was not found")
+

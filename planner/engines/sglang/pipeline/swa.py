@@ -29,9 +29,14 @@ from planner.cache_kinds.sliding import ChunkedLocalAttention, SlidingWindow, hy
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, ResolvedArgs, _NotModelled
 
-# Releases whose hybrid SWA rules were read and checked against the oracle (tests/golden/swa/); the others are
-# refused by name for these models, not guessed.
-VERIFIED = ("0.5.11", "0.5.16", "0.5.23")
+# Releases whose hybrid SWA rules were checked: against the oracle on 0.5.11, 0.5.13, 0.5.16, 0.5.20 and 0.5.23
+# (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.14, 0.5.15, 0.5.17-0.5.19, 0.5.21 and 0.5.22
+# against those (HybridSWAPoolConfigurator, SWAKVPool, the SWA allocator, get_hybrid_layer_ids, the gpt-oss and
+# Llama 4 adjustments: the differences are the switches below, or parts refused here). 0.5.9 / 0.5.10 size the pool
+# another way (set_num_tokens_hybrid_swa, model_runner_kv_cache_mixin.py:251-336 @0.5.9; _resolve_hybrid_swa_tokens
+# @0.5.10), which is not modelled: refused by name.
+VERIFIED = ("0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
+            "0.5.21", "0.5.22", "0.5.23")
 # 0.5.16+: validate_swa_pool_size (srt/model_executor/pool_configurator.py:198-215 @0.5.23, present @0.5.16)
 _VALIDATES_SINCE = (0, 5, 16)
 
@@ -173,8 +178,8 @@ def adjustments(s: ArgState) -> None:
             s.why["attention_backend"] = ("gpt-oss default for the GPU (server_args.py:1875-1887 @0.5.11, "
                                           "model_overrides/gpt_oss.py:24-47 @0.5.23)")
         supported = ["triton", "trtllm_mha", "fa3", "fa4", "ascend"]
-        if _v(s.rules.version) >= (0, 5, 16):
-            supported.append("intel_amx")  # srt/arg_groups/model_hook.py:523-532 @0.5.23 (and 0.5.16's list)
+        if _v(s.rules.version) >= (0, 5, 13):  # added in 0.5.13 (srt/server_args.py GptOss block @0.5.13; still
+            supported.append("intel_amx")  # in srt/arg_groups/model_hook.py:523-532 @0.5.23)
         supported += ["intel_xpu", "aiter"]
         prefill = a["prefill_attention_backend"] or s.attn
         decode = a["decode_attention_backend"] or s.attn
@@ -190,8 +195,11 @@ def adjustments(s: ArgState) -> None:
         if s.attn not in ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu"):
             raise Rejected("AssertionError", "fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for "
                            f"Llama4 model but got {s.attn}", "srt/server_args.py:2061-2067 @0.5.11")
-    if _v(s.rules.version) >= (0, 5, 16) and a.get("disable_radix_cache") and a.get("max_running_requests") \
+    if _v(s.rules.version) >= (0, 5, 14) and a.get("disable_radix_cache") and a.get("max_running_requests") \
             is not None and not a.get("disable_hybrid_swa_memory"):
+        # 0.5.14-0.5.22 SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator (pool_configurator.py:461-540
+        # @0.5.16, :971-1042 @0.5.23)
         raise _NotModelled("--disable-radix-cache with --max-running-requests on a hybrid sliding-window model: "
                            f"SGLang {s.rules.version} sizes the SWA pool from the request cap "
-                           "(SWARequestCapPoolConfigurator), which is not modelled by this planner yet")
+                           "(SWARequestCapPoolConfigurator / SWAChunkCapPoolConfigurator), which is not modelled by "
+                           "this planner yet")
