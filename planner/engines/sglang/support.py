@@ -8,7 +8,7 @@ computed. It refuses, in this order:
    (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
    ``sliding_window`` in use, ``attention_chunk_size``) in an architecture other than the hybrid SWA ones
    (:data:`SLIDING_ARCHS`: gpt-oss and Llama 4, whose sliding / chunked and full layers SGLang's hybrid SWA pool
-   sizes, pipeline/swa.py; 0.5.11-0.5.23, 0.5.9 / 0.5.10 refused by name there);
+   sizes, pipeline/swa.py; every modelled release);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
 
@@ -47,8 +47,8 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
 })
 # Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
-# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.11 / 0.5.13 / 0.5.16 / 0.5.20 / 0.5.23
-# (tests/golden/swa/)
+# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13 / 0.5.16 /
+# 0.5.20 / 0.5.23 (tests/golden/swa/), the other releases' SWA code read against those
 SLIDING_ARCHS = frozenset({
     "GptOssForCausalLM",  # gpt-oss-20b / 120b: alternating sliding (window 128, attention sinks) and full layers
     "Llama4ForConditionalGeneration",  # Llama 4 Scout / Maverick: chunked local attention (8192), every 4th layer full

@@ -187,13 +187,15 @@ class Profile:
     # 0.5.9 sizes the request pools for R_pool, which can exceed the scheduler's R (…kv_cache_mixin.py:339-419)
     pool_requests: int | None = None
     max_mamba_cache_source: str = ""
+    # 0.5.9's SWA sub-pool tokens, from the unaligned full count (pipeline/swa.py swa_tokens_0_5_9); None otherwise
+    swa_tokens: int | None = None
 
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
                min_one_running=False, pools_sized_separately=False, replay="", ring=0,
-               slack_floor_gib=0.0) -> dict[str, np.ndarray]:
+               slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -225,7 +227,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
               mambaish=mambaish, solve=solve, cap_by_estimate=cap_by_estimate, padding_slots=padding_slots,
               mm_reserve_gib=mm_reserve_gib, min_one_running=min_one_running,
               pools_sized_separately=pools_sized_separately, replay=replay, ring=ring,
-              slack_floor_gib=slack_floor_gib)
+              slack_floor_gib=slack_floor_gib, swa_rescale=swa_rescale)
     if _all_scalar(pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio, cell,
                    page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring, slack_floor_gib):
         out = _size_chain_scalar(**kw)
@@ -300,7 +302,7 @@ def _to_i64(x) -> np.ndarray:
 def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0) -> dict | None:
+                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict | None:
     """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
     operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
     (a division by zero, a non-finite float): the caller then runs the array path. A byte count beyond int64 (an
@@ -312,14 +314,14 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
                              int(ndraft), int(m_explicit), bool(radix_off), float(ratio), _cell_number(cell), int(page),
                              int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
                              cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
-                             pools_sized_separately, replay, int(ring), float(slack_floor_gib))
+                             pools_sized_separately, replay, int(ring), float(slack_floor_gib), swa_rescale)
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
 
 
 def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, cell, page, mtt, ctx, mr, mamba,
                   solve, cap_by_estimate, padding_slots, mm, min_one_running, pools_sized_separately, replay,
-                  ring, slack_floor=0.0) -> dict | None:
+                  ring, slack_floor=0.0, swa_rescale=None) -> dict | None:
     slack = pre * (1 - mfs)
     if slack_floor > 0:
         slack = max(slack, slack_floor)
@@ -375,6 +377,10 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     capped = mtt // page * page if 0 <= mtt < n else n
     fail = fail or capped <= 0
     n = capped
+    if swa_rescale is not None:  # 0.5.9 / 0.5.10 hybrid SWA: the all-layer count becomes full tokens (pipeline/swa.py)
+        a, dnm = swa_rescale
+        n = int(n * a / dnm) // page * page
+        fail = fail or n <= 0
     est = max(min(int(n / ctx * 512), 4096), 2048)
     if r_args >= 0:
         r_req = min(r_args, est) if cap_by_estimate else min(r_args, n // 2)
@@ -397,7 +403,7 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
 def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0) -> dict[str, np.ndarray]:
+                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
     """:func:`size_chain` on numpy arrays (the search's grids)."""
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
@@ -476,6 +482,10 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     capped = np.where((mtt >= 0) & (mtt < n), mtt // page * page, n)
     fail = fail | (capped <= 0)
     n = capped
+    if swa_rescale is not None:  # 0.5.9 / 0.5.10 hybrid SWA (pipeline/swa.py rescale)
+        a, dnm = swa_rescale
+        n = _to_i64(np.trunc(n * a / dnm)) // page * page
+        fail = fail | (n <= 0)
     r_req, r_pool = _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe, cap_by_estimate,
                                       pools_sized_separately)
     return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
@@ -525,7 +535,17 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
         min_one_running=args.rules.min_one_running, pools_sized_separately=args.rules.request_pools_sized_separately,
         slack_floor_gib=slack_floor_gib(args, state is not None), **replay_inputs(args, state),
+        swa_rescale=_swa_rescale(args, model),
     )
+
+
+def _swa_rescale(args: ResolvedArgs, model: ModelSpec):
+    """0.5.9 / 0.5.10's hybrid SWA split (pipeline/swa.py ``rescale``), else None."""
+    if model.sliding is None:
+        return None
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+    return swa.rescale(args, model, DTYPE_BYTES[kv_dtype_name(args, model)])
 
 
 def replay_inputs(args: ResolvedArgs, state: MambaState | None) -> dict:
@@ -618,6 +638,14 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             raise
     prof.max_total_num_tokens = int(out["n"])
     prof.max_running_requests = int(out["r"])
+    if inp["swa_rescale"] is not None and args.rules.request_pools_sized_separately:  # 0.5.9
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        page = args.page_size
+        n0 = int(int(out["available"]) // inp["cell"]) // page * page
+        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < n0:
+            n0 = args.max_total_tokens // page * page
+        prof.swa_tokens = swa.swa_tokens_0_5_9(args, model, DTYPE_BYTES[kv_dtype_name(args, model)], n0)
     if args.rules.request_pools_sized_separately:
         prof.pool_requests = int(out["r_pool"])
     prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None

@@ -210,7 +210,7 @@ def unified_pool_bytes(args: ResolvedArgs, state: MambaState, g: KvGeometry, n, 
 
 
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
-               n, r, m, available=None) -> dict:
+               n, r, m, available=None, swa_tokens=None) -> dict:
     """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
 
     Keys follow the summary's ``pool_*_bytes`` names without the prefix and suffix.
@@ -274,7 +274,7 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     if isinstance(g, SwaGeometry):  # SWAKVPool: the full and the sliding sub-pools (pipeline/swa.py)
         from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
 
-        out.update(swa.pool_bytes(args, g.model, g.dtype_bytes, n, r))
+        out.update(swa.pool_bytes(args, g.model, g.dtype_bytes, n, r, swa_tokens))
         out["index_buffers"] = out["index_buffers"] + index
         return out
     # 0.5.23 stores equal K and V rows as the two halves of one (2, rows, heads, dim) tensor per layer
@@ -371,7 +371,7 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     if prof.pool_requests is not None:  # 0.5.9: the pools are sized for R_pool
         r = prof.pool_requests
     g, dg = geometries(args, model, state, draft)
-    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes)
+    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes, prof.swa_tokens)
     labels = dict(_LABELS)
     if isinstance(g, SwaGeometry):  # the two sub-pools of SWAKVPool, named as the report shows them
         labels["kv_k"] = ("full-attention KV K", labels["kv_k"][1])

@@ -33,9 +33,8 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, Reso
 # (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.14, 0.5.15, 0.5.17-0.5.19, 0.5.21 and 0.5.22
 # against those (HybridSWAPoolConfigurator, SWAKVPool, the SWA allocator, get_hybrid_layer_ids, the gpt-oss and
 # Llama 4 adjustments: the differences are the switches below, or parts refused here). 0.5.9 / 0.5.10 size the pool
-# another way (set_num_tokens_hybrid_swa, model_runner_kv_cache_mixin.py:251-336 @0.5.9; _resolve_hybrid_swa_tokens
-# @0.5.10), which is not modelled: refused by name.
-VERIFIED = ("0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
+# another way (:func:`rescale`), checked against the oracle too.
+VERIFIED = ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
             "0.5.21", "0.5.22", "0.5.23")
 # 0.5.16+: validate_swa_pool_size (srt/model_executor/pool_configurator.py:198-215 @0.5.23, present @0.5.16)
 _VALIDATES_SINCE = (0, 5, 16)
@@ -73,10 +72,49 @@ def kinds(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[FullAtte
     return full, swa
 
 
+def _per_token(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[int, int, int, int]:
+    """(full bytes per token and layer, SWA bytes per token and layer, full layers, SWA layers) on one GPU."""
+    full, swa = kinds(args, model, kv_bytes)
+    tp = args.tp_size
+    return (full.heads_per_gpu(tp) * (full.head_dim + full.v_head_dim) * kv_bytes,
+            swa.heads_per_gpu(tp) * (swa.head_dim + swa.v_head_dim) * kv_bytes, full.layers, swa.layers)
+
+
+def _before_configurator(args: ResolvedArgs) -> bool:
+    """0.5.9 / 0.5.10: no HybridSWAPoolConfigurator yet; the pool is split after the plain profile (:func:`rescale`)."""
+    return _v(args.rules.version) < (0, 5, 11)
+
+
 def cell(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> float | int:
-    """HybridSWAPoolConfigurator._cell_size (pool_configurator.py:205-238 @0.5.11)."""
+    """HybridSWAPoolConfigurator._cell_size (pool_configurator.py:205-238 @0.5.11). 0.5.9 / 0.5.10 profile with the
+    plain cell over every layer, ``F x full_layers + S x swa_layers`` (get_cell_size_per_token over
+    num_effective_layers, model_runner_kv_cache_mixin.py:47-114, 116-149 @0.5.9; the is_hybrid_swa branch of the cell,
+    :109-123 @0.5.10), an int."""
+    if _before_configurator(args):
+        f, sw, nf, ns = _per_token(args, model, kv_bytes)
+        return f * nf + sw * ns
     full, swa = kinds(args, model, kv_bytes)
     return hybrid_swa_cell(full, swa, ratio(args.raw), args.tp_size)
+
+
+def rescale(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[int, float] | None:
+    """0.5.9 / 0.5.10: the profiled (capped, page-aligned) token count N becomes the full pool's
+    ``int(N x (F nf + S ns) / (F nf + r S ns))`` page-aligned, the SWA pool ``int(full x r)`` page-aligned
+    (set_num_tokens_hybrid_swa, model_runner_kv_cache_mixin.py:251-336 @0.5.9; _resolve_hybrid_swa_tokens,
+    :287-371 @0.5.10), before the request count (0.5.10 _resolve_max_num_reqs, 0.5.9 ModelRunner.initialize's
+    N // 2). (numerator, denominator) for the sizing chain, None when it does not apply."""
+    if not (_before_configurator(args) and is_hybrid_swa(args, model) and model.sliding.full_layer_ids):
+        return None
+    f, sw, nf, ns = _per_token(args, model, kv_bytes)
+    return f * nf + sw * ns, f * nf + ratio(args.raw) * sw * ns
+
+
+def swa_tokens_0_5_9(args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n_capped: int) -> int:
+    """0.5.9's SWA pool: ``int(full x r)`` of the full count before its page alignment
+    (model_runner_kv_cache_mixin.py:324-331 @0.5.9); 0.5.10 takes the aligned one (:366-367 @0.5.10)."""
+    a, dnm = rescale(args, model, kv_bytes)
+    page = args.page_size
+    return int(int(n_capped * a / dnm) * ratio(args.raw)) // page * page
 
 
 def swa_tokens(args: ResolvedArgs, model: ModelSpec, n):
@@ -115,13 +153,13 @@ def validate(args: ResolvedArgs, model: ModelSpec, swa: int) -> None:
                        "srt/model_executor/pool_configurator.py:198-215 @0.5.23", stage="resolve_memory_pool_config")
 
 
-def pool_bytes(args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n, r) -> dict:
+def pool_bytes(args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n, r, swa_override: int | None = None) -> dict:
     """SWAKVPool + SWATokenToKVPoolAllocator tensors (srt/mem_cache/swa_memory_pool.py, allocator.py @0.5.11):
     the two sub-pools' K and V (0.5.23: the two halves of one K|V tensor per layer, reported apart), the
     full->SWA index mapping, the two free lists and the K/V pointer tables of each sub-pool."""
     full, swa = kinds(args, model, kv_bytes)
     page = args.page_size
-    s = swa_tokens(args, model, n)
+    s = swa_tokens(args, model, n) if swa_override is None else swa_override
     hf, hs = full.heads_per_gpu(args.tp_size), swa.heads_per_gpu(args.tp_size)
     out = {
         "kv_k": full.layers * (n + page) * hf * full.head_dim * kv_bytes,
@@ -177,24 +215,34 @@ def adjustments(s: ArgState) -> None:
             s.attn = "trtllm_mha" if s.dev.sm100 else "fa3" if s.dev.sm90 else "triton"
             s.why["attention_backend"] = ("gpt-oss default for the GPU (server_args.py:1875-1887 @0.5.11, "
                                           "model_overrides/gpt_oss.py:24-47 @0.5.23)")
-        supported = ["triton", "trtllm_mha", "fa3", "fa4", "ascend"]
-        if _v(s.rules.version) >= (0, 5, 13):  # added in 0.5.13 (srt/server_args.py GptOss block @0.5.13; still
+        v = _v(s.rules.version)
+        supported = ["triton", "trtllm_mha", "fa3", "fa4", "ascend"]  # 0.5.9 (srt/server_args.py:1343 @0.5.9)
+        if v >= (0, 5, 13):  # added in 0.5.13 (srt/server_args.py GptOss block @0.5.13; still
             supported.append("intel_amx")  # in srt/arg_groups/model_hook.py:523-532 @0.5.23)
-        supported += ["intel_xpu", "aiter"]
+        if v >= (0, 5, 11):
+            supported.append("intel_xpu")  # srt/server_args.py:1901-1909 @0.5.11
+        if v >= (0, 5, 10):
+            supported.append("aiter")  # srt/server_args.py:1709-1716 @0.5.10
         prefill = a["prefill_attention_backend"] or s.attn
         decode = a["decode_attention_backend"] or s.attn
         if prefill not in supported or decode not in supported:
             raise Rejected("AssertionError", f"GptOssForCausalLM requires one of {supported} attention backend, but "
                            f"got the following backends\n- Prefill: {prefill}\n- Decode: {decode}\n",
                            "srt/server_args.py:1901-1916 @0.5.11")
+        if v < (0, 5, 10) and "trtllm_mha" in (prefill, decode):
+            # 0.5.9: "support swa kv indices translation for trtllm_mha" was still a TODO: one plain pool
+            # (srt/server_args.py:1354-1359 @0.5.9; gone in 0.5.10's block, :1709-1740 @0.5.10)
+            s.raw = {**s.raw, "disable_hybrid_swa_memory": True}
+            s.why["disable_hybrid_swa_memory"] = "gpt-oss with trtllm_mha on 0.5.9 (srt/server_args.py:1354-1359 @0.5.9)"
     if s.arch == "Llama4ForConditionalGeneration":
         if a["attention_backend"] is None:  # srt/server_args.py:2044-2060 @0.5.11; model_overrides/llama4.py:16-36 @0.5.23
             s.attn = "trtllm_mha" if s.dev.sm100 else "fa3" if s.dev.sm90 else "triton"
             s.why["attention_backend"] = ("Llama 4 default for the GPU (server_args.py:2044-2060 @0.5.11, "
                                           "model_overrides/llama4.py:16-36 @0.5.23)")
-        if s.attn not in ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu"):
-            raise Rejected("AssertionError", "fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for "
-                           f"Llama4 model but got {s.attn}", "srt/server_args.py:2061-2067 @0.5.11")
+        ascend = _v(s.rules.version) >= (0, 5, 10)  # 0.5.9 has no ascend (srt/server_args.py:1462-1468 @0.5.9)
+        if s.attn not in ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu") + (("ascend",) if ascend else ()):
+            raise Rejected("AssertionError", f"fa3, aiter, triton, {'ascend, ' if ascend else ''}trtllm_mha or intel_xpu "
+                           f"is required for Llama4 model but got {s.attn}", "srt/server_args.py:2061-2067 @0.5.11")
     if _v(s.rules.version) >= (0, 5, 14) and a.get("disable_radix_cache") and a.get("max_running_requests") \
             is not None and not a.get("disable_hybrid_swa_memory"):
         # 0.5.14-0.5.22 SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator (pool_configurator.py:461-540
