@@ -73,7 +73,7 @@ def test_the_sets_reach_the_swa_rules():
         else:  # 0.5.9 / 0.5.10: the all-layer int cell, the full pool rescaled after the profile
             assert all(isinstance(e["kv_cell_bytes_per_token"], int) for e in ok), version
         assert {c["planner_model"] for c, _ in rows} == {"gpt-oss-20b", "gpt-oss-120b", "llama-4-scout-17b-16e-instruct",
-                                                         "llama-4-maverick-17b-128e-instruct"}
+                                                         "llama-4-maverick-17b-128e-instruct", "gemma-2-2b-it"}
         assert {e["attention_backend"] for e in ok} >= {"fa3", "trtllm_mha", "triton"}
         assert any(e["attention_backend"] == "trtllm_mha" and e["page_size"] == 64 for e in ok)
         assert any("--disable-hybrid-swa-memory" in c["flags"] and e["outcome"] == "ok" for c, e in rows)
@@ -151,3 +151,15 @@ def test_plan_check_reads_both_sub_pools_of_an_swa_log(log, gpu, version):
     assert {"KV K", "sliding-window KV K", "sliding-window KV V", "KV #tokens (max_total_num_tokens)"} <= set(rows)
     assert all(r.agrees for r in res.rows if r.what != "Memory pool end avail"), \
         [(r.what, r.predicted, r.actual) for r in res.rows]
+
+
+def test_gemma2_sliding_layers_stay_in_one_plain_pool():
+    """SGLang turns Gemma 2's hybrid SWA memory off: every layer keeps every token, the integer all-layer cell, with
+    or without --disable-hybrid-swa-memory (the same numbers)."""
+    rows = {(v, c["id"]): e for v, c, e in ALL}
+    for v in RELEASES:
+        plain = rows[(v, "gemma2_h100")]
+        assert plain["outcome"] == "ok" and plain["kv_cell_bytes_per_token"] == 4 * (256 + 256) * 26 * 2
+        flag = rows[(v, "gemma2_h100_no_hybrid_flag")]
+        assert flag["max_total_num_tokens"] == plain["max_total_num_tokens"]
+

@@ -297,6 +297,7 @@ def context_length(text: dict[str, Any]) -> int:
 
 
 _MAX_CONTEXT = 1 << 34
+_TIED_BY_DEFAULT = ("gemma2",)  # transformers/models/gemma2/configuration_gemma2.py: tie_word_embeddings=True
 _HF_DEFAULT_MAX_POSITIONS = {"qwen3": 32768, "qwen2": 32768, "qwen3_moe": 32768, "mistral": 131072,
                              "mixtral": 131072, "llama": 2048}
 
@@ -454,7 +455,9 @@ def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
     ssm = text.get("mamba_ssm_dtype")
     ctx = context_length(text)
     vocab = _opt_int(text, "vocab_size") or _opt_int(cfg, "vocab_size") or 0
-    tie = bool(text.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False)))
+    # a config without the key takes its transformers class's default: True for Gemma 2 (Gemma2Config)
+    tie = bool(text.get("tie_word_embeddings", cfg.get("tie_word_embeddings",
+                                                       str(text.get("model_type")) in _TIED_BY_DEFAULT)))
 
     sliding = sliding_layout(arch, text, n_layers, where) if hybrid is None else None
     if hybrid is not None and not full_ids:

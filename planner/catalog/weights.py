@@ -121,7 +121,9 @@ def estimate_params(spec: ModelSpec) -> int:
             c = spec.text.get("hybrid_override_pattern", "")[layer]
             total += h + (_attn_params(spec) if c == "*" else _mixer_params(spec) if c == "M" else mlp)
             continue
-        total += 2 * h + (_dense_mlp_params(spec) if is_dense_moe_layer(spec, t, layer) else mlp)
+        # Gemma 2 adds pre- and post-feedforward RMSNorms to every layer (transformers Gemma2DecoderLayer)
+        norms = 4 if str(t.get("model_type") or spec.model_type) == "gemma2" else 2
+        total += norms * h + (_dense_mlp_params(spec) if is_dense_moe_layer(spec, t, layer) else mlp)
         total += _attn_params(spec) if layer in full else 0
         total += _mixer_params(spec) if layer in mixer else 0
     if spec.mtp_layers:

@@ -12,7 +12,8 @@
 Models: the catalog's gpt-oss-20b and gpt-oss-120b (GptOssForCausalLM: sliding layers of window 128 with attention
 sinks between full-attention layers, MXFP4 experts) and Llama 4 Scout / Maverick (Llama4ForConditionalGeneration:
 chunked local attention of 8192 tokens in three of every four layers, a 10M / 1M-token default context, the vision
-tower that --enable-multimodal turns on). The oracle is the repository's adapter copy
+tower that --enable-multimodal turns on) and Gemma 2 2B (Gemma2ForCausalLM: sliding layers of window 4096 that
+SGLang keeps in one plain pool, its hybrid SWA memory turned off). The oracle is the repository's adapter copy
 (``bash scripts/oracle/oracle_copy.sh /tmp/oracle-swa``) for every release, 0.5.11 / 0.5.16 / 0.5.23 included: its
 0.5.16+ adapters give the empty model the class's own ``get_attention_sliding_window_size`` (gpt-oss: window - 1,
 scripts/oracle/adapters/standins.py give_model_sliding_window), which SGLang's loader asks before the config; the
@@ -48,6 +49,7 @@ MODELS = {
     "gpt-oss-120b": ("openai__gpt-oss-120b.config.json", 60.77),
     "llama-4-scout-17b-16e-instruct": ("meta-llama__Llama-4-Scout-17B-16E-Instruct.config.json", 202.36),
     "llama-4-maverick-17b-128e-instruct": ("meta-llama__Llama-4-Maverick-17B-128E-Instruct.config.json", 748.0),
+    "gemma-2-2b-it": ("google__gemma-2-2b-it.transcribed.config.json", 4.87),
 }
 GPUS = ("h100-sxm", "h200", "b200", "a100-80gb", "l40s", "rtxpro6000", "rtx5090", "rtx4090")
 TP = (1, 2, 4, 8)
@@ -117,6 +119,15 @@ def curated(b):
           ["--swa-full-tokens-ratio", "0.5", "--max-total-tokens", "16388", "--context-length", "8192"], tp=8)
     b.add("maverick_h200_tp8", "h200", M, tp=8)
     b.add("maverick_b200_tp8_ctx128k", "b200", M, ["--context-length", "131072"], tp=8)
+    # Gemma 2: sliding layers (window 4096) that SGLang sizes in one plain pool (hybrid SWA memory turned off)
+    G = "gemma-2-2b-it"
+    b.add("gemma2_h100", "h100-sxm", G)
+    b.add("gemma2_b200", "b200", G)  # trtllm_mha, page 64
+    b.add("gemma2_a100_tp2", "a100-80gb", G, tp=2)
+    b.add("gemma2_4090", "rtx4090", G)
+    b.add("gemma2_l40s_fp8kv", "l40s", G, ["--kv-cache-dtype", "fp8_e4m3"])
+    b.add("gemma2_h100_no_hybrid_flag", "h100-sxm", G, ["--disable-hybrid-swa-memory"])
+    b.add("gemma2_5090_ctx4k_ratio", "rtx5090", G, ["--context-length", "4096", "--swa-full-tokens-ratio", "0.5"])
 
 
 def random_cases(b, seed: int, count: int):

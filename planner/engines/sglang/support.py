@@ -53,7 +53,12 @@ SLIDING_ARCHS = frozenset({
     "GptOssForCausalLM",  # gpt-oss-20b / 120b: alternating sliding (window 128, attention sinks) and full layers
     "Llama4ForConditionalGeneration",  # Llama 4 Scout / Maverick: chunked local attention (8192), every 4th layer full
 })
-TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | SLIDING_ARCHS)
+# Sliding-window models SGLang sizes with one plain pool over every layer: it turns their hybrid SWA memory off
+# (srt/server_args.py:2074-2086 @0.5.11, srt/arg_groups/model_overrides/gemma2_gemma3.py:13-27 @0.5.23; Gemma 2 is not
+# in is_hybrid_swa_model's list either), so each layer keeps every token; checked against the oracle
+# (tests/golden/swa/)
+FULL_POOL_SLIDING_ARCHS = frozenset({"Gemma2ForCausalLM"})
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | SLIDING_ARCHS | FULL_POOL_SLIDING_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
                          "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
@@ -113,6 +118,8 @@ def cache_refusal(spec: ModelSpec) -> str | None:
     arch = spec.architecture
     if spec.sliding is not None and arch in SLIDING_ARCHS:
         return None  # the hybrid SWA pool (pipeline/swa.py) sizes its sliding / chunked layers
+    if arch in FULL_POOL_SLIDING_ARCHS:
+        return None  # SGLang keeps every token of every layer for these: the plain pool is what it allocates
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
     window = t.get("sliding_window")
     what = None

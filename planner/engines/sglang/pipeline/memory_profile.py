@@ -371,7 +371,8 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     if not math.isfinite(rest):
         return None
     available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
-    n = int(available // cell)  # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
+    # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
+    n = int(available // cell)
     n = n // page * page
     fail = n <= 0
     capped = mtt // page * page if 0 <= mtt < n else n

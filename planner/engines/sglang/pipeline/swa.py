@@ -34,8 +34,7 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, Reso
 # against those (HybridSWAPoolConfigurator, SWAKVPool, the SWA allocator, get_hybrid_layer_ids, the gpt-oss and
 # Llama 4 adjustments: the differences are the switches below, or parts refused here). 0.5.9 / 0.5.10 size the pool
 # another way (:func:`rescale`), checked against the oracle too.
-VERIFIED = ("0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20",
-            "0.5.21", "0.5.22", "0.5.23")
+VERIFIED = tuple(f"0.5.{n}" for n in range(9, 24))  # 0.5.9-0.5.23
 # 0.5.16+: validate_swa_pool_size (srt/model_executor/pool_configurator.py:198-215 @0.5.23, present @0.5.16)
 _VALIDATES_SINCE = (0, 5, 16)
 
@@ -233,16 +232,18 @@ def adjustments(s: ArgState) -> None:
             # 0.5.9: "support swa kv indices translation for trtllm_mha" was still a TODO: one plain pool
             # (srt/server_args.py:1354-1359 @0.5.9; gone in 0.5.10's block, :1709-1740 @0.5.10)
             s.raw = {**s.raw, "disable_hybrid_swa_memory": True}
-            s.why["disable_hybrid_swa_memory"] = "gpt-oss with trtllm_mha on 0.5.9 (srt/server_args.py:1354-1359 @0.5.9)"
+            s.why["disable_hybrid_swa_memory"] = "gpt-oss + trtllm_mha on 0.5.9 (srt/server_args.py:1354-1359 @0.5.9)"
     if s.arch == "Llama4ForConditionalGeneration":
-        if a["attention_backend"] is None:  # srt/server_args.py:2044-2060 @0.5.11; model_overrides/llama4.py:16-36 @0.5.23
+        # srt/server_args.py:2044-2060 @0.5.11; model_overrides/llama4.py:16-36 @0.5.23
+        if a["attention_backend"] is None:
             s.attn = "trtllm_mha" if s.dev.sm100 else "fa3" if s.dev.sm90 else "triton"
             s.why["attention_backend"] = ("Llama 4 default for the GPU (server_args.py:2044-2060 @0.5.11, "
                                           "model_overrides/llama4.py:16-36 @0.5.23)")
         ascend = _v(s.rules.version) >= (0, 5, 10)  # 0.5.9 has no ascend (srt/server_args.py:1462-1468 @0.5.9)
         if s.attn not in ("fa3", "aiter", "triton", "trtllm_mha", "intel_xpu") + (("ascend",) if ascend else ()):
-            raise Rejected("AssertionError", f"fa3, aiter, triton, {'ascend, ' if ascend else ''}trtllm_mha or intel_xpu "
-                           f"is required for Llama4 model but got {s.attn}", "srt/server_args.py:2061-2067 @0.5.11")
+            listed = "fa3, aiter, triton, " + ("ascend, " if ascend else "") + "trtllm_mha or intel_xpu"
+            raise Rejected("AssertionError", f"{listed} is required for Llama4 model but got {s.attn}",
+                           "srt/server_args.py:2061-2067 @0.5.11")
     if _v(s.rules.version) >= (0, 5, 14) and a.get("disable_radix_cache") and a.get("max_running_requests") \
             is not None and not a.get("disable_hybrid_swa_memory"):
         # 0.5.14-0.5.22 SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator (pool_configurator.py:461-540
