@@ -19,7 +19,11 @@ the ``full_to_swa_index_mapping`` int64 (N + page + 1), and ``SWATokenToKVPoolAl
 (N / page and S / page int64). The numbers are checked against the oracle (tests/golden/swa/).
 
 With ``--disable-hybrid-swa-memory`` every layer goes to one plain pool (``DefaultPoolConfigurator`` over
-``num_effective_layers``): the plain-attention path.
+``num_effective_layers``): the plain-attention path. 0.5.9 / 0.5.10 have no configurator: the profile uses the
+plain all-layer cell and the token count is then rescaled to full tokens (:func:`rescale`). Not modelled, refused by
+name in :func:`adjustments`: speculative decoding with these models, and the request-capped SWA pool of 0.5.14+
+(``--disable-radix-cache`` with ``--max-running-requests``); ``--enable-unified-memory`` is refused for every
+non-mamba model (arg_groups/kv_cache_hook.py).
 """
 
 from __future__ import annotations
