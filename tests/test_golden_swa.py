@@ -163,3 +163,36 @@ def test_gemma2_sliding_layers_stay_in_one_plain_pool():
         flag = rows[(v, "gemma2_h100_no_hybrid_flag")]
         assert flag["max_total_num_tokens"] == plain["max_total_num_tokens"]
 
+
+
+def test_the_search_shrinks_the_sliding_pool_only_as_far_as_its_requests_fit():
+    """--swa-full-tokens-ratio is a search axis for hybrid SWA models: gpt-oss's 128-token window needs little of
+    the sliding sub-pool, so a smaller ratio buys full tokens; every ranked point's concurrency is within what the
+    sliding sub-pool holds by SGLang's own worst case per request (swa.request_capacity), and the recommendation
+    re-planned gives the KV tokens the search promised."""
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+    from planner.search import Needs, run_search  # noqa: PLC0415
+
+    gpu = find_profile("h200")
+    for name, flags, need in (("gpt-oss-120b", ["--tp-size", "8"], Needs()),
+                              ("llama-4-scout-17b-16e-instruct", ["--tp-size", "8"], Needs(context=8192, concurrency=64))):
+        model = resolve_model(name)
+        res = run_search(gpu, model, flags, needs=need, version="0.5.23")
+        best = res.ranked[0]
+        assert "--swa-full-tokens-ratio" in best.chosen, (name, best.chosen)
+        plan = make_plan(gpu, model, best.flags, {}, None, None, version="0.5.23")
+        assert plan.profile.max_total_num_tokens == best.kv_tokens
+        for c in res.ranked:
+            p = make_plan(gpu, model, c.flags, {}, None, None, version="0.5.23")
+            cap = int(swa.request_capacity(p.args, model.spec, p.profile.max_total_num_tokens))
+            assert c.concurrency <= cap, (name, c.flags, c.concurrency, cap)
+    # Llama 4's chunked layers hold up to 8,192 tokens per request: at a 16k context the sliding sub-pool, not the
+    # full one, caps the requests at once, so the search keeps SGLang's ratio
+    model = resolve_model("llama-4-scout-17b-16e-instruct")
+    res = run_search(gpu, model, ["--tp-size", "8", "--context-length", "16384"],
+                     needs=Needs(context=8192, concurrency=64), version="0.5.23")
+    best = res.ranked[0]
+    assert "--swa-full-tokens-ratio" not in best.chosen
+    plan = make_plan(gpu, model, best.flags, {}, None, None, version="0.5.23")
+    cap = int(swa.request_capacity(plan.args, model.spec, plan.profile.max_total_num_tokens))
+    assert best.concurrency == cap < plan.profile.max_total_num_tokens // 8192

@@ -176,6 +176,26 @@ def pool_bytes(args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n, r, swa_ov
     return out
 
 
+def request_capacity(args: ResolvedArgs, model: ModelSpec, n):
+    """How many requests the SWA sub-pool of a pool with ``n`` full tokens holds at once (numbers or arrays), by
+    SGLang's own worst case per request: ``window + SGLANG_SWA_EVICTION_INTERVAL (128) + page`` trailing tokens and
+    one page of decode allocation each, plus one prefill chunk in flight per overlapped batch (two, one without the
+    overlap schedule) and a page (compute_swa_request_cap, srt/model_executor/pool_configurator.py:924-968 @0.5.23,
+    no speculative decoding). The search's concurrency at the needed length counts no more requests than this, so a
+    smaller --swa-full-tokens-ratio is never recommended past what the sliding layers can hold."""
+    import numpy as np  # noqa: PLC0415
+
+    page = args.page_size
+    try:
+        interval = max(1, int(args.env.get("SGLANG_SWA_EVICTION_INTERVAL", 128)))
+    except ValueError:
+        interval = 128
+    per_request = sliding_window_size(model) + interval + page + page
+    chunks = 1 if args.disable_overlap_schedule else 2
+    in_flight = chunks * max(args.chunked_prefill_size or 0, 0) + page
+    return np.maximum((np.asarray(swa_tokens(args, model, n)) - in_flight) // per_request, 0)
+
+
 def formula(key: str, args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n: int) -> str:
     """The printed formula of one SWAKVPool line."""
     full, swa = kinds(args, model, kv_bytes)
