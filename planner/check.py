@@ -661,6 +661,9 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
                             m.intermediate_conv_gib if m else None, "GiB",
                             "(R+1) x draft tokens x conv window (memory_pool.py:287-331)"))
     kv = rank.kv_cache
+    swa_kv = None
+    if any(x.key == "kv_swa_k" for x in plan.pools.lines) if plan.pools is not None else False:
+        kv, swa_kv = _swa_kv_lines(rank)
     prof = plan.profile
     # releases before #tokens was printed on the KV line: the scheduler summary's max_total_num_tokens
     sched = [x.max_total_num_tokens for x in rank.of(SchedulerSummary) if x.max_total_num_tokens]
@@ -672,6 +675,10 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
                     tol=tok_tol))
     rows.append(Row("KV K", g("kv_k"), kv.k_gib if kv else None, "GiB", "layers x (N+page) x kv heads x head_dim x bytes"))
     rows.append(Row("KV V", g("kv_v"), kv.v_gib if kv else None, "GiB", "layers x (N+page) x kv heads x v_head_dim x bytes"))
+    if swa_kv is not None or (plan.pools is not None and any(x.key == "kv_swa_k" for x in plan.pools.lines)):
+        rule = "sliding layers x (SWA tokens + page) x kv heads x head_dim x bytes (pipeline/swa.py)"
+        rows.append(Row("sliding-window KV K", g("kv_swa_k"), swa_kv.k_gib if swa_kv else None, "GiB", rule))
+        rows.append(Row("sliding-window KV V", g("kv_swa_v"), swa_kv.v_gib if swa_kv else None, "GiB", rule))
     dkv = rank.draft_kv_cache
     if launch.has_draft_model is not False and (dkv is not None or (plan.args is not None and plan.args.spec_on)):
         draft_rule = _draft_pool_rule(launch.spec_algorithm)
@@ -683,6 +690,7 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
                                                   - plan.pools.get("mamba_conv") - plan.pools.get("mamba_ssm")
                                                   - plan.pools.get("mamba_intermediate_ssm")
                                                   - plan.pools.get("mamba_intermediate_conv")
+                                                  - plan.pools.get("kv_swa_k") - plan.pools.get("kv_swa_v")
                                                   - plan.pools.get("req_to_token") - plan.pools.get("index_buffers")) / GIB,
                         end.avail_gib, "GiB", "free after load - target pools; a difference points at allocations the pools do not "
                         "include (RoPE cache growth, offload buffers, other processes)"))
@@ -693,6 +701,19 @@ def _rows(plan: Plan, launch: Launch, rank) -> list[Row]:
         rows.append(Row("context_len", plan.args.context_len if plan.args else None, s.context_len, "",
                         "ModelConfig context length"))
     return rows
+
+
+def _swa_kv_lines(rank):
+    """(full, sliding) 'KV Cache is allocated' lines of a hybrid SWA pool on one rank: 0.5.23 labels them "Full" and
+    "SWA" (srt/mem_cache/swa_memory_pool.py:96-110 @0.5.23); 0.5.11 / 0.5.16 build the SWA sub-pool first, both
+    unlabelled (swa_memory_pool.py:71-88 @0.5.11, :60-77 @0.5.16), so the first line is the sliding one."""
+    from planner.logs import KVCacheAllocated  # noqa: PLC0415
+
+    lines = [e for e in rank.of(KVCacheAllocated) if not e.post_capture and not e.va_upper_bound and not e.malformed]
+    labelled = {e.label: e for e in lines if e.label}
+    if "Full" in labelled or "SWA" in labelled:
+        return labelled.get("Full"), labelled.get("SWA")
+    return (lines[1] if len(lines) > 1 else None), (lines[0] if lines else None)
 
 
 def _draft_pool_rule(algorithm: str | None) -> str:

@@ -191,7 +191,9 @@ def explain(plan: Plan) -> tuple[str, list[str]]:
     if n - 1 < a.context_len - 1:
         sentence += (f" The KV pool ({n:,} tokens) is smaller than the context length ({a.context_len:,}), so no "
                      f"request may exceed {n - 1:,} tokens.")
-    if plan.verdict == "oom_risk":
+    if plan.verdict == "oom_risk" and plan.headroom_bytes is not None and plan.headroom_bytes < 0:
+        sentence += f" Out-of-memory risk: {plan.oom_allocation} exceed the memory the weights leave."
+    elif plan.verdict == "oom_risk":
         sentence += f" Out-of-memory risk: {plan.oom_allocation} does not fit in what is left after the pools."
         fix = post_capture_fix(plan)
         if fix:

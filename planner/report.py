@@ -45,6 +45,8 @@ def capacity(plan: Plan) -> dict[str, Any] | None:
 def verdict_line(plan: Plan) -> str:
     if plan.verdict == "fits":
         return "FITS: SGLang accepts these flags, every pool is allocated, and the estimated headroom covers the rest."
+    if plan.verdict == "oom_risk" and plan.headroom_bytes is not None and plan.headroom_bytes < 0:
+        return f"OUT-OF-MEMORY RISK: {plan.oom_allocation} exceed the memory the weights leave."
     if plan.verdict == "oom_risk":
         return f"OUT-OF-MEMORY RISK: the pools fit, but {plan.oom_allocation} is unlikely to fit after them."
     if plan.stage == "server_args":
@@ -317,7 +319,8 @@ def _other_version_note(plan: Plan) -> str:
     for i, (vs, other) in enumerate(groups):
         span = vs[0] if len(vs) == 1 else f"{vs[0]}-{vs[-1]}"
         mark = "  <- this plan" if plan.sglang_version in vs else ""
-        text = "not comparable (the launch does not translate)" if other is None else _outcome_text(other)
+        text = ("not comparable (the launch does not translate, or the release is not modelled for this model)"
+                if other is None else _outcome_text(other))
         lines.append(f"  {span:<14} {text}{mark}")
         if i + 1 < len(groups):
             for c in changes_between(vs[-1], groups[i + 1][0][0], traits):

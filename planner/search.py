@@ -158,6 +158,10 @@ def _categorical_axes(model: ModelSpec, fixed: set[str], needs: Needs, spec_on: 
         add("context_length", [[], ["--context-length", str(need_ctx)]])
     add("chunked_prefill_size", [[], ["--chunked-prefill-size", "4096"]])
     add("cuda_graph_max_bs", [[], [graph_flag, "64"]])
+    if model.sliding is not None and "disable_hybrid_swa_memory" not in fixed:
+        # a hybrid SWA pool (pipeline/swa.py): a smaller sliding sub-pool leaves more full tokens; the concurrency
+        # counts no more requests than the sliding layers hold (swa.request_capacity)
+        add("swa_full_tokens_ratio", [[], ["--swa-full-tokens-ratio", "0.5"], ["--swa-full-tokens-ratio", "0.25"]])
     if gdn_blackwell:  # some releases refuse the default backend for hybrid GDN models on Blackwell
         add("attention_backend", [[], ["--attention-backend", "triton"]])
     return axes

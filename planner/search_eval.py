@@ -21,7 +21,8 @@ from planner.engines.sglang.pipeline.memory_profile import (
     chain_inputs,
     size_chain,
 )
-from planner.engines.sglang.pipeline.pools import geometries, pool_bytes
+from planner.engines.sglang.pipeline import swa
+from planner.engines.sglang.pipeline.pools import SwaGeometry, geometries, pool_bytes
 from planner.engines.sglang.pipeline.arg_groups import resolve, resolve_fraction
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values
 from planner.plan import Plan
@@ -400,6 +401,8 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
     base = _points_base(plan0, model, prep, grid, draft, cache)
     n, r, headroom, need_total = base["n"], base["r"], base["headroom"], base["need_total"]
     conc = np.minimum(r, n // max(need_ctx, 1))
+    if model.spec.sliding is not None and isinstance(prep.pools[0], SwaGeometry):  # the sliding sub-pool's share
+        conc = np.minimum(conc, swa.request_capacity(prep.args, model.spec, n))
     fits = base["ok"] & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
     meets = (base["longest"] >= need_ctx) & (conc >= needs.concurrency)
     return {**base, "fits": fits, "feasible": fits & meets, "conc": conc}

@@ -113,7 +113,9 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             pool_mamba_conv_bytes=g("mamba_conv"), pool_mamba_ssm_bytes=g("mamba_ssm"),
             pool_mamba_intermediate_ssm_bytes=g("mamba_intermediate_ssm"),
             pool_mamba_intermediate_conv_bytes=g("mamba_intermediate_conv"),
-            pool_kv_k_bytes=g("kv_k"), pool_kv_v_bytes=g("kv_v"), pool_draft_kv_k_bytes=g("draft_kv_k"),
+            # a hybrid SWA pool's two sub-pools together, as the oracle files them (pipeline/swa.py)
+            pool_kv_k_bytes=g("kv_k") + g("kv_swa_k"), pool_kv_v_bytes=g("kv_v") + g("kv_swa_v"),
+            pool_draft_kv_k_bytes=g("draft_kv_k"),
             pool_draft_kv_v_bytes=g("draft_kv_v"), pool_draft_kv_bytes=g("draft_kv_k") + g("draft_kv_v"),
             pool_req_to_token_bytes=g("req_to_token"),
             pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers") + ring_index,

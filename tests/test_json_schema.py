@@ -104,6 +104,8 @@ PLANS = {
     "dense": (["--gpu", "h100", "--model", "qwen3-8b", "--objective", "kv-tokens"], "fits", 0),
     "dense_tp": (["--gpu", "h100", "--model", "llama-3.3-70b-instruct", "--tp-size", "4", S], "fits", 0),
     "quantized_fp8": (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b-fp8", S], "fits", 0),
+    # the hybrid SWA pool: a float cell (kv_cell_bytes_per_token 8294.4), MXFP4 experts; with the search
+    "sliding_window": (["--gpu", "h200", "--model", "gpt-oss-120b", "--tp-size", "8"], "fits", 0),
     "quantized_nvfp4_search": (["--gpu", "rtx5090", "--model", "qwen3.6-27b-nvfp4"], None, None),
     "measured_free": (["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--free-before-load-gib", "94.6",
                        "--free-after-load-gib", "43.7", "--env", "SGLANG_MAMBA_SSM_DTYPE=bfloat16", S], "fits", 0),

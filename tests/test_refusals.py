@@ -90,13 +90,19 @@ LLAMA4 = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", *
 
 @pytest.mark.parametrize("cfg,what", [
     (DEEPSEEK_V3, "multi-head latent attention"),
-    (GPT_OSS, "sliding-window attention layers"),
     (MISTRAL, "sliding-window attention (sliding_window 4096)"),
     (LLAMA4, "chunked attention"),
 ])
 def test_caches_sized_as_plain_attention_today_are_refused(cfg, what, tmp_path, capsys):
     line = refused(["--gpu", "h200", "--model", _config(tmp_path, cfg), "--no-search", "--tp-size", "8"], capsys)
     assert what in line and "sized as plain attention" in line and "modelled: plain full attention" in line
+
+
+def test_gpt_oss_sliding_layers_are_planned_with_the_hybrid_swa_pool(tmp_path, capsys):
+    # no longer refused: SGLang's hybrid SWA pool sizes its sliding and full layers (pipeline/swa.py)
+    assert main(["--gpu", "h200", "--model", _config(tmp_path, GPT_OSS), "--no-search", "--tp-size", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "full-attention KV" in out or "FITS" in out
 
 
 def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path, capsys):

@@ -10,6 +10,9 @@ Kinds:
 
 * :class:`FullAttention`: one K and one V entry per token and layer, ``kv_heads`` split over the GPUs and
   replicated below one per GPU (``get_num_kv_heads``, srt/configs/model_config.py:756-763 @0.5.11).
+* :class:`planner.cache_kinds.sliding.SlidingWindow` (gpt-oss, attention sinks take no KV) and
+  :class:`planner.cache_kinds.sliding.ChunkedLocalAttention` (Llama 4): the same per-token entry over their layers;
+  ``hybrid_swa_cell`` composes them with the full layers as SGLang's hybrid SWA pool prices a token.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Mist
 
 
 def supported_architectures() -> list[str]:
-    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM"})
+    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM", "GptOssForCausalLM"})
 
 
 def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
@@ -70,6 +70,8 @@ def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
         return list(_qwen_hybrid(spec, "model.", fused_gdn=True, vision=False))
     if arch in DENSE_ARCHS:
         return list(_dense(spec))
+    if arch == "GptOssForCausalLM":
+        return list(_gpt_oss(spec))
     raise NotEnumerated(arch)
 
 
@@ -231,3 +233,33 @@ def numel(t: Linear | Param) -> int:
     if isinstance(t, Param):
         return t.numel
     return (t.out * t.inp + (t.out if t.bias else 0)) * t.count
+
+
+def _gpt_oss(spec: ModelSpec) -> Iterator[Linear | Param]:
+    """gpt-oss (openai/gpt-oss-20b / 120b): every layer has q/k/v/o projections with biases and one learned sink
+    logit per query head (``self_attn.sinks``), a router with a bias, and ``num_local_experts`` experts, each a fused
+    ``gate_up_proj`` (2 x intermediate) and a ``down_proj``, both with biases. The checkpoint's tensor list: MXFP4
+    ``*_blocks`` / ``*_scales`` for the experts, BF16 for the rest (``modules_to_not_convert``: self_attn, router,
+    embed_tokens, lm_head); the names are SGLang's module prefixes (srt/models/gpt_oss.py @0.5.11)."""
+    h, hd = spec.hidden_size, spec.head_dim
+    q = spec.num_attention_heads * hd
+    kv = spec.num_key_value_heads * hd
+    inter = spec.intermediate_size or h
+    experts = spec.num_experts or 0
+    yield Param("model.embed_tokens.weight", spec.vocab_size * h)
+    for i in range(spec.num_hidden_layers):
+        p = f"model.layers.{i}."
+        yield Param(p + "input_layernorm.weight", h)
+        yield Param(p + "post_attention_layernorm.weight", h)
+        a = p + "self_attn."
+        yield Linear(a + "q_proj", q, h, bias=True)
+        yield Linear(a + "k_proj", kv, h, bias=True)
+        yield Linear(a + "v_proj", kv, h, bias=True)
+        yield Linear(a + "o_proj", h, q, bias=True)
+        yield Param(a + "sinks", spec.num_attention_heads)
+        yield Linear(p + "mlp.router", experts, h, bias=True, unquantized=True)
+        yield Linear(p + "mlp.experts.gate_up_proj", 2 * inter, h, bias=True, expert=True, count=experts)
+        yield Linear(p + "mlp.experts.down_proj", h, inter, bias=True, expert=True, count=experts)
+    yield Param("model.norm.weight", h)
+    if not spec.tie_word_embeddings:
+        yield Linear("lm_head", spec.vocab_size, h)

@@ -57,6 +57,50 @@ class VisionSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SlidingLayout:
+    """Sliding-window / chunked local attention layers, as SGLang's ``get_hybrid_layer_ids`` splits them
+    (srt/configs/model_config.py:1561-1621 @0.5.11) for an architecture it sizes with the hybrid SWA pool.
+
+    ``kind``: "sliding" (a window of ``window`` tokens: gpt-oss ``sliding_window``) or "chunked" (Llama 4's
+    ``attention_chunk_size``); ``sinks``: learned per-head attention sinks (gpt-oss ``self_attn.sinks``, model
+    parameters, no KV entry). ``swa_layer_ids`` / ``full_layer_ids``: SGLang's split, not ``layer_types`` verbatim
+    (Llama 4: every 4th layer is full, the others chunked, whatever ``no_rope_layers`` says)."""
+
+    kind: Literal["sliding", "chunked"]
+    window: int
+    swa_layer_ids: tuple[int, ...]
+    full_layer_ids: tuple[int, ...]
+    sinks: bool = False
+
+
+# architectures SGLang's is_hybrid_swa_model lists whose split the planner models (model_config.py:1546-1558 @0.5.11,
+# :1903-1925 @0.5.16, :2651-2675 @0.5.23: GptOss and Llama4ForConditionalGeneration in all three)
+HYBRID_SWA_ARCHS = ("GptOssForCausalLM", "Llama4ForConditionalGeneration")
+
+
+def sliding_layout(arch: str, text: dict[str, Any], n_layers: int, where: str) -> SlidingLayout | None:
+    """get_hybrid_layer_ids (srt/configs/model_config.py:1561-1621 @0.5.11): gpt-oss from ``layer_types``
+    ("sliding_attention" / "full_attention"), Llama 4 every ``(i + 1) % 4 == 0`` layer full."""
+    if arch == "GptOssForCausalLM":
+        types = text.get("layer_types")
+        if not isinstance(types, list) or len(types) != n_layers or not all(
+                t in ("sliding_attention", "full_attention") for t in types):
+            raise BadInput(f"config.json: GptOssForCausalLM needs 'layer_types' in {where}: one 'sliding_attention' or "
+                           f"'full_attention' per layer ({n_layers})")
+        window = _req(text, "sliding_window", where)
+        return SlidingLayout(kind="sliding", window=window,
+                             swa_layer_ids=tuple(i for i, t in enumerate(types) if t == "sliding_attention"),
+                             full_layer_ids=tuple(i for i, t in enumerate(types) if t == "full_attention"),
+                             sinks=True)
+    if arch == "Llama4ForConditionalGeneration":
+        chunk = _req(text, "attention_chunk_size", where)
+        return SlidingLayout(kind="chunked", window=chunk,
+                             swa_layer_ids=tuple(i for i in range(n_layers) if (i + 1) % 4 != 0),
+                             full_layer_ids=tuple(i for i in range(n_layers) if (i + 1) % 4 == 0))
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """One model as SGLang sizes it. Derived values are plain fields, computed once (by :func:`_parse`, which
     checks the config; a frozen dataclass rather than a pydantic model, so importing it costs nothing)."""
@@ -99,6 +143,8 @@ class ModelSpec:
     draft_kind: str | None = None
     checkpoint_weight_bytes: int | None = None
     checkpoint_weight_source: str | None = None
+    # sliding-window / chunked attention layers of a hybrid SWA architecture (None: every layer attends fully)
+    sliding: SlidingLayout | None = None
 
     def model_copy(self, update: dict[str, Any] | None = None) -> "ModelSpec":
         """A copy with ``update``'s fields changed (pydantic's name, for code written against the pydantic model)."""
@@ -251,6 +297,7 @@ def context_length(text: dict[str, Any]) -> int:
 
 
 _MAX_CONTEXT = 1 << 34
+_TIED_BY_DEFAULT = ("gemma2",)  # transformers/models/gemma2/configuration_gemma2.py: tie_word_embeddings=True
 _HF_DEFAULT_MAX_POSITIONS = {"qwen3": 32768, "qwen2": 32768, "qwen3_moe": 32768, "mistral": 131072,
                              "mixtral": 131072, "llama": 2048}
 
@@ -408,8 +455,11 @@ def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
     ssm = text.get("mamba_ssm_dtype")
     ctx = context_length(text)
     vocab = _opt_int(text, "vocab_size") or _opt_int(cfg, "vocab_size") or 0
-    tie = bool(text.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False)))
+    # a config without the key takes its transformers class's default: True for Gemma 2 (Gemma2Config)
+    tie = bool(text.get("tie_word_embeddings", cfg.get("tie_word_embeddings",
+                                                       str(text.get("model_type")) in _TIED_BY_DEFAULT)))
 
+    sliding = sliding_layout(arch, text, n_layers, where) if hybrid is None else None
     if hybrid is not None and not full_ids:
         raise BadInput(f"config.json: {arch} has no full-attention layer; check its layer layout")
     return ModelSpec(
@@ -445,6 +495,7 @@ def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
                      or _opt_int(text, "num_local_experts")),
         shared_expert_intermediate_size=_shared_expert_intermediate(text),
         raw=cfg,
+        sliding=sliding,
     )
 
 

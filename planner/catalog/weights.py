@@ -72,7 +72,42 @@ def _mixer_params(spec: ModelSpec) -> int:
             + conv_dim * m.conv_kernel + 3 * m.num_heads + m.intermediate_size + m.intermediate_size * h)
 
 
+def _llama4_params(spec: ModelSpec) -> int:
+    """Llama 4 (Llama4ForConditionalGeneration), as transformers' Llama4 modules hold it: per text layer q/k/v/o (no
+    bias; use_qk_norm is a parameter-free L2 norm), two RMSNorms, and either the MoE block (router, the routed experts'
+    fused gate_up and down, one shared expert of ``intermediate_size``) on layers ``step - 1, 2 step - 1, ...``
+    (``interleave_moe_layer_step``) or a dense MLP of ``intermediate_size_mlp``; untied embeddings and lm_head; the
+    vision encoder (patch linear, class and positional embeddings, pre/post LayerNorms, layers with biased
+    attention and fc1/fc2, the pixel-shuffle adapter MLP) and the bias-free multi-modal projector."""
+    t, h = spec.text, spec.hidden_size
+    q, kv = spec.num_attention_heads * spec.head_dim, spec.num_key_value_heads * spec.head_dim
+    inter, inter_mlp = spec.intermediate_size or 4 * h, int(t.get("intermediate_size_mlp") or 4 * h)
+    experts, step = spec.num_experts or 0, int(t.get("interleave_moe_layer_step") or 1)
+    moe_layers = set(range(step - 1, spec.num_hidden_layers, step)) if experts else set()
+    attn = 2 * h * q + 2 * h * kv
+    moe = experts * h + experts * (2 * inter * h + inter * h) + 3 * h * inter
+    total = 2 * spec.vocab_size * h + h
+    for layer in range(spec.num_hidden_layers):
+        total += attn + 2 * h + (moe if layer in moe_layers else 3 * h * inter_mlp)
+    vc = spec.raw.get("vision_config") or {}
+    vh = int(vc.get("hidden_size") or 0)
+    if vh:
+        vi, patch = int(vc.get("intermediate_size") or 4 * vh), int(vc.get("patch_size") or 14)
+        ch, img = int(vc.get("num_channels") or 3), int(vc.get("image_size") or 336)
+        pin, pout = int(vc.get("projector_input_dim") or vh), int(vc.get("projector_output_dim") or vh)
+        shuffle = float(vc.get("pixel_shuffle_ratio") or 0.5)
+        positions = (img // patch) ** 2 + 1
+        layer = 4 * (vh * vh + vh) + (vh * vi + vi) + (vi * vh + vh) + 4 * vh
+        total += vh + positions * vh + ch * patch * patch * vh + 4 * vh
+        total += int(vc.get("num_hidden_layers") or 0) * layer
+        total += int(vh / (shuffle * shuffle)) * pin + pin * pout  # vision_adapter fc1, fc2 (no bias)
+        total += int(vc.get("vision_output_dim") or pout) * h  # multi_modal_projector.linear_1 (no bias)
+    return total
+
+
 def estimate_params(spec: ModelSpec) -> int:
+    if spec.architecture == "Llama4ForConditionalGeneration":
+        return _llama4_params(spec)
     h = spec.hidden_size
     t = spec.text
     embed = spec.vocab_size * h
@@ -86,7 +121,9 @@ def estimate_params(spec: ModelSpec) -> int:
             c = spec.text.get("hybrid_override_pattern", "")[layer]
             total += h + (_attn_params(spec) if c == "*" else _mixer_params(spec) if c == "M" else mlp)
             continue
-        total += 2 * h + (_dense_mlp_params(spec) if is_dense_moe_layer(spec, t, layer) else mlp)
+        # Gemma 2 adds pre- and post-feedforward RMSNorms to every layer (transformers Gemma2DecoderLayer)
+        norms = 4 if str(t.get("model_type") or spec.model_type) == "gemma2" else 2
+        total += norms * h + (_dense_mlp_params(spec) if is_dense_moe_layer(spec, t, layer) else mlp)
         total += _attn_params(spec) if layer in full else 0
         total += _mixer_params(spec) if layer in mixer else 0
     if spec.mtp_layers:

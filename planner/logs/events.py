@@ -213,6 +213,18 @@ class KVCacheAllocated(Event):
 
 
 @dataclass(kw_only=True)
+class SWAPoolAllocated(Event):
+    """``SWAKVPool mem usage: X GB, swa size: S, full size: N`` (srt/mem_cache/swa_memory_pool.py:95-98 @0.5.11;
+    0.5.23 also ``SWAKVPool VA upper bound: ...``): a hybrid sliding-window model's pool, whose two sub-pools each log
+    a 'KV Cache is allocated' line just before it."""
+
+    kind: ClassVar[str] = "swa_pool"
+    gib: float | None = None
+    swa_size: int | None = None
+    full_size: int | None = None
+
+
+@dataclass(kw_only=True)
 class MemoryPoolEnd(Event):
     """L9 ``Memory pool end. avail mem=.. GB`` (local to the rank). Under spec the second is the draft's."""
 

@@ -33,6 +33,7 @@ from planner.logs.events import (
     MaxRunningRequestsReset,
     MaxTotalTokensClamped,
     MemoryPoolEnd,
+    SWAPoolAllocated,
     NotEnoughMemory,
     SchedulerException,
     SchedulerSummary,
@@ -260,6 +261,10 @@ def _pool_event(t: str, base: dict) -> Event | None:
         return KVCacheAllocated(**base, dtype=dtm.group(1) if dtm else None, num_tokens=n, k_gib=k, v_gib=v,
                                 kv_gib=kv, label=label, va_upper_bound=km.group("verb") == "VA upper bound",
                                 malformed=not ok)
+    if t.startswith("SWAKVPool "):
+        swa, full = _int(r"swa size:\s*(\d+)", t), _int(r"full size:\s*(\d+)", t)
+        return SWAPoolAllocated(**base, gib=_num(r"SWAKVPool[^:]*:\s*" + _NUM + r"\s*GB", t), swa_size=swa,
+                                full_size=full, malformed=None in (swa, full))
     if t.startswith("Memory pool end"):
         avail = _num(_AVAIL, t)
         return MemoryPoolEnd(**base, avail_gib=avail, malformed=avail is None)

@@ -69,7 +69,9 @@ def _summary() -> dict[str, Any]:
     }
     strings = ("stage", "error_type", "error_message", "attention_backend", "mamba_scheduler_strategy",
                "speculative_algorithm", "kv_cache_dtype", "mamba_ssm_dtype")
-    numbers = ("mem_fraction_static", "mamba_full_memory_ratio", "pre_model_load_gib", "rest_gib_before_mamba")
+    # kv_cell_bytes_per_token: a float for a hybrid SWA pool (its --swa-full-tokens-ratio term), else an integer
+    numbers = ("mem_fraction_static", "mamba_full_memory_ratio", "pre_model_load_gib", "rest_gib_before_mamba",
+               "kv_cell_bytes_per_token")
     bools = ("disable_radix_cache", "disable_overlap_schedule")
     props = {}
     for f in (*SUMMARY_FIELDS, "free_before_load_gib", "free_after_load_gib"):  # + the planner's inputs

@@ -12,6 +12,9 @@ caveat of the golden READMEs does not apply: cases with an "env" are dropped); o
 artifacts are dropped as in filter_results.py. Prints one line per disagreement and a count line; exit 1
 when any modelled case disagrees. Cases the planner refuses as not modelled are counted separately.
 
+--family swa draws hybrid sliding-window launches (gpt-oss-20b / 120b: TP 1/2/4/8, GPUs, KV dtype, context, caps,
+--swa-full-tokens-ratio, --disable-hybrid-swa-memory, page size, backends) from scripts/oracle/swa_cases.py; without
+--oracle it runs /tmp/oracle-swa (scripts/oracle/oracle_copy.sh) for every release.
 --family dense draws dense / MoE full-attention launches (Llama, Qwen2.5, Qwen3, Qwen3-MoE, Mixtral, Mistral,
 Qwen3-VL, GLM-4.x MoE; EAGLE3 heads) from scripts/oracle/dense_cases.py; without --oracle it runs the shared
 oracle for 0.5.11 / 0.5.16 / 0.5.23 and /tmp/oracle-dense (scripts/oracle/oracle_copy.sh) for the others.
@@ -42,8 +45,9 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
-    ap.add_argument("--family", choices=("hybrid", "dense"), default="hybrid",
-                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py")
+    ap.add_argument("--family", choices=("hybrid", "dense", "swa"), default="hybrid",
+                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; swa: "
+                         "hybrid sliding-window launches (gpt-oss) from scripts/oracle/swa_cases.py")
     ap.add_argument("--algorithm", default=None,
                     help="draw launches of one speculative algorithm from scripts/oracle/spec_cases/<algorithm>.py")
     args = ap.parse_args()
@@ -64,6 +68,13 @@ def main() -> int:
         drawn = dense_cases.build(args.version, "random", cases_path, args.seed, args.count)
         args.oracle = args.oracle or (dense_cases.SHARED_ORACLE if args.version in dense_cases.SHARED_RELEASES
                                       else dense_cases.ADAPTED_ORACLE)
+    if args.family == "swa":
+        import swa_cases  # noqa: PLC0415
+        folder = os.path.join(swa_cases.GOLDEN, f".agree-{os.getpid()}")
+        os.makedirs(folder, exist_ok=True)
+        cases_path = os.path.join(folder, "cases.jsonl")
+        drawn = swa_cases.build(args.version, "random", cases_path, args.seed, args.count)
+        args.oracle = args.oracle or swa_cases.ORACLE
     args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
         # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)
@@ -72,7 +83,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm or args.family == "dense":
+        if args.algorithm or args.family in ("dense", "swa"):
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -117,7 +128,7 @@ def main() -> int:
             # 0.5.9's argparse names the running script: the oracle's, or launch_server.py, which the planner
             # prints (tests/test_golden_oracle.py test_0_5_9_case_matches_oracle)
             exp = {**exp, "error_message": "launch_server.py" + msg[len("oracle.py"):]}
-        skip = {"spec_reserved_bytes"} if (args.family != "dense" and not new_gen
+        skip = {"spec_reserved_bytes"} if (args.family == "hybrid" and not new_gen
                                           and args.version not in ("0.5.11", "0.5.12")) else set()
         if exp["outcome"] == "ok" and got["stage"] in BEYOND_ORACLE:
             # SGLang's own later asserts, which the oracle does not execute (tests/test_golden_oracle.py)
@@ -129,7 +140,7 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
-    if args.family == "dense":
+    if args.family in ("dense", "swa"):
         os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "

@@ -29,6 +29,7 @@ MIRRORED = (
     "srt/models/qwen3_vl.py", "srt/models/qwen3_5.py",  # whether the model keeps its quant config (quant_method.py)
     # --mamba-backend flashinfer and the EAGLE tree's verify metadata (arg_groups/mamba_hook.py mamba_backend_tree)
     "srt/layers/attention/mamba/ops/ssu_dispatch.py", "srt/layers/attention/hybrid_linear_attn_backend.py",
+    "srt/models/gpt_oss.py",  # the sliding window the loaded model reports (pipeline/swa.py sliding_window_size)
 )
 _POST = re.compile(r"^(\d+\.\d+\.\d+)\.post(\d+)$")
 

@@ -6,7 +6,9 @@ computed. It refuses, in this order:
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
 2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
    (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
-   ``sliding_window`` in use, ``attention_chunk_size``);
+   ``sliding_window`` in use, ``attention_chunk_size``) in an architecture other than the hybrid SWA ones
+   (:data:`SLIDING_ARCHS`: gpt-oss and Llama 4, whose sliding / chunked and full layers SGLang's hybrid SWA pool
+   sizes, pipeline/swa.py; every modelled release);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
 
@@ -44,7 +46,19 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
 })
-TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
+# Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
+# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13 / 0.5.16 /
+# 0.5.20 / 0.5.23 (tests/golden/swa/), the other releases' SWA code read against those
+SLIDING_ARCHS = frozenset({
+    "GptOssForCausalLM",  # gpt-oss-20b / 120b: alternating sliding (window 128, attention sinks) and full layers
+    "Llama4ForConditionalGeneration",  # Llama 4 Scout / Maverick: chunked local attention (8192), every 4th layer full
+})
+# Sliding-window models SGLang sizes with one plain pool over every layer: it turns their hybrid SWA memory off
+# (srt/server_args.py:2074-2086 @0.5.11, srt/arg_groups/model_overrides/gemma2_gemma3.py:13-27 @0.5.23; Gemma 2 is not
+# in is_hybrid_swa_model's list either), so each layer keeps every token; checked against the oracle
+# (tests/golden/swa/)
+FULL_POOL_SLIDING_ARCHS = frozenset({"Gemma2ForCausalLM"})
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | SLIDING_ARCHS | FULL_POOL_SLIDING_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
                          "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
@@ -102,6 +116,10 @@ def cache_refusal(spec: ModelSpec) -> str | None:
     spec: a ModelSpec is frozen)."""
     t = spec.text if isinstance(spec.text, dict) else spec.raw
     arch = spec.architecture
+    if spec.sliding is not None and arch in SLIDING_ARCHS:
+        return None  # the hybrid SWA pool (pipeline/swa.py) sizes its sliding / chunked layers
+    if arch in FULL_POOL_SLIDING_ARCHS:
+        return None  # SGLang keeps every token of every layer for these: the plain pool is what it allocates
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
     window = t.get("sliding_window")
     what = None

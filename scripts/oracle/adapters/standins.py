@@ -162,3 +162,56 @@ def give_model_quant_config(r, ModelRunner=None, load_config=None):
     if qc is not None and model_class_keeps_quant_config(r):
         r.model.quant_config = qc
     return qc
+
+
+def give_model_sliding_window(model, model_config):
+    """The loaded model's ``get_attention_sliding_window_size``, on the empty model: resolve_sliding_window_size asks
+    the model first and the config only when the model has no such method (load_model_utils.py:144-157 @0.5.23,
+    model_runner.py ModelRunner.load_model's block of the same statements in earlier releases). gpt-oss's answers
+    ``sliding_window - 1`` (srt/models/gpt_oss.py:129-132, 1374-1375 @0.5.23: HF's window counts the last token),
+    so the real server validates its SWA pool against 127, not the config's 128 (validate_swa_pool_size,
+    pool_configurator.py:198-215 @0.5.23). The class's own method runs, over the real hf_config; a class without
+    one is left alone."""
+    import types
+
+    from sglang.srt.model_loader import loader
+
+    try:
+        cls, _ = loader.get_model_architecture(model_config)
+    except Exception:  # noqa: BLE001 - unknown class: the config's value, as before
+        return
+    fn = vars(cls).get("get_attention_sliding_window_size")
+    if fn is None or model is None:
+        return
+    holder = types.SimpleNamespace(config=model_config.hf_config)
+    model.get_attention_sliding_window_size = lambda: fn(holder)
+
+
+def load_model_sliding_window(S, r):
+    """0.5.9 / 0.5.10: ``ModelRunner.load_model`` sets ``self.sliding_window_size`` in its "Parse other args" block
+    (model_runner.py:1020-1034 @0.5.9, :1222-1236 @0.5.10), which the oracle skips with the rest of load_model; the
+    hybrid SWA sizing then reads it (set_num_tokens_hybrid_swa asserts it, model_runner_kv_cache_mixin.py:251-254
+    @0.5.9), so without it every gpt-oss / Llama 4 case stopped at an AttributeError. The block's own statements
+    (the assignment to None and the if/elif chain after it) are taken from SGLang's source with ast and run on the
+    runner, after the empty model got the class's get_attention_sliding_window_size (give_model_sliding_window)."""
+    import ast
+    import inspect
+    import textwrap
+
+    give_model_sliding_window(r.model, r.model_config)
+    fn = S.ModelRunner.load_model
+    src_file = inspect.getsourcefile(fn)
+    lines, start = inspect.getsourcelines(fn)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    body = tree.body[0].body
+    for i, node in enumerate(body):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                and node.targets[0].attr == "sliding_window_size" and i + 1 < len(body)
+                and isinstance(body[i + 1], ast.If)):
+            block = ast.Module(body=[node, body[i + 1]], type_ignores=[])
+            ast.increment_lineno(block, start - 1)
+            code = compile(block, src_file, "exec")
+            exec(code, dict(vars(inspect.getmodule(fn))), {"self": r})  # noqa: S102 - SGLang's own statements
+            return
+    raise RuntimeError("ModelRunner.load_model: the sliding_window_size block was not found")
+

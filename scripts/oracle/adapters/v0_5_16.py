@@ -25,7 +25,7 @@ checkpoints are unchanged (no quant config).
 """
 from versions import shared_v0_5_16 as _base
 from versions.shared_v0_5_16 import *  # noqa: F401,F403
-from versions.standins import give_model_quant_config
+from versions.standins import give_model_quant_config, give_model_sliding_window
 
 VERSION = _base.VERSION
 
@@ -65,7 +65,15 @@ def after_load_model(S, r):
         return real(**kw)  # SGLang's own
 
     S.kvd.configure_kv_cache_dtype = configure_kv_cache_dtype
+    real_window = S.resolve_sliding_window_size
+
+    def resolve_sliding_window_size(model, model_config):
+        give_model_sliding_window(model, model_config)  # the loaded model's own answer (standins.py)
+        return real_window(model, model_config)  # SGLang's own
+
+    S.resolve_sliding_window_size = resolve_sliding_window_size
     try:
         _base.after_load_model(S, r)
     finally:
         S.kvd.configure_kv_cache_dtype = real
+        S.resolve_sliding_window_size = real_window

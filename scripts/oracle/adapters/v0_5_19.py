@@ -349,6 +349,9 @@ def after_load_model(S, r):
     if qc is not None and _model_class_keeps_quant_config(r):
         r.model.quant_config = qc
     r.dtype = r.model_config.dtype
+    from versions.standins import give_model_sliding_window  # the loaded model's own window (standins.py)
+
+    give_model_sliding_window(r.model, r.model_config)
     r.sliding_window_size = S.resolve_sliding_window_size(r.model, r.model_config)
     r.spec_aux_config = S.resolve_spec_aux_hidden_state_config(  # ModelRunner.init_spec_aux_hidden_state
         server_args=rec, model_config=r.model_config, spec_algorithm=r.spec_algorithm,

@@ -51,13 +51,22 @@ from versions.standins import no_kernel_warmups
 from typing import Optional
 
 from versions.v0_5_10 import CellSizeRecord
+from versions.v0_5_11 import after_load_model as _after_load_model_0_5_11
 from versions.v0_5_11 import (  # noqa: F401  (re-exported for oracle.py)
-    after_load_model,
     capture_bs,
     draft_model_config,
     install_distributed_standins,
     spec_reserved_bytes,
 )
+
+
+def after_load_model(S, r):
+    """The 0.5.11 adapter's after_load_model, then load_model's sliding-window block (standins.py
+    load_model_sliding_window): 0.5.9 / 0.5.10 size a hybrid SWA pool from it."""
+    from versions.standins import load_model_sliding_window
+
+    _after_load_model_0_5_11(S, r)
+    load_model_sliding_window(S, r)
 
 VERSION = "0.5.9"
 

@@ -343,6 +343,16 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
             _reject(res, exc, OUTCOME_FAILED)
             return
     res.headroom_bytes = job.free_after_bytes - res.pools.total
+    if res.headroom_bytes < 0:
+        # the pools alone exceed what the weights leave: the tables allocated beside the KV budget (req_to_token
+        # grows with the context: Llama 4's 10M-token default makes it tens of GiB) fail their own allocation
+        res.verdict = "oom_risk"
+        beside = max((x for x in res.pools.lines if not x.key.startswith(("kv_", "draft_kv_"))),
+                     key=lambda x: x.bytes, default=None)
+        res.oom_allocation = (f"the pools themselves ({res.pools.total / (1 << 30):.2f} GiB; "
+                              + (f"{beside.label} {beside.bytes / (1 << 30):.2f} GiB is allocated beside the KV "
+                                 "budget" if beside is not None else "") + ")")
+        return
     used = 0
     for need in res.needs:
         used += need.bytes

@@ -74,6 +74,11 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     """
     n_layers = len(model.full_attention_layer_ids)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
+    if model.sliding is not None:  # gpt-oss / Llama 4: the hybrid SWA pool's float cell (pipeline/swa.py)
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        if swa.is_hybrid_swa(args, model):
+            return swa.cell(args, model, kv_size)
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
                          model.v_head_dim).bytes_per_token(args.tp_size)
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
@@ -182,13 +187,15 @@ class Profile:
     # 0.5.9 sizes the request pools for R_pool, which can exceed the scheduler's R (…kv_cache_mixin.py:339-419)
     pool_requests: int | None = None
     max_mamba_cache_source: str = ""
+    # 0.5.9's SWA sub-pool tokens, from the unaligned full count (pipeline/swa.py swa_tokens_0_5_9); None otherwise
+    swa_tokens: int | None = None
 
 
 def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
                min_one_running=False, pools_sized_separately=False, replay="", ring=0,
-               slack_floor_gib=0.0) -> dict[str, np.ndarray]:
+               slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -220,7 +227,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
               mambaish=mambaish, solve=solve, cap_by_estimate=cap_by_estimate, padding_slots=padding_slots,
               mm_reserve_gib=mm_reserve_gib, min_one_running=min_one_running,
               pools_sized_separately=pools_sized_separately, replay=replay, ring=ring,
-              slack_floor_gib=slack_floor_gib)
+              slack_floor_gib=slack_floor_gib, swa_rescale=swa_rescale)
     if _all_scalar(pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio, cell,
                    page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring, slack_floor_gib):
         out = _size_chain_scalar(**kw)
@@ -230,6 +237,11 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
 
 
 _SCALAR_TYPES = (int, float, np.integer, np.floating, np.bool_)  # bool is an int
+
+
+def _cell_number(cell):
+    """The cell as SGLang holds it: an int, or a float for a hybrid SWA pool (its ratio-weighted SWA term)."""
+    return float(cell) if isinstance(cell, (float, np.floating)) else int(cell)
 
 
 def _all_scalar(*values) -> bool:
@@ -290,7 +302,7 @@ def _to_i64(x) -> np.ndarray:
 def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0) -> dict | None:
+                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict | None:
     """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
     operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
     (a division by zero, a non-finite float): the caller then runs the array path. A byte count beyond int64 (an
@@ -299,17 +311,17 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     verdict (such a pool never fits) but not the magnitude."""
     try:
         return _scalar_chain(float(pre_gib), float(post_gib), float(mfs), int(per_req), bool(spec_on), int(r_args),
-                             int(ndraft), int(m_explicit), bool(radix_off), float(ratio), int(cell), int(page),
+                             int(ndraft), int(m_explicit), bool(radix_off), float(ratio), _cell_number(cell), int(page),
                              int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
                              cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
-                             pools_sized_separately, replay, int(ring), float(slack_floor_gib))
+                             pools_sized_separately, replay, int(ring), float(slack_floor_gib), swa_rescale)
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
 
 
 def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, cell, page, mtt, ctx, mr, mamba,
                   solve, cap_by_estimate, padding_slots, mm, min_one_running, pools_sized_separately, replay,
-                  ring, slack_floor=0.0) -> dict | None:
+                  ring, slack_floor=0.0, swa_rescale=None) -> dict | None:
     slack = pre * (1 - mfs)
     if slack_floor > 0:
         slack = max(slack, slack_floor)
@@ -359,12 +371,17 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     if not math.isfinite(rest):
         return None
     available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
-    n = available // cell
+    # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
+    n = int(available // cell)
     n = n // page * page
     fail = n <= 0
     capped = mtt // page * page if 0 <= mtt < n else n
     fail = fail or capped <= 0
     n = capped
+    if swa_rescale is not None:  # 0.5.9 / 0.5.10 hybrid SWA: the all-layer count becomes full tokens (pipeline/swa.py)
+        a, dnm = swa_rescale
+        n = int(n * a / dnm) // page * page
+        fail = fail or n <= 0
     est = max(min(int(n / ctx * 512), 4096), 2048)
     if r_args >= 0:
         r_req = min(r_args, est) if cap_by_estimate else min(r_args, n // 2)
@@ -387,7 +404,7 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
 def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0) -> dict[str, np.ndarray]:
+                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
     """:func:`size_chain` on numpy arrays (the search's grids)."""
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
@@ -455,13 +472,21 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     fail_rest = rest <= 0
     available = _to_i64(np.trunc(rest * (1 << 30)))
     page = np.asarray(page, dtype=np.int64)
-    n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
+    cell_arr = np.asarray(cell)
+    if cell_arr.dtype.kind == "f":  # a hybrid SWA cell (pool_configurator.py:274-278 @0.5.11): int(available // cell)
+        n = _to_i64(np.floor_divide(available, cell_arr))
+    else:
+        n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
     n = n // page * page
     fail = n <= 0
     mtt = np.asarray(max_total_tokens, dtype=np.int64)
     capped = np.where((mtt >= 0) & (mtt < n), mtt // page * page, n)
     fail = fail | (capped <= 0)
     n = capped
+    if swa_rescale is not None:  # 0.5.9 / 0.5.10 hybrid SWA (pipeline/swa.py rescale)
+        a, dnm = swa_rescale
+        n = _to_i64(np.trunc(n * a / dnm)) // page * page
+        fail = fail | (n <= 0)
     r_req, r_pool = _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe, cap_by_estimate,
                                       pools_sized_separately)
     return {"r_pool": r_pool, "rest_before": rest_before, "spec_reserved": spec_reserved, "m": m, "available": available,
@@ -511,7 +536,17 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
         min_one_running=args.rules.min_one_running, pools_sized_separately=args.rules.request_pools_sized_separately,
         slack_floor_gib=slack_floor_gib(args, state is not None), **replay_inputs(args, state),
+        swa_rescale=_swa_rescale(args, model),
     )
+
+
+def _swa_rescale(args: ResolvedArgs, model: ModelSpec):
+    """0.5.9 / 0.5.10's hybrid SWA split (pipeline/swa.py ``rescale``), else None."""
+    if model.sliding is None:
+        return None
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+    return swa.rescale(args, model, DTYPE_BYTES[kv_dtype_name(args, model)])
 
 
 def replay_inputs(args: ResolvedArgs, state: MambaState | None) -> dict:
@@ -582,11 +617,13 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         spec_reserved_bytes=int(out["spec_reserved"]) if mamba and args.spec_on else None,
         max_mamba_cache_size=int(out["m"]) if mamba else None,
         mamba_cache_per_req_bytes=state.per_req_bytes if mamba else None,
-        available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=int(inp["cell"]),
+        available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=_cell_number(inp["cell"]),
         max_mamba_cache_source=source,
     )
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
+    if model.sliding is not None:
+        _swa_checks(args, model, prof, inp, out)
     if bool(out["fail"]):
         if args.rules.oom_message_names_fraction and mamba:
             # <= 0.5.10 computes the request count, and with it the ratio, before MemoryPoolConfig raises
@@ -602,6 +639,14 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             raise
     prof.max_total_num_tokens = int(out["n"])
     prof.max_running_requests = int(out["r"])
+    if inp["swa_rescale"] is not None and args.rules.request_pools_sized_separately:  # 0.5.9
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        page = args.page_size
+        n0 = int(int(out["available"]) // inp["cell"]) // page * page
+        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < n0:
+            n0 = args.max_total_tokens // page * page
+        prof.swa_tokens = swa.swa_tokens_0_5_9(args, model, DTYPE_BYTES[kv_dtype_name(args, model)], n0)
     if args.rules.request_pools_sized_separately:
         prof.pool_requests = int(out["r_pool"])
     prof.mamba_ratio = int(inp["mamba_ratio_"]) if mamba else None
@@ -619,6 +664,24 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         exc.profile = prof
         raise exc
     return prof
+
+
+def _swa_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, inp: dict, out: dict) -> None:
+    """The hybrid SWA pool's own check, on the profiled and then the capped token count, before the
+    MemoryPoolConfig's (pipeline/swa.py validate)."""
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+    if not swa.is_hybrid_swa(args, model):
+        return
+    page = args.page_size
+    profiled = max(int(int(out["available"]) // inp["cell"]), 0) // page * page
+    try:
+        swa.validate(args, model, swa.swa_tokens(args, model, profiled))
+        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < profiled:
+            swa.validate(args, model, swa.swa_tokens(args, model, int(out["n"])))
+    except Rejected as exc:
+        exc.profile = prof
+        raise
 
 
 def _ratio_inside_spec_solve(args: ResolvedArgs, inp: dict, out: dict, mamba: bool) -> None:

@@ -64,11 +64,25 @@ class KvGeometry:
         return self.layers * self.heads * (self.head_dim + self.v_head_dim) * self.dtype_bytes
 
 
+@dataclass(frozen=True)
+class SwaGeometry(KvGeometry):
+    """A hybrid SWA model's SWAKVPool (pipeline/swa.py): ``layers`` are its full-attention layers; the sliding
+    sub-pool is the model's ``sliding`` layers, sized from the same N by --swa-full-tokens-ratio."""
+
+    model: ModelSpec | None = None
+
+
 def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
                draft: ModelSpec | None) -> tuple[KvGeometry, KvGeometry | None]:
     """The target KV pool and the draft's own KV pool (None when there is none or it is unknown)."""
     tp = args.tp_size
     b = DTYPE_BYTES[kv_dtype_name(args, model)]
+    if model.sliding is not None:
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        if swa.is_hybrid_swa(args, model):  # no draft: speculative decoding is refused for these models
+            return SwaGeometry(len(model.sliding.full_layer_ids), num_kv_heads(model, tp), model.head_dim,
+                               model.v_head_dim, b, model), None
     layers = len(model.full_attention_layer_ids) if state is not None else model.num_hidden_layers
     target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
     d = None
@@ -196,7 +210,7 @@ def unified_pool_bytes(args: ResolvedArgs, state: MambaState, g: KvGeometry, n, 
 
 
 def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry, draft: KvGeometry | None,
-               n, r, m, available=None) -> dict:
+               n, r, m, available=None, swa_tokens=None) -> dict:
     """Bytes of every tensor group ``_init_pools`` allocates; n, r, m may be numpy arrays.
 
     Keys follow the summary's ``pool_*_bytes`` names without the prefix and suffix.
@@ -257,6 +271,12 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     if state is not None and args.raw.get("enable_int8_mamba_checkpoint"):
         out["mamba_int8_checkpoint"] = int8_checkpoint_bytes(args, state, m)
     g = target
+    if isinstance(g, SwaGeometry):  # SWAKVPool: the full and the sliding sub-pools (pipeline/swa.py)
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        out.update(swa.pool_bytes(args, g.model, g.dtype_bytes, n, r, swa_tokens))
+        out["index_buffers"] = out["index_buffers"] + index
+        return out
     # 0.5.23 stores equal K and V rows as the two halves of one (2, rows, heads, dim) tensor per layer
     # (srt/mem_cache/memory_pool.py:2630-2645 @0.5.23; rows are whole pages, so no padding) and still reports
     # them apart: get_kv_size_bytes sizes the k_buffer and v_buffer views (:2753-2767), the log prints
@@ -282,6 +302,8 @@ _LABELS = {
     "kv_v": ("KV V", "srt/mem_cache/memory_pool.py:888-913 @0.5.11; from 0.5.23 the V half of one K|V tensor (:2630-2645)"),
     "index_buffers": ("index buffers", "srt/mem_cache/allocator.py:131-138 @0.5.11; memory_pool.py:341, 547-560, "
                       "915-934"),
+    "kv_swa_k": ("sliding-window KV K", "srt/mem_cache/swa_memory_pool.py SWAKVPool @0.5.11; the SWA sub-pool"),
+    "kv_swa_v": ("sliding-window KV V", "srt/mem_cache/swa_memory_pool.py SWAKVPool @0.5.11; the SWA sub-pool"),
     "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
@@ -300,6 +322,10 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
              n: int, r: int, m: int | None) -> str:
     d = args.speculative_num_draft_tokens or 0
     page = args.page_size
+    if isinstance(g, SwaGeometry) and key in ("kv_k", "kv_v", "kv_swa_k", "kv_swa_v", "index_buffers"):
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        return swa.formula(key, args, g.model, g.dtype_bytes, n)
     if key == "req_to_token":
         return f"(R {r} + 1) x (context {args.context_len} + {req_to_token_extra(args)}) x int32"
     if key in ("mamba_conv", "mamba_ssm"):
@@ -345,7 +371,11 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     if prof.pool_requests is not None:  # 0.5.9: the pools are sized for R_pool
         r = prof.pool_requests
     g, dg = geometries(args, model, state, draft)
-    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes)
-    lines = [PoolLine(k, _LABELS[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), _LABELS[k][1])
+    sizes = pool_bytes(args, state, g, dg, n, r, m if m is not None else 0, prof.available_kv_bytes, prof.swa_tokens)
+    labels = dict(_LABELS)
+    if isinstance(g, SwaGeometry):  # the two sub-pools of SWAKVPool, named as the report shows them
+        labels["kv_k"] = ("full-attention KV K", labels["kv_k"][1])
+        labels["kv_v"] = ("full-attention KV V", labels["kv_v"][1])
+    lines = [PoolLine(k, labels[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), labels[k][1])
              for k, v in sizes.items()]
     return Pools(lines, not (args.spec_on and dg is None and args.speculative_algorithm != "NGRAM"))
