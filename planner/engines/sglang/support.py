@@ -6,7 +6,8 @@ computed. It refuses, in this order:
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
 2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
    (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
-   ``sliding_window`` in use, ``attention_chunk_size``);
+   ``sliding_window`` in use, ``attention_chunk_size``); then a config.json key that may change memory and is not
+   modelled (:func:`config_key_refusal`, the config audit ``config_audit.toml``);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
 
@@ -253,9 +254,28 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         problem = architecture_refusal(draft, role="draft")
         if problem:
             return problem
+    problem = config_key_refusal(spec, draft)
+    if problem:
+        return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
     return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
             or _own_draft_quant_refusal(version_dir, spec, flags))
+
+
+def config_key_refusal(spec: ModelSpec, draft: ModelSpec | None = None) -> str | None:
+    """The config audit (config_audit.toml, planner/engines/sglang/config_audit.py): the first config.json key of
+    the target, then of the draft, that may change memory and is not modelled (a refused key that is set, or an
+    unknown key that could size something), named in one line."""
+    from planner.engines.sglang.config_audit import config_refusal  # noqa: PLC0415
+
+    problem = config_refusal(spec)
+    if problem:
+        return f"--model: {problem}"
+    if draft is not None and draft is not spec:
+        problem = config_refusal(draft)
+        if problem:
+            return f"--speculative-draft-model-path: {problem}"
+    return None
 
 
 def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
