@@ -44,6 +44,7 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Glm4MoeForCausalLM",  # GLM-4.5 / 4.6 / 4.7 MoE (GQA; its NextN draft is refused below)
     "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
+    "MiniMaxM2ForCausalLM",  # MiniMax-M2 / M2.7: GQA 48 / 8 x 128, every layer full attention (tests/golden/dense new_models)
 })
 TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
@@ -254,12 +255,35 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         problem = architecture_refusal(draft, role="draft")
         if problem:
             return problem
-    problem = config_key_refusal(spec, draft)
+    problem = config_key_refusal(spec, draft) or arch_release_refusal(version_dir, spec)
     if problem:
         return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
     return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
             or _own_draft_quant_refusal(version_dir, spec, flags))
+
+
+# Architectures whose config class the release's pinned transformers lacks: SGLang then loads the config only through
+# the checkpoint's own code (--trust-remote-code with configuration_*.py), which no golden case runs. MiniMax-M2:
+# transformers 4.57.1 (pinned by 0.5.9) has no minimax_m2 model type, 5.3.0 (0.5.10) and later have it; the 0.5.9
+# oracle stops in ServerArgs ("contains custom code which must be executed"), 0.5.11 / 0.5.16 / 0.5.23 size it as
+# plain attention (tests/golden/dense/sglang-*/new_models_results.jsonl).
+ARCH_FIRST_RELEASE = {"MiniMaxM2ForCausalLM": ("v0_5_10", "0.5.9 pins transformers 4.57.1, which has no minimax_m2 "
+                                                          "config: SGLang needs the checkpoint's remote code")}
+
+
+def arch_release_refusal(version_dir: str, spec: ModelSpec) -> str | None:
+    """One line when this release loads the architecture only through remote code the planner has not verified."""
+    first = ARCH_FIRST_RELEASE.get(spec.architecture)
+    if first is None or _release_key(version_dir) >= _release_key(first[0]):
+        return None
+    shown = version_dir.removeprefix("v").replace("_", ".")
+    return (f"--model: {spec.architecture} on SGLang {shown} is not verified against its code ({first[1]}); "
+            f"modelled: SGLang {first[0].removeprefix('v').replace('_', '.')} and later")
+
+
+def _release_key(version_dir: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version_dir.removeprefix("v").split("_") if x.isdigit())
 
 
 def config_key_refusal(spec: ModelSpec, draft: ModelSpec | None = None) -> str | None:
