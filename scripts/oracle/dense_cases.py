@@ -206,10 +206,16 @@ def curated(c: Cases):
           ["--kv-cache-dtype", "fp8_e4m3", *eagle3("qwen3-32b-eagle3")], tp=2, draft="qwen3-32b-eagle3")
 
 
-def new_models(c: Cases, seed: int = 1, count: int = 20):
+def new_models(c: Cases, seed: int = 1, count: int = 20, curated_too: bool = True):
     """MiniMax-M2 / M2.7 (block-FP8 checkpoints, GQA 48 / 8 x 128, 62 MoE layers): curated launches, then ``count``
     random ones drawn as random_cases draws (KV dtype, context, caps, page size, radix cache, graphs, TP, GPU)."""
     M27, M2 = "minimax-m2.7", "minimax-m2"
+    if curated_too:
+        _new_curated(c, M27, M2)
+    _new_random(c, seed, count)
+
+
+def _new_curated(c: Cases, M27: str, M2: str):
     c.add("mm27_h200_tp4", "h200", M27, tp=4)
     c.add("mm27_h200_tp8", "h200", M27, tp=8)
     c.add("mm27_h100_tp4", "h100-sxm", M27, tp=4)
@@ -229,6 +235,9 @@ def new_models(c: Cases, seed: int = 1, count: int = 20):
     c.add("m2_h100_tp8", "h100-sxm", M2, tp=8)
     c.add("m2_b200_tp4_fp8kv", "b200", M2, ["--kv-cache-dtype", "fp8_e4m3"], tp=4)
     c.add("m2_h200_tp4_nograph_chunk4k", "h200", M2, ["--disable-cuda-graph", "--chunked-prefill-size", "4096"], tp=4)
+
+
+def _new_random(c: Cases, seed: int, count: int):
     rng = random.Random(seed)
     for i in range(count):
         while True:
@@ -310,8 +319,8 @@ def _heads(model):
 
 def build(version, mode, out_path, seed=1, count=40):
     c = Cases(out_path, version)
-    if mode == "new":
-        new_models(c, seed, count)
+    if mode in ("new", "new-random"):  # new-random: the draws alone (scripts/oracle/agree.py --family minimax)
+        new_models(c, seed, count, curated_too=mode == "new")
     else:
         curated(c) if mode == "curated" else random_cases(c, seed, count)
     return c.cases
