@@ -246,8 +246,11 @@ def flag_quantization(version_dir: str, flags: list[str], model_name: str) -> st
     return _flags_refusal(version_dir, tuple(flags), model_name)[1]
 
 
-def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None) -> str | None:
-    """The one line that refuses this launch as not modelled, or None when every part of it is modelled."""
+def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None,
+               measured_weights: bool = False) -> str | None:
+    """The one line that refuses this launch as not modelled, or None when every part of it is modelled.
+    ``measured_weights``: the free memory after the weights is measured, so the checkpoint's weight scheme needs no
+    model (quant_support.MEASURED_WEIGHTS_METHODS); the architecture and the cache still do."""
     problem = architecture_refusal(spec)
     if problem:
         return problem
@@ -259,7 +262,7 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
     if problem:
         return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
-    return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
+    return (quant_refusal(spec.quant_method, flag_quant, measured_weights) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
             or _own_draft_quant_refusal(version_dir, spec, flags))
 
 
