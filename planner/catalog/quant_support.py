@@ -33,6 +33,12 @@ def _name(value: Any) -> str:
 # configs carry one), and ServerArgs treats none of them specially outside the MoE-runner checks of a
 # non-default --moe-runner-backend. Not here: gguf (disables the piecewise CUDA graph: srt/server_args.py:1231-1237
 # @0.5.11), petit_nvfp4 (its KV algo), and methods a release lacks (fbgemm_fp8 and qoq are gone by 0.5.16).
+# auto-round in particular: AutoRoundConfig (srt/layers/quantization/auto_round.py, registered 0.5.9-0.5.23) serves
+# each layer by its packing_format, per layer from extra_config (bits >= 16 stays unquantized): auto_round:auto_gptq
+# with GPTQ / GPTQ-Marlin linear methods, auto_round:auto_awq with AWQ / AWQ-Marlin, MoE layers with the Marlin MoE
+# methods or MoeWNA16 (apply_gptq_quant_layer / apply_awq_quant_layer, auto_round.py:220-415 @0.5.11); 0.5.11 routes
+# them through the configs' schemes (layer.scheme), 0.5.23 adds the GPTQ defaults (lm_head, desc_act, dynamic ...)
+# and an AMX-only CPU path. No weight model here: no published AutoRound total was found to check one against.
 MEASURED_WEIGHTS_METHODS = ("auto-round", "bitsandbytes", "blockwise_int8", "moe_wna16", "modelslim", "quark",
                             "quark_int4fp8_moe", "w4afp8", "w8a8_fp8", "w8a8_int8")
 
