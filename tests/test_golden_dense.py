@@ -103,8 +103,8 @@ def test_qwen3vl_decode_graphs_follow_the_running_requests_on_large_hoppers():
 
 
 def test_the_new_models_set_covers_the_releases_with_an_oracle_venv():
-    """MiniMax-M2 / M2.7 (issue #22): 38 launches each on 0.5.11, 0.5.16 and 0.5.23 (tests/golden/dense/README.md)."""
-    for version in ("0.5.11", "0.5.16", "0.5.23"):
+    """MiniMax-M2 / M2.7 (issue #22): 38 launches each on 0.5.10, 0.5.11, 0.5.16 and 0.5.23 (tests/golden/dense/README.md)."""
+    for version in ("0.5.10", "0.5.11", "0.5.16", "0.5.23"):
         rows = [c for v, c, _ in ALL if v == version and c["planner_model"].startswith("minimax")]
         assert len(rows) == 38, version
 
