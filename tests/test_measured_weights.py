@@ -122,3 +122,13 @@ def test_a_draft_without_a_weight_model_is_refused_measured_or_not(tmp_path, cap
 def test_the_measured_list_holds_only_methods_every_release_registers():
     assert "gguf" not in MEASURED_WEIGHTS_METHODS and "petit_nvfp4" not in MEASURED_WEIGHTS_METHODS
     assert {"fbgemm_fp8", "qoq"}.isdisjoint(MEASURED_WEIGHTS_METHODS)  # gone by 0.5.16
+
+
+def test_a_gpu_below_the_methods_capability_is_refused(tmp_path, capsys):
+    """w8a8_fp8's W8A8Fp8Config.get_min_capability is 89: SGLang's loader stops on an A100 (8.0), plans on an H100."""
+    ckpt = _checkpoint(tmp_path, {"quant_method": "w8a8_fp8"})
+    code = main(["--gpu", "a100-80gb", "--model", str(ckpt), "--no-search", "--free-after-load-gib", "40"])
+    err = capsys.readouterr().err
+    assert code == 2 and "needs compute capability 89" in err and "8.0" in err
+    code = main(["--gpu", "h100", "--model", str(ckpt), "--no-search", "--free-after-load-gib", "40"])
+    assert code == 0, capsys.readouterr().err
