@@ -62,3 +62,15 @@ def test_nemotron_3_super_is_refused_by_its_latent_moe(capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert "'moe_latent_size' = 1024" in err
+
+
+@pytest.mark.parametrize("name,gpu,tp", [
+    ("qwen3-coder-480b-a35b-instruct", "b200", 8), ("qwen3-235b-a22b", "h200", 4), ("qwen3-235b-a22b-fp8", "h100", 4),
+    ("mixtral-8x22b-v0.1", "h100", 8), ("mixtral-8x7b-v0.1", "h100", 2), ("mistral-7b-instruct-v0.3", "rtx4090", 1),
+])
+def test_the_issues_catalog_models_fit_a_gpu(name, gpu, tp, capsys):
+    """Issue #22 item 6: Qwen3-Coder-480B, Qwen3-235B (and its FP8), Mixtral and Mistral each give a verdict on a
+    GPU they fit (their pools: tests/golden/dense)."""
+    code = main(["--gpu", gpu, "--model", name, "--tp-size", str(tp), "--no-search"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("Verdict: FITS"), out
