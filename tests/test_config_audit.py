@@ -29,6 +29,7 @@ SHARED = ROOT.parent.parent / "shared" / "tools" / "vllm-oracle" / "models"
 def _config_files() -> list[Path]:
     files = sorted(p for p in CONFIGS.glob("*.json") if "hf_quant_config" not in p.name)
     files += sorted((ROOT / "tests" / "golden").rglob("*config.json"))
+    files += sorted((ROOT / "tests" / "data" / "configs").glob("*.config.json"))  # Nemotron-3-Super (refused)
     for shared in (SHARED, Path("/work/shared/tools/vllm-oracle/models")):
         if shared.is_dir():
             files += sorted(shared.glob("*/config.json"))
