@@ -489,11 +489,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def models_main(argv: list[str], out=None) -> int:
     """plan models: the built-in catalog, target models first, then the drafts with their kind and targets."""
     from planner.catalog.drafts import listing  # noqa: PLC0415
+    from planner.engines.sglang.coverage import coverage_text  # noqa: PLC0415
 
     p = _ArgParser(prog="plan models", description="List the built-in catalog: models for --model, then drafts "
-                   "for --speculative-draft-model-path (kind, targets, where each config comes from).")
+                   "for --speculative-draft-model-path (kind, targets, where each config comes from), then what "
+                   "is covered (families, releases, quantizations).")
     p.parse_args(argv)
-    write_out(listing() + "\n", out or sys.stdout)
+    write_out(listing() + "\n\n" + coverage_text() + "\n", out or sys.stdout)
     return EXIT_FITS
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from planner.catalog.catalog import ResolvedModel
+from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.catalog.weights import mtp_weight_bytes, replicated_kv_bytes
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
@@ -174,7 +174,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         draft = draft_from_flags(flags)
     if draft is None and algorithm == "STANDALONE":  # --- STANDALONE ---
         draft = model.spec  # no draft path: the draft worker loads the target itself (standalone_draft_source)
-    refusal = unmodelled(rules.flags, model.spec, flags, draft)  # what the pipeline does not model: exit 2
+    # what the pipeline does not model: exit 2 (measured free memory after the weights needs no weight model)
+    refusal = unmodelled(rules.flags, model.spec, flags, draft, measured_weights=free_after_gib is not None)
+    if not refusal and free_after_gib is None and model.weight_source == NOT_MODELLED:
+        refusal = model.weight_detail
     if not refusal and env:
         from planner.engines.sglang.env_vars import env_refusal  # noqa: PLC0415
 

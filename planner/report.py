@@ -6,6 +6,7 @@ import re
 import shlex
 from typing import Any
 
+from planner.catalog.catalog import NOT_MODELLED
 from planner.catalog.drafts import launch_flags, unpublished_draft
 from planner.explain import explain
 from planner.engines.sglang.rules import version_key as _vkey
@@ -116,8 +117,9 @@ def render_text(plan: Plan, compare: bool = True) -> str:
     w = out.append
     w(f"gpu-memory-planner — {release_label(plan)}")
     w(f"GPU:   {plan.gpu.display_name} [{plan.gpu.id}], nvidia-smi total {plan.gpu.capacity_mib:,} MiB")
-    w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights {plan.model.weight_bytes / GIB:.2f} GiB "
-      f"[{plan.model.weight_source}: {plan.model.weight_detail}]")
+    w(f"Model: {plan.model.spec.name} ({plan.model.spec.architecture}); weights "
+      + (f"{_MEASURED} [{plan.model.weight_detail}]" if plan.model.weight_source == NOT_MODELLED else
+         f"{plan.model.weight_bytes / GIB:.2f} GiB [{plan.model.weight_source}: {plan.model.weight_detail}]"))
     w(f"Flags: {shlex.join(launch_flags(plan.flags)) or '(none)'}" + (f"   env: {plan.env}" if plan.env else ""))
     w(f"Units: {UNIT_NOTE}")
     w("")
@@ -502,6 +504,10 @@ def _r(n: int | float) -> str:
     return f"{x:.1f}" if abs(x) >= 10 else f"{x:.2f}"
 
 
+# the weights of a checkpoint without a weight model: what the launch measured stands in for them (plan.make_plan)
+_MEASURED = "measured (the free memory after loading is given; this checkpoint's weights have no model here)"
+
+
 def _source_word(src: str) -> str:
     return src.split(":", 1)[0] if src else "?"
 
@@ -511,7 +517,8 @@ def plan_summary(plan: Plan, launched: bool = False) -> list[str]:
     printed these flags as its launch line just above, so the Flags line says so instead of repeating them."""
     out = [f"GPU:      {plan.gpu.display_name} [{plan.gpu.id}], {plan.gpu.capacity_mib:,} MiB",
            f"Model:    {plan.model.spec.name} ({plan.model.spec.architecture}), weights "
-           f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})",
+           + (_MEASURED if plan.model.weight_source == NOT_MODELLED
+              else f"{_r(plan.model.weight_bytes)} GiB ({plan.model.weight_source})"),
            ("Flags:    the launch line's above" if launched and plan.flags
             else f"Flags:    {shlex.join(launch_flags(plan.flags)) or '(SGLang defaults)'}")  # as the launch line spells them
            + (f"; env {plan.env}" if plan.env else "")]

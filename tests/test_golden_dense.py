@@ -60,7 +60,9 @@ def _compare(case: dict, expected: dict) -> dict:
 
 ALL = [(v, c, e) for v in RELEASES for c, e in _load(v, "cases.jsonl", "results.jsonl")
        + _load(v, "random.jsonl", "random_results.jsonl")
-       + _load(v, "qwen3vl_graph.jsonl", "qwen3vl_graph_results.jsonl")]  # 0.5.19-0.5.23 (README.md)
+       + _load(v, "qwen3vl_graph.jsonl", "qwen3vl_graph_results.jsonl")  # 0.5.19-0.5.23 (README.md)
+       + (_load(v, "new_models.jsonl", "new_models_results.jsonl") if v != "0.5.9" else [])]  # MiniMax-M2 (#22)
+NEW_0_5_9 = _load("0.5.9", "new_models.jsonl", "new_models_results.jsonl")
 
 
 def test_every_release_has_golden_cases():
@@ -98,3 +100,22 @@ def test_qwen3vl_decode_graphs_follow_the_running_requests_on_large_hoppers():
         assert rows[(v, key)]["cuda_graph_capture_max_bs"] == 300
         assert rows[(v, key.replace("_300", "_513"))]["cuda_graph_capture_max_bs"] == 256
         assert rows[(v, "b200_qwen3-vl-8b-instruct_tp1_--max-running-requests_513")]["cuda_graph_capture_max_bs"] == 512
+
+
+def test_the_new_models_set_covers_the_releases_with_an_oracle_venv():
+    """MiniMax-M2 / M2.7 (issue #22): 38 launches each on 0.5.10, 0.5.11, 0.5.16 and 0.5.23 (tests/golden/dense/README.md)."""
+    for version in ("0.5.10", "0.5.11", "0.5.16", "0.5.23"):
+        rows = [c for v, c, _ in ALL if v == version and c["planner_model"].startswith("minimax")]
+        assert len(rows) == 38, version
+
+
+@pytest.mark.parametrize("case,expected", NEW_0_5_9, ids=[c["id"] for c, _ in NEW_0_5_9])
+def test_minimax_on_0_5_9_needs_remote_code_and_is_refused(case, expected):
+    """0.5.9 pins transformers 4.57.1, which has no minimax_m2 config: its ServerArgs stops ("contains custom code
+    which must be executed") unless --trust-remote-code loads the checkpoint's configuration_minimax_m2.py, which
+    no golden case runs. The planner refuses the release by name instead of sizing it."""
+    from planner.errors import BadInput
+
+    assert expected["outcome"] == "rejected" and "custom code" in expected["error_message"]
+    with pytest.raises(BadInput, match="MiniMaxM2ForCausalLM on SGLang 0.5.9 is not verified"):
+        _plan_summary(case)

@@ -37,13 +37,13 @@ RELEASES = ("0.5.23", "0.5.22", "0.5.21", "0.5.20", "0.5.19", "0.5.18", "0.5.17"
 #   triton / trtllm_mha only; 0.5.9 picks flashinfer for the Qwen3.6 FP8 checkpoints on the RTX PRO 6000)
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
 OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
-# Checkpoints a release serves with a quant method the planner refuses as not modelled (exit 2), by release:
-# 0.5.10-0.5.14 read a ModelOpt MIXED_PRECISION config.json that is not NemotronH as w4afp8
-# (srt/configs/model_config.py:805-816 @0.5.10, :1140-1151 @0.5.14), whose W4AFp8Config serves every linear layer
-# as block FP8 (srt/layers/quantization/w4afp8.py:93-106 @0.5.14) -- not what the NVFP4 / FP8 layers hold. The oracle
-# loads no weights, so it reports SGLang's sizing (ok, bf16 KV: W4AFp8Config has no kv_cache_quant_algo); the
-# planner refuses instead of a FITS for a checkpoint SGLang would load with the wrong layer methods.
-NOT_MODELLED = {v: {"qwen3.6-27b-nvfp4": "w4afp8"} for v in ("0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14")}
+# Checkpoints a release serves with a quant method the planner refuses as not modelled (exit 2), by release (none
+# today). 0.5.10-0.5.14 read a ModelOpt MIXED_PRECISION config.json that is not NemotronH as w4afp8
+# (srt/configs/model_config.py:805-816 @0.5.10, :1140-1151 @0.5.14): its weights are not modelled (W4AFp8Config
+# creates every linear at the model dtype for NVFP4 / FP8 tensors, pipeline/quant_method.py), so without the measured
+# free memory after loading such a launch is refused (test_release_refusals_of_modelopt_config_json_reach_the_cli);
+# these golden cases give it, and their pools (bf16 KV: W4AFp8Config has no kv_cache_quant_algo) are SGLang's.
+NOT_MODELLED: dict[str, dict[str, str]] = {}
 
 
 def _load(version: str) -> list[tuple[dict, dict]]:
@@ -130,3 +130,22 @@ def test_explicit_quantization_on_such_a_checkpoint_is_not_modelled():
     # the same launch on a B200 (SM100): ServerArgs picks modelopt_fp4 (srt/server_args.py:1579-1600 @0.5.9)
     plan = make_plan(find_profile("b200"), resolve_model("qwen3.5-122b-a10b-nvfp4"), [], version="0.5.9")
     assert build_summary(plan)["kv_cache_dtype"] == "bfloat16"  # the Qwen3-VL base keeps no quant config in 0.5.9
+
+
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.14"])
+def test_w4afp8_reading_plans_only_measured_on_sm90_and_without_a_draft(version):
+    """The MIXED_PRECISION 27B as 0.5.10-0.5.14 read it (w4afp8): planned with the free memory after loading
+    measured, on SM >= 9.0 (W4AFp8Config.get_min_capability 90), with a bf16 KV cache under auto; refused without the
+    measurement, below SM 9.0 and with a speculative draft (its MTP weights would be sized by a weight model)."""
+    model = resolve_model("qwen3.6-27b-nvfp4")
+    plan = make_plan(find_profile("rtxpro6000"), model, [], {}, 93.0, 73.93, version=version)
+    assert build_summary(plan)["kv_cache_dtype"] == "bfloat16"
+    with pytest.raises(BadInput, match="w4afp8"):
+        make_plan(find_profile("rtxpro6000"), model, [], {}, version=version)  # weights not measured
+    with pytest.raises(BadInput, match="w4afp8"):
+        make_plan(find_profile("a100-80gb"), model, [], {}, 78.0, 60.0, version=version)  # SM 8.0
+    with pytest.raises(BadInput, match="w4afp8"):
+        make_plan(find_profile("rtxpro6000"), model, ["--speculative-algorithm", "EAGLE", "--speculative-num-steps",
+                                                       "3", "--speculative-eagle-topk", "1",
+                                                       "--speculative-num-draft-tokens", "4", "--disable-radix-cache"],
+                  {}, 93.0, 73.93, version=version)

@@ -267,7 +267,7 @@ def test_the_readme_commands_of_the_refusal_section_run_as_written(capsys):
     text = (Path(__file__).parents[1] / "README.md").read_text()
     section = text.split("## What is not modelled (refused)", 1)[1].split("\n## ", 1)[0]
     commands = [ln for ln in section.splitlines() if ln.startswith("plan ")]
-    assert len(commands) == 5
+    assert len(commands) == 6
     for ln in commands:
         cmd, _, comment = ln.partition("#")
         expect = int(re.search(r"exit (\d)", comment).group(1)) if "exit" in comment else 0

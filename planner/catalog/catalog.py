@@ -64,6 +64,11 @@ class CatalogEntry:
                 *(p.split("/")[-1] for p in self.published_as))
 
 
+# ResolvedModel.weight_source of a quantized checkpoint whose weights have no model (and no total at hand): its
+# weight_detail is the refusal; a plan runs only with the free memory after the weights measured
+NOT_MODELLED = "not modelled"
+
+
 @dataclass(frozen=True)
 class ResolvedModel:
     spec: ModelSpec
@@ -261,9 +266,13 @@ def _from_checkpoint_dir(path: Path) -> ResolvedModel:
 def _modelled(spec: ModelSpec, catalog_id: str | None, path: str | None) -> ResolvedModel:
     """No total at hand: the quantized weight model for a quantized checkpoint, else the estimate."""
     if spec.quant_method:
-        from planner.catalog.quant import quantized_weights  # noqa: PLC0415 - quantized checkpoints only
+        from planner.catalog.quant import UnmodelledQuantization, quantized_weights  # noqa: PLC0415
 
-        q = quantized_weights(spec)  # raises UnmodelledQuantization (exit 2) for a method it does not model
+        try:
+            q = quantized_weights(spec)
+        except UnmodelledQuantization as exc:  # usable only with measured free memory after the weights:
+            # planner.plan.make_plan raises this line (exit 2) when the weights have to be modelled
+            return ResolvedModel(spec, 0, NOT_MODELLED, str(exc), catalog_id, path)
         assert q is not None
         return ResolvedModel(spec, q.memory_bytes, "quant-model",
                              f"modelled from quantization_config, {q.detail}; checkpoint tensors "

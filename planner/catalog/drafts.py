@@ -44,7 +44,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.catalog.catalog import CatalogEntry, ResolvedModel, find_entry, load_catalog, resolve_model
+from planner.catalog.catalog import NOT_MODELLED, CatalogEntry, ResolvedModel, find_entry, load_catalog, resolve_model
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.pipeline.dflash import head_weights
 from planner.errors import BadInput
@@ -143,6 +143,8 @@ def _from_model(model: ResolvedModel, entry: CatalogEntry | None) -> ResolvedDra
     spec = model.spec
     kind = entry.kind if entry is not None and entry.kind else draft_kind(spec)
     total, source, detail = model.weight_bytes, model.weight_source, model.weight_detail
+    if source == NOT_MODELLED:  # a draft's weights are sized, never measured
+        raise BadInput(f"{FLAG}: {detail}")
     if source in ("estimate", "catalog-params") and kind in ("DFLASH", "DSPARK"):
         head = head_weight_bytes(spec)
         if head is not None:

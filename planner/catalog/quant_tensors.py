@@ -11,7 +11,7 @@ So the config is expanded into the checkpoint's module list:
   vision tower's patch embedding ...) with its element count; these stay at the checkpoint dtype.
 
 Families covered (by ``architectures[0]``): Qwen3.5 / Qwen3.6 (dense and MoE, with the vision
-tower and the MTP layer), Qwen3-Next, the dense Llama / Qwen2 / Qwen3 decoders and Qwen3-MoE. The names are
+tower and the MTP layer), Qwen3-Next, the dense Llama / Qwen2 / Qwen3 decoders, Qwen3-MoE and MiniMax-M2. The names are
 the checkpoint's (``model.language_model.layers.N.linear_attn.in_proj_qkv`` ...), so the matching
 rules of each quantization config apply to them as SGLang applies them to its own prefixes.
 At the config dtype, the sum reproduces the published BF16 ``total_size`` of every catalog
@@ -58,7 +58,7 @@ DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Mist
 
 
 def supported_architectures() -> list[str]:
-    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM", "GptOssForCausalLM"})
+    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM", "GptOssForCausalLM", "MiniMaxM2ForCausalLM"})
 
 
 def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
@@ -72,6 +72,8 @@ def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
         return list(_dense(spec))
     if arch == "GptOssForCausalLM":
         return list(_gpt_oss(spec))
+    if arch == "MiniMaxM2ForCausalLM":
+        return list(_minimax_m2(spec))
     raise NotEnumerated(arch)
 
 
@@ -224,6 +226,34 @@ def _dense(spec: ModelSpec) -> Iterator[Linear | Param]:
             yield from _mlp(spec, p + "mlp.", spec.intermediate_size or 4 * h)
         else:
             yield from _ffn(spec, p)
+    yield Param("model.norm.weight", h)
+    if not spec.tie_word_embeddings:
+        yield Linear("lm_head", spec.vocab_size, h)
+
+
+def _minimax_m2(spec: ModelSpec) -> Iterator[Linear | Param]:
+    """MiniMax-M2 / M2.7 as the checkpoint names its tensors (``block_sparse_moe.experts.N.w1 / w2 / w3``, one
+    per-layer QK-norm over all heads) and SGLang builds them (srt/models/minimax_m2.py @0.5.11: ``MiniMaxM2RMSNormTP``
+    q_norm / k_norm of num_heads x head_dim, :277-302; the router ``gate`` a float32 ReplicatedLinear, :505-509;
+    ``e_score_correction_bias`` float32, :476-485; no MTP tensors: they are skipped at load, :1403-1411)."""
+    h, hd, t = spec.hidden_size, spec.head_dim, spec.text
+    q, kv = spec.num_attention_heads * hd, spec.num_key_value_heads * hd
+    yield Param("model.embed_tokens.weight", spec.vocab_size * h)
+    for i in range(spec.num_hidden_layers):
+        p = f"model.layers.{i}."
+        yield Param(p + "input_layernorm.weight", h)
+        yield Param(p + "post_attention_layernorm.weight", h)
+        yield from _attn(spec, p + "self_attn.", gated=False, qk_norm=False)
+        if t.get("use_qk_norm", True):
+            yield Param(p + "self_attn.q_norm.weight", q)
+            yield Param(p + "self_attn.k_norm.weight", kv)
+        m = p + "block_sparse_moe."
+        yield Param(m + "gate.weight", (spec.num_experts or 0) * h, float32=True)
+        if t.get("use_routing_bias"):
+            yield Param(m + "e_score_correction_bias", spec.num_experts or 0, float32=True)
+        inter = spec.moe_intermediate_size or spec.intermediate_size or 0
+        for name, out, inp in (("w1", inter, h), ("w2", h, inter), ("w3", inter, h)):
+            yield Linear(f"{m}experts.{name}", out, inp, expert=True, count=spec.num_experts or 0)
     yield Param("model.norm.weight", h)
     if not spec.tie_word_embeddings:
         yield Linear("lm_head", spec.vocab_size, h)

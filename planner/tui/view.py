@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.catalog.catalog import ResolvedModel, find_entry, load_catalog, resolve_model
+from planner.catalog.catalog import NOT_MODELLED, ResolvedModel, find_entry, load_catalog, resolve_model
 from planner.engines.sglang.cli_flags import human_readable_int
 from planner.engines.sglang.rules import RULES, default_version
 from planner.errors import BadInput, PlannerError
@@ -257,8 +257,16 @@ def initial_model(name: str | None) -> tuple[str, str]:
     entry = find_entry(name)
     if entry is not None and not entry.draft:
         return entry.id, ""
-    resolve_model(name)  # raises BadInput now, not inside the app
+    _weights_modelled(resolve_model(name))  # raises BadInput now, not inside the app
     return DEFAULT_MODEL, name
+
+
+def _weights_modelled(model: ResolvedModel) -> ResolvedModel:
+    """The explorer has no measured free memory after loading: a checkpoint without a weight model is bad input
+    here, as resolving it was before measured launches could plan it (planner.plan.make_plan)."""
+    if model.weight_source == NOT_MODELLED:
+        raise BadInput(model.weight_detail)
+    return model
 
 
 # --------------------------------------------------------------------------- the view
@@ -600,7 +608,7 @@ def resolve_inputs(gpu_id: str, model_ref: str) -> tuple[GpuProfile | None, Reso
     except BadInput as exc:
         errors["gpu"] = str(exc)
     try:
-        model = resolve_model(model_ref)
+        model = _weights_modelled(resolve_model(model_ref))
     except BadInput as exc:
         errors["model"] = str(exc)
     return gpu, model, errors

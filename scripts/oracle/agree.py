@@ -45,8 +45,9 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
-    ap.add_argument("--family", choices=("hybrid", "dense", "swa"), default="hybrid",
-                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; swa: "
+    ap.add_argument("--family", choices=("hybrid", "dense", "minimax", "swa"), default="hybrid",
+                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; "
+                         "minimax: MiniMax-M2 / M2.7 launches (dense_cases.py new_models' random draws); swa: "
                          "hybrid sliding-window launches (gpt-oss) from scripts/oracle/swa_cases.py")
     ap.add_argument("--algorithm", default=None,
                     help="draw launches of one speculative algorithm from scripts/oracle/spec_cases/<algorithm>.py")
@@ -59,13 +60,14 @@ def main() -> int:
     cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     gen = [sys.executable, os.path.join(HERE, "make_cases_v0516.py"), "cases"] if new_gen else \
         [sys.executable, os.path.join(HERE, "make_cases.py")]
-    if args.family == "dense":
+    if args.family in ("dense", "minimax"):
         import dense_cases  # noqa: PLC0415
         folder = os.path.join(dense_cases.GOLDEN, f".agree-{os.getpid()}")  # ../configs, ../drafts resolve
         os.makedirs(folder, exist_ok=True)
         dense_cases.write_drafts()
         cases_path = os.path.join(folder, "cases.jsonl")
-        drawn = dense_cases.build(args.version, "random", cases_path, args.seed, args.count)
+        drawn = dense_cases.build(args.version, "random" if args.family == "dense" else "new-random", cases_path,
+                                  args.seed, args.count)
         args.oracle = args.oracle or (dense_cases.SHARED_ORACLE if args.version in dense_cases.SHARED_RELEASES
                                       else dense_cases.ADAPTED_ORACLE)
     if args.family == "swa":
@@ -83,7 +85,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm or args.family in ("dense", "swa"):
+        if args.algorithm or args.family in ("dense", "minimax", "swa"):
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -140,7 +142,7 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
-    if args.family in ("dense", "swa"):
+    if args.family in ("dense", "minimax", "swa"):
         os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "

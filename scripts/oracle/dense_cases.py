@@ -69,6 +69,12 @@ MOE = {
                       "zai-org__GLM-4.7-FP8.abbreviated.config.json"), 661.0),
 }
 MODELS = {**DENSE, **MOE}
+# models added by issue #22 (the config audit branch): their own set, new_models.jsonl, so the curated and random
+# sets above (and their seeds' draws) stay as they were
+NEW = {
+    "minimax-m2.7": ("MiniMaxAI__MiniMax-M2.7.config.json", 214.32),
+    "minimax-m2": ("MiniMaxAI__MiniMax-M2.reconstructed.config.json", 214.32),
+}
 # EAGLE3 heads: drafts/<name>/config.json, their target, approx. weights GiB (one decoder layer + fc + lm_head)
 DRAFTS = {
     "llama3-8b-eagle3": ("sgl-project-SpecForge__llama3-8B-eagle3.config.json", "llama-3.1-8b-instruct", 0.8),
@@ -83,7 +89,7 @@ TP = (1, 2, 4, 8)
 def _install_models():
     """make_cases.Builder reads make_cases.MODELS: give it this family's models."""
     mc.MODELS.clear()
-    mc.MODELS.update(MODELS)
+    mc.MODELS.update({**MODELS, **NEW})
 
 
 def _new_gen(version):
@@ -200,6 +206,67 @@ def curated(c: Cases):
           ["--kv-cache-dtype", "fp8_e4m3", *eagle3("qwen3-32b-eagle3")], tp=2, draft="qwen3-32b-eagle3")
 
 
+def new_models(c: Cases, seed: int = 1, count: int = 20, curated_too: bool = True):
+    """MiniMax-M2 / M2.7 (block-FP8 checkpoints, GQA 48 / 8 x 128, 62 MoE layers): curated launches, then ``count``
+    random ones drawn as random_cases draws (KV dtype, context, caps, page size, radix cache, graphs, TP, GPU)."""
+    M27, M2 = "minimax-m2.7", "minimax-m2"
+    if curated_too:
+        _new_curated(c, M27, M2)
+    _new_random(c, seed, count)
+
+
+def _new_curated(c: Cases, M27: str, M2: str):
+    c.add("mm27_h200_tp4", "h200", M27, tp=4)
+    c.add("mm27_h200_tp8", "h200", M27, tp=8)
+    c.add("mm27_h100_tp4", "h100-sxm", M27, tp=4)
+    c.add("mm27_h100_tp8_fp8kv", "h100-sxm", M27, ["--kv-cache-dtype", "fp8_e4m3"], tp=8)
+    c.add("mm27_b200_tp2", "b200", M27, tp=2)
+    c.add("mm27_b200_tp4_ctx64k", "b200", M27, ["--context-length", "65536"], tp=4)
+    c.add("mm27_h200_tp4_mrr128", "h200", M27, ["--max-running-requests", "128"], tp=4)
+    c.add("mm27_h200_tp8_ctx_too_long", "h200", M27, ["--context-length", "300000"], tp=8)
+    c.add("mm27_h200_tp8_ctx_env", "h200", M27, ["--context-length", "300000"], tp=8,
+          env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
+    c.add("mm27_h100_tp8_triton_page16", "h100-sxm", M27, ["--attention-backend", "triton", "--page-size", "16"], tp=8)
+    c.add("mm27_h100_tp4_mfs080", "h100-sxm", M27, ["--mem-fraction-static", "0.80"], tp=4)
+    c.add("mm27_a100_tp8", "a100-80gb", M27, tp=8)
+    c.add("mm27_pro6000_tp4_fp8e5m2", "rtxpro6000", M27, ["--kv-cache-dtype", "fp8_e5m2"], tp=4)
+    c.add("mm27_h200_tp4_no_room", "h200", M27, tp=4, free_before=138.0, free_after=0.5)
+    c.add("m2_h200_tp8", "h200", M2, tp=8)
+    c.add("m2_h100_tp8", "h100-sxm", M2, tp=8)
+    c.add("m2_b200_tp4_fp8kv", "b200", M2, ["--kv-cache-dtype", "fp8_e4m3"], tp=4)
+    c.add("m2_h200_tp4_nograph_chunk4k", "h200", M2, ["--disable-cuda-graph", "--chunked-prefill-size", "4096"], tp=4)
+
+
+def _new_random(c: Cases, seed: int, count: int):
+    rng = random.Random(seed)
+    for i in range(count):
+        while True:
+            model, gpu, tp = rng.choice(sorted(NEW)), rng.choice(GPUS), rng.choice(TP)
+            if 48 % tp == 0 and NEW[model][1] / tp < mc.total_gib(gpu) - 4.0:
+                break
+        flags: list[str] = []
+        if rng.random() < 0.3:
+            flags += ["--kv-cache-dtype", rng.choice(["fp8_e4m3", "fp8_e5m2", "auto"])]
+        if rng.random() < 0.35:
+            flags += ["--context-length", str(rng.choice([4096, 16384, 32768, 65536, 131072, 196608]))]
+        if rng.random() < 0.2:
+            flags += ["--mem-fraction-static", str(rng.choice([0.75, 0.85, 0.9]))]
+        if rng.random() < 0.2:
+            flags += ["--max-running-requests", str(rng.choice([8, 32, 128, 512]))]
+        if rng.random() < 0.15:
+            flags += ["--chunked-prefill-size", str(rng.choice([2048, 8192, 16384]))]
+        if rng.random() < 0.15:
+            flags += ["--page-size", str(rng.choice([1, 16, 64]))]
+        if rng.random() < 0.1:
+            flags += ["--disable-radix-cache"]
+        if rng.random() < 0.1:
+            flags += ["--disable-cuda-graph"]
+        slack = rng.choice([0.9, 1.4, 2.0])
+        room = mc.total_gib(gpu) - slack - NEW[model][1] / tp
+        overhead = min(rng.choice([0.2, 0.35, 0.8, 3.0]), max(0.05, room - 0.3))
+        c.add(f"new{seed}_{i:03d}", gpu, model, flags, tp=tp, slack=slack, overhead=overhead)
+
+
 def random_cases(c: Cases, seed: int, count: int):
     rng = random.Random(seed)
     names = sorted(MODELS)
@@ -252,7 +319,10 @@ def _heads(model):
 
 def build(version, mode, out_path, seed=1, count=40):
     c = Cases(out_path, version)
-    curated(c) if mode == "curated" else random_cases(c, seed, count)
+    if mode in ("new", "new-random"):  # new-random: the draws alone (scripts/oracle/agree.py --family minimax)
+        new_models(c, seed, count, curated_too=mode == "new")
+    else:
+        curated(c) if mode == "curated" else random_cases(c, seed, count)
     return c.cases
 
 
@@ -271,9 +341,10 @@ def regen(a):
     oracle = a.oracle or (SHARED_ORACLE if a.version in SHARED_RELEASES else ADAPTED_ORACLE)
     dropped_all = []
     for tag, mode, cases_fn, results_fn in (("curated", "curated", "cases", "results"),
-                                            ("random", "random", "random", "random_results")):
-        if a.only and tag != a.only:
-            continue
+                                            ("random", "random", "random", "random_results"),
+                                            ("new", "new", "new_models", "new_models_results")):
+        if (a.only and tag != a.only) or (tag == "new" and a.only != "new"):
+            continue  # the new models' set is made only when asked for (--only new --count 20)
         cases = build(a.version, mode, os.path.join(out, cases_fn + ".jsonl"), a.seed, a.count)
         results = mcv.run_isolated(py, oracle, cases, out, a.jobs, tag)
         kc, kr, dropped = mcv.filter_results(cases, results)
@@ -307,7 +378,7 @@ def main(argv=None):
     pr.add_argument("--seed", type=int, default=1)
     pr.add_argument("--count", type=int, default=40)
     pr.add_argument("--jobs", type=int, default=1)
-    pr.add_argument("--only", choices=("curated", "random"), default=None)
+    pr.add_argument("--only", choices=("curated", "random", "new"), default=None)
     a = p.parse_args(argv)
     if a.cmd == "regen":
         regen(a)

@@ -26,6 +26,7 @@ MIRRORED = (
     "srt/layers/quantization/", "srt/model_loader/",  # the quantized-weight models (planner/catalog/quant.py)
     "srt/models/dflash.py", "srt/models/dspark.py", "srt/models/llama_eagle3.py",  # draft heads (catalog/drafts.py)
     "srt/models/qwen2_moe.py", "srt/models/qwen3_moe.py",  # routers built unquantized (catalog/quant_tensors.py)
+    "srt/models/minimax_m2.py",  # MiniMax-M2's tensors as SGLang builds them (catalog/quant_tensors.py)
     "srt/models/qwen3_vl.py", "srt/models/qwen3_5.py",  # whether the model keeps its quant config (quant_method.py)
     # --mamba-backend flashinfer and the EAGLE tree's verify metadata (arg_groups/mamba_hook.py mamba_backend_tree)
     "srt/layers/attention/mamba/ops/ssu_dispatch.py", "srt/layers/attention/hybrid_linear_attn_backend.py",

@@ -8,7 +8,8 @@ computed. It refuses, in this order:
    (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
    ``sliding_window`` in use, ``attention_chunk_size``) in an architecture other than the hybrid SWA ones
    (:data:`SLIDING_ARCHS`: gpt-oss and Llama 4, whose sliding / chunked and full layers SGLang's hybrid SWA pool
-   sizes, pipeline/swa.py; every modelled release);
+   sizes, pipeline/swa.py; every modelled release); then a config.json key that may change memory and is not
+   modelled (:func:`config_key_refusal`, the config audit ``config_audit.toml``);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
 
@@ -45,6 +46,7 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Glm4MoeForCausalLM",  # GLM-4.5 / 4.6 / 4.7 MoE (GQA; its NextN draft is refused below)
     "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
+    "MiniMaxM2ForCausalLM",  # MiniMax-M2 / M2.7: GQA 48 / 8 x 128, every layer full attention (tests/golden/dense new_models)
 })
 # Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
 # in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13 / 0.5.16 /
@@ -262,8 +264,11 @@ def flag_quantization(version_dir: str, flags: list[str], model_name: str) -> st
     return _flags_refusal(version_dir, tuple(flags), model_name)[1]
 
 
-def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None) -> str | None:
-    """The one line that refuses this launch as not modelled, or None when every part of it is modelled."""
+def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: ModelSpec | None = None,
+               measured_weights: bool = False) -> str | None:
+    """The one line that refuses this launch as not modelled, or None when every part of it is modelled.
+    ``measured_weights``: the free memory after the weights is measured, so the checkpoint's weight scheme needs no
+    model (quant_support.MEASURED_WEIGHTS_METHODS); the architecture and the cache still do."""
     problem = architecture_refusal(spec)
     if problem:
         return problem
@@ -271,9 +276,51 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         problem = architecture_refusal(draft, role="draft")
         if problem:
             return problem
+    problem = config_key_refusal(spec, draft) or arch_release_refusal(version_dir, spec)
+    if problem:
+        return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
-    return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
+    return (quant_refusal(spec.quant_method, flag_quant, measured_weights) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
             or _own_draft_quant_refusal(version_dir, spec, flags))
+
+
+# Architectures whose config class the release's pinned transformers lacks: SGLang then loads the config only through
+# the checkpoint's own code (--trust-remote-code with configuration_*.py), which no golden case runs. MiniMax-M2:
+# transformers 4.57.1 (pinned by 0.5.9) has no minimax_m2 model type, 5.3.0 (0.5.10) and later have it; the 0.5.9
+# oracle stops in ServerArgs ("contains custom code which must be executed"), 0.5.11 / 0.5.16 / 0.5.23 size it as
+# plain attention (tests/golden/dense/sglang-*/new_models_results.jsonl).
+ARCH_FIRST_RELEASE = {"MiniMaxM2ForCausalLM": ("v0_5_10", "0.5.9 pins transformers 4.57.1, which has no minimax_m2 "
+                                                          "config: SGLang needs the checkpoint's remote code")}
+
+
+def arch_release_refusal(version_dir: str, spec: ModelSpec) -> str | None:
+    """One line when this release loads the architecture only through remote code the planner has not verified."""
+    first = ARCH_FIRST_RELEASE.get(spec.architecture)
+    if first is None or _release_key(version_dir) >= _release_key(first[0]):
+        return None
+    shown = version_dir.removeprefix("v").replace("_", ".")
+    return (f"--model: {spec.architecture} on SGLang {shown} is not verified against its code ({first[1]}); "
+            f"modelled: SGLang {first[0].removeprefix('v').replace('_', '.')} and later")
+
+
+def _release_key(version_dir: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version_dir.removeprefix("v").split("_") if x.isdigit())
+
+
+def config_key_refusal(spec: ModelSpec, draft: ModelSpec | None = None) -> str | None:
+    """The config audit (config_audit.toml, planner/engines/sglang/config_audit.py): the first config.json key of
+    the target, then of the draft, that may change memory and is not modelled (a refused key that is set, or an
+    unknown key that could size something), named in one line."""
+    from planner.engines.sglang.config_audit import config_refusal  # noqa: PLC0415
+
+    problem = config_refusal(spec)
+    if problem:
+        return f"--model: {problem}"
+    if draft is not None and draft is not spec:
+        problem = config_refusal(draft)
+        if problem:
+            return f"--speculative-draft-model-path: {problem}"
+    return None
 
 
 def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:

@@ -32,7 +32,7 @@ from planner.engines.sglang.pipeline.memory_profile import (
 )
 from planner.engines.sglang.pipeline.pools import Pools, allocate, geometries, unified_pool_bytes
 from planner.engines.sglang.pipeline.post_capture import refusal as post_capture_refusal
-from planner.engines.sglang.pipeline.quant_method import check_quant_method
+from planner.engines.sglang.pipeline.quant_method import W4AFp8Dispatch, check_quant_method
 from planner.engines.sglang.pipeline.server_args import (
     Device,
     Rejected,
@@ -214,14 +214,33 @@ def quant_config(job: EngineInput, args: ResolvedArgs, res: EngineResult) -> Non
     """load_model's quant config for a ModelOpt config.json checkpoint (:mod:`.quant_method`): SGLang's ValueError,
     or a refusal where the release serves it with a method the planner does not size. load_model has read the
     free memory by then (``before_avail_memory``, srt/model_executor/model_runner.py:895-897 @0.5.9)."""
+    _measured_method_capability(job)
     try:
         check_quant_method(args, job.model.spec, device_for(job).sm100)
+    except W4AFp8Dispatch as exc:  # measured weights: W4AFp8Config's pools are modelled (bf16 KV), on SM >= 9.0
+        if job.weights_per_gpu_bytes is not None or args.speculative_algorithm or device_for(job).sm_major < 9:
+            raise BadInput(str(exc)) from None  # (its get_min_capability 90: srt/layers/quantization/w4afp8.py:68-70)
     except Rejected as exc:
         res.profile = Profile(available_gib(job.free_before_bytes, args.tp_size), None, None, None, None,
                               None, None, None)
         raise _Stop(exc, OUTCOME_FAILED) from None
     except _NotModelled as exc:
         raise BadInput(str(exc)) from None
+
+
+def _measured_method_capability(job: EngineInput) -> None:
+    """A checkpoint planned only with measured weights (quant_support.MEASURED_WEIGHTS_METHODS) on a GPU below its
+    quant config's minimum capability: SGLang's loader raises there (srt/model_loader/loader.py:238-250 @0.5.11);
+    not what the planner checks against SGLang's code, so refused by name."""
+    from planner.catalog.quant_support import MEASURED_WEIGHTS_METHODS  # noqa: PLC0415
+
+    method = str(job.model.spec.quant_method or "").strip().lower()
+    need = MEASURED_WEIGHTS_METHODS.get(method)
+    dev = device_for(job)
+    if need is not None and dev.sm_major * 10 + dev.sm_minor < need:
+        raise BadInput(f"quantization_config.quant_method '{method}' needs compute capability {need} "
+                       f"(its get_min_capability; SGLang's loader stops below it: srt/model_loader/loader.py:238-250 "
+                       f"@0.5.11) and --gpu {job.gpu.id} has {dev.sm_major}.{dev.sm_minor}; not modelled by this planner")
 
 
 def load_model(job: EngineInput) -> None:

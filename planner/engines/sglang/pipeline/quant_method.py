@@ -17,8 +17,12 @@ as ``modelopt_fp8`` / ``modelopt_fp4``: planner/catalog/catalog.py ``with_hf_qua
     ``quant_algo == "NVFP4"``, else modelopt_fp8: srt/server_args.py:1529-1545 @0.5.9);
   - 0.5.10-0.5.14: "modelopt" is parsed; MIXED_PRECISION becomes ``w4afp8`` except for NemotronH
     (srt/configs/model_config.py:805-816 @0.5.10, :1140-1151 @0.5.14): W4AFp8Config serves every linear layer
-    with block-FP8 Fp8LinearMethod (srt/layers/quantization/w4afp8.py:93-106 @0.5.14), which is not
-    what an NVFP4 / per-tensor-FP8 layer holds -- not modelled here (refused), never sized as if it loaded;
+    with Fp8LinearMethod (srt/layers/quantization/w4afp8.py:93-106 @0.5.14), and its from_config, given the
+    config.json block itself (get_quant_config, srt/model_loader/weight_utils.py:178-190 @0.5.10), sets
+    is_checkpoint_fp8_serialized from "fp8" in quant_method -- False for "modelopt" (w4afp8.py:78-90) -- so the
+    layers are created at the model dtype, to be quantized after loading (fp8.py:371-373 @0.5.10), which is not
+    what an NVFP4 / per-tensor-FP8 layer holds -- not modelled here (refused), never sized as if it loaded
+    (the oracle loads no weights: it reports SGLang's sizing, ok with a bf16 KV cache);
   - 0.5.15+: MIXED_PRECISION is ``modelopt_mixed`` when a layer is NVFP4 / W4A16_NVFP4, else ``w4afp8``
     (srt/configs/model_config.py:1148-1163 @0.5.15);
 
@@ -68,11 +72,35 @@ def _flat_modelopt(q: dict[str, Any] | None) -> bool:
     return q is not None and "quant_algo" in q and str(q.get("quant_method") or "modelopt").lower() == "modelopt"
 
 
+class W4AFp8Dispatch(_NotModelled):
+    """The release serves this MIXED_PRECISION checkpoint with W4AFp8Config: its weights are not modelled, its pools
+    are (W4AFp8Config has no ``kv_cache_quant_algo``), so a launch whose free memory after loading is measured is
+    planned (:func:`planner.engines.sglang.pipeline.quant_config`)."""
+
+
+def reads_as_w4afp8(rules: Any, model: ModelSpec) -> bool:
+    """This release builds W4AFp8Config for this config.json (srt/configs/model_config.py:805-816 @0.5.10,
+    :1140-1151 @0.5.14; :1148-1163 @0.5.15 when no layer is NVFP4)."""
+    q = _qcfg(model)
+    if not _flat_modelopt(q) or str(q.get("quant_algo") or "").upper() != "MIXED_PRECISION":
+        return False
+    mode = rules.modelopt_config_json
+    if mode == "v0_5_10":
+        return not model.architecture.startswith("NemotronH")
+    if mode == "v0_5_15":
+        layers = q.get("quantized_layers") or {}
+        return not any(str(v.get("quant_algo", "")).upper() in NVFP4_LAYER_ALGOS for v in layers.values()
+                       if isinstance(v, dict))
+    return False
+
+
 def checkpoint_kv_quant_algo(args: ResolvedArgs, model: ModelSpec) -> str | None:
     """``quant_config.kv_cache_quant_algo`` as the model object carries it in this release (None: no attribute)."""
     rules = args.rules
     if not rules.vl_model_keeps_quant_config and model.architecture in QWEN3_VL_FAMILY:
         return None
+    if reads_as_w4afp8(rules, model):
+        return None  # W4AFp8Config has no kv_cache_quant_algo (srt/layers/quantization/w4afp8.py:41-66 @0.5.11)
     q = _qcfg(model)
     if _flat_modelopt(q) and not rules.modelopt_flat_kv_algo_key and not isinstance(q.get("kv_cache_scheme"), dict):
         return None  # only the kv_cache_scheme dict is read before 0.5.15
@@ -122,6 +150,9 @@ def _dispatch(mode: str, algo: str, q: dict[str, Any], model: ModelSpec, sm100: 
     where, later = (("srt/configs/model_config.py:805-816 @0.5.10, :1140-1151 @0.5.14",
                      "; SGLang 0.5.15+ reads one with NVFP4 layers as modelopt_mixed") if mode == "v0_5_10"
                     else ("srt/configs/model_config.py:1148-1163 @0.5.15: no NVFP4 layer", ""))
-    raise _NotModelled(f"quantization_config: SGLang {version} reads this ModelOpt MIXED_PRECISION checkpoint "
-                       f"as w4afp8 ({where}), which loads every linear layer as block FP8 "
-                       f"(srt/layers/quantization/w4afp8.py:93-106 @0.5.14); not modelled by this planner{later}")
+    raise W4AFp8Dispatch(f"quantization_config: SGLang {version} reads this ModelOpt MIXED_PRECISION checkpoint "
+                       f"as w4afp8 ({where}), whose from_config takes quant_method 'modelopt' as not FP8-serialized "
+                       f"(srt/layers/quantization/w4afp8.py:78-90 @0.5.10-0.5.15), so every linear layer is created "
+                       f"at the model dtype (Fp8LinearMethod, srt/layers/quantization/fp8.py:371-373 @0.5.10) for "
+                       f"NVFP4 / FP8 tensors it does not hold; not modelled by this planner (give the free memory "
+                       f"after loading, measured: --free-after-load-gib or plan check, to plan its pools){later}")

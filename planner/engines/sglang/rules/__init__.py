@@ -211,7 +211,8 @@ class Rules:
     # ValueError for a quant_algo without FP8 unless ServerArgs picks modelopt_fp4 (SM100 Qwen3-MoE/Next/3.5, NemotronH)
     # (srt/layers/quantization/modelopt_quant.py:460-465, srt/server_args.py:1529-1600 @0.5.9); "v0_5_10" MIXED_PRECISION
     # is w4afp8 but for NemotronH (srt/configs/model_config.py:805-816 @0.5.10); "v0_5_15" modelopt_mixed when a layer is
-    # NVFP4 / W4A16_NVFP4 (srt/configs/model_config.py:1148-1163 @0.5.15); w4afp8 is refused as not modelled
+    # NVFP4 / W4A16_NVFP4 (srt/configs/model_config.py:1148-1163 @0.5.15); w4afp8's weights are not modelled (refused
+    # unless the free memory after loading is measured; then its pools are, with a bf16 KV cache, on SM >= 9.0)
     modelopt_config_json: str = "v0_5_10"
     # 0.5.15+: the flat ModelOpt config reads kv_cache_quant_algo when it has no kv_cache_scheme
     # (srt/layers/quantization/modelopt_quant.py:450-458, 662-677, 1278-1296 @0.5.15); before, only the scheme
