@@ -117,7 +117,7 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             pool_draft_kv_v_bytes=g("draft_kv_v"), pool_draft_kv_bytes=g("draft_kv_k") + g("draft_kv_v"),
             pool_req_to_token_bytes=g("req_to_token"),
             pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers") + ring_index,
-            pool_other_bytes=g("mamba_int8_checkpoint") + g("unified") + ring_other,
+            pool_other_bytes=g("mamba_int8_checkpoint") + g("unified") + g("indexer") + ring_other,
             pool_total_bytes=sum(by_key.values()),
         )
     s["free_before_load_gib"] = plan.free_before_bytes / GIB

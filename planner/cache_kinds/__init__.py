@@ -10,6 +10,10 @@ Kinds:
 
 * :class:`FullAttention`: one K and one V entry per token and layer, ``kv_heads`` split over the GPUs and
   replicated below one per GPU (``get_num_kv_heads``, srt/configs/model_config.py:756-763 @0.5.11).
+* :class:`planner.cache_kinds.mla.MLALatent`: multi-head latent attention's one ``kv_lora_rank + qk_rope_head_dim``
+  row per token and layer, not split by tensor parallelism.
+* :class:`planner.cache_kinds.indexer.IndexerKeys`: DeepSeek-V3.2's sparse-attention indexer keys (FP8 + scales,
+  whole pages) beside the latent.
 """
 
 from __future__ import annotations

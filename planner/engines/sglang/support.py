@@ -5,7 +5,9 @@ computed. It refuses, in this order:
 
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
 2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
-   (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
+   (``kv_lora_rank``) outside the modelled DeepSeek-V3 / V3.2 architectures (``MLA_ARCHS``: their latent and
+   indexer caches are sized by ``pipeline/mla.py``, on the releases it verified; others refused by name),
+   sliding-window or chunked attention (``layer_types`` with sliding layers,
    ``sliding_window`` in use, ``attention_chunk_size``);
 3. a quantization method without a weight model (:mod:`planner.catalog.quant_support`);
 4. a flag the audit (``flag_audit.toml``) marks refused, given with a value other than its argparse default.
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog.quant_support import quant_refusal
-from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
+from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, MLA_ARCHS, ModelSpec
 from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 from planner.engines.sglang.memo import per_object
@@ -44,7 +46,9 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Qwen3VLForConditionalGeneration",  # Qwen3-VL dense, with its vision tower
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
 })
-TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS)
+# Multi-head latent attention (DeepSeek-V3 / R1, Kimi-K2) and DeepSeek-V3.2's sparse attention: the latent and
+# indexer caches, defaults and pools of planner/engines/sglang/pipeline/mla.py, on the releases it lists.
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | MLA_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
                          "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
@@ -105,8 +109,11 @@ def cache_refusal(spec: ModelSpec) -> str | None:
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
     window = t.get("sliding_window")
     what = None
-    if t.get("kv_lora_rank") is not None or spec.raw.get("kv_lora_rank") is not None:
-        what = "multi-head latent attention (MLA: a compressed kv_lora_rank + rope cache)"
+    if spec.mla is not None:
+        what = None  # MLA_ARCHS: the latent (and DSA indexer) caches are modelled (pipeline/mla.py)
+    elif t.get("kv_lora_rank") is not None or spec.raw.get("kv_lora_rank") is not None:
+        what = (f"multi-head latent attention (MLA: a compressed kv_lora_rank + rope cache) in an architecture "
+                f"other than {', '.join(sorted(MLA_ARCHS))}")
     elif any(isinstance(x, str) and "sliding" in x for x in layer_types):
         what = "sliding-window attention layers (layer_types)"
     elif isinstance(window, int) and window > 0 and t.get("use_sliding_window") is not False:
@@ -253,9 +260,26 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         problem = architecture_refusal(draft, role="draft")
         if problem:
             return problem
+    from planner.engines.sglang.pipeline.mla import release_refusal  # noqa: PLC0415
+
+    problem = release_refusal(spec, version_dir) or _mla_spec_refusal(version_dir, spec, flags)
+    if problem:
+        return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
     return (quant_refusal(spec.quant_method, flag_quant) or flag_problem or _own_mtp_refusal(version_dir, spec, flags)
             or _own_draft_quant_refusal(version_dir, spec, flags))
+
+
+def _mla_spec_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
+    """Speculative decoding on an MLA target (its NEXTN / MTP layer, or a draft head): not modelled yet."""
+    if spec.mla is None:
+        return None
+    raw = _parsed(version_dir, tuple(flags), spec.name)
+    if raw is None or not raw.get("speculative_algorithm"):
+        return None
+    return (f"--speculative-algorithm {raw['speculative_algorithm']}: speculative decoding on {spec.architecture} "
+            "(its NEXTN / MTP layer or a draft head) is not modelled by this planner yet; modelled for MLA: no "
+            "speculative decoding")
 
 
 def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:

@@ -73,6 +73,10 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     (srt/model_executor/pool_configurator.py:130-151 @0.5.16).
     """
     n_layers = len(model.full_attention_layer_ids)
+    if model.mla is not None:  # the MLA latent (+ DSA indexer keys), not split by tp (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        return mla_draft_cell(mla.cell(model, kv_dtype_name(args, model), args.tp_size), n_layers, model, args, draft)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
                          model.v_head_dim).bytes_per_token(args.tp_size)
@@ -86,6 +90,11 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
             cell = int(cell * (1 + layers / n_layers))
     if args.speculative_algorithm == "DSPARK" and draft is not None and n_layers > 0:
         cell = dspark_cell(cell, n_layers, model, args, draft)
+    return cell
+
+
+def mla_draft_cell(cell: int, n_layers: int, model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None) -> int:
+    """An MLA target's cell; a speculative draft is refused before sizing (support.py), so nothing is added."""
     return cell
 
 

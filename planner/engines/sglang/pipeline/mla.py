@@ -1,0 +1,196 @@
+"""Multi-head latent attention (DeepSeek-V3 / R1, Kimi-K2) and DeepSeek-V3.2's sparse-attention indexer on SGLang.
+
+What SGLang does differently for a model whose ``ModelConfig.attention_arch`` is MLA (``use_mla_backend()``),
+release by release; each rule below is called from the hook that runs it in SGLang (one branch there):
+
+* the attention backend default: fa3 on Hopper, flashinfer on SM100, triton elsewhere
+  (``_get_default_attn_backend``, srt/server_args.py:2522-2533 @0.5.11; srt/arg_groups/model_override_base.py:
+  316-331 @0.5.23), and DeepSeek-V3's trtllm_mla on SM100 when no backend is given
+  (srt/server_args.py:1766-1777 @0.5.11; srt/arg_groups/model_overrides/deepseek_v2.py @0.5.23);
+* the page sizes the MLA backends force: flashmla 64, cutlass_mla 128, trtllm_mla 32 / 64 else 64, and
+  trtllm_mla only on Blackwell (srt/server_args.py:2580-2612 @0.5.11; arg_groups/overrides.py:1143-1170 @0.5.23);
+* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1407-1414 @0.5.11,
+  :4019-4024 @0.5.16) or min(8192, chunked prefill) (srt/arg_groups/memory_hook.py:233-237 @0.5.23); 0.5.16
+  disables the breakable prefill graph for MLA (``_disable_breakable_cudagraph_if_incompatible``,
+  srt/server_args.py:3772-3774 @0.5.16); where it is on, mem_fraction_static reserves a flat 1.5 GiB for it
+  instead of 8 MiB per captured size (srt/server_args.py:1457-1463 @0.5.11, :4187-4194 @0.5.16;
+  srt/arg_groups/memory_hook.py:384-389 @0.5.23);
+* DeepSeek-V3.2 (DSA, ``index_topk`` set): attention backend nsa (0.5.11) / dsa (0.5.16+), page size 64, the KV
+  dtype ``auto`` -> fp8_e4m3 on SM >= 10 else bfloat16 and only bf16 / fp8_e4m3 accepted
+  (srt/server_args.py:1681-1756, 1570-1596 @0.5.11; srt/arg_groups/overrides.py:491-545 @0.5.23); its
+  piecewise graph is off on 0.5.11 (``is_piecewise_cuda_graph_disabled_model``, srt/configs/model_config.py:
+  259-262 @0.5.11);
+* post-capture KV sizing never applies to MLA (srt/arg_groups/overrides.py:1802-1812 @0.5.23);
+* the pools: one latent buffer per layer and the indexer's key cache (:mod:`planner.cache_kinds.mla`,
+  :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
+  (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
+
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.11, 0.5.16 and 0.5.23
+(tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.cache_kinds.indexer import IndexerKeys
+from planner.cache_kinds.mla import MLALatent
+from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+
+if TYPE_CHECKING:
+    from planner.engines.sglang.pipeline.server_args import ArgState
+
+# release -> how its MLA prefill-graph defaults read (see the module docstring for the lines)
+_PREFILL = {
+    "0.5.11": ("pcg_2048", True),  # (capture-list rule, prefill graph allowed for MLA)
+    "0.5.16": ("pcg_2048", False),
+    "0.5.23": ("min_8192", True),
+}
+VERIFIED = tuple(_PREFILL)
+# model types a release reads only through the checkpoint's remote code (the oracle, without the .py files,
+# stops at transformers' "contains custom code" error): 0.5.11 for Kimi-K2's kimi_k2
+_REMOTE_CODE_BEFORE = {"0.5.11": ("kimi_k2",)}
+# what the user may give as --attention-backend for an MLA model (the others are refused by name)
+USER_BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mla", "flashmla", "cutlass_mla")
+DSA_BACKENDS = ("nsa", "dsa")
+MLA_PAGE_RULE = "srt/server_args.py:2580-2612 @0.5.11; srt/arg_groups/overrides.py:1143-1170 @0.5.23"
+
+
+def is_mla(model: ModelSpec) -> bool:
+    return model.mla is not None
+
+
+def is_dsa(model: ModelSpec) -> bool:
+    return model.mla is not None and model.mla.dsa
+
+
+def release_refusal(model: ModelSpec, version: str) -> str | None:
+    """One line for a release whose MLA rules were not verified against its code (``version`` as 0.5.23 or as the
+    flag table's directory name, v0_5_23)."""
+    version = version[1:].replace("_", ".") if version.startswith("v") else version
+    if model.mla is None:
+        return None
+    mtype = str(model.text.get("model_type") or model.model_type)
+    if version in _REMOTE_CODE_BEFORE and mtype in _REMOTE_CODE_BEFORE[version]:
+        return (f"--sglang-version {version}: {model.name} (model_type {mtype}) on SGLang {version} loads its config "
+                "through the checkpoint's remote code (auto_map; SGLang 0.5.11's own config registry has no "
+                f"{mtype}), which is not verified against its code; modelled for it: 0.5.16, 0.5.23")
+    if version in VERIFIED:
+        return None
+    kind = "DeepSeek sparse attention (DSA)" if model.mla.dsa else "multi-head latent attention (MLA)"
+    return (f"--sglang-version {version}: {model.architecture} ({kind}) on SGLang {version} is not verified against "
+            f"its code; modelled for MLA: {', '.join(VERIFIED)}")
+
+
+# ---------------------------------------------------------------- server args
+
+
+def prefill_graph_allowed(s: "ArgState") -> bool:
+    """False where the release disables the MLA prefill (breakable) graph (0.5.16)."""
+    return _PREFILL[s.rules.version][1]
+
+
+def prefill_capture_max(s: "ArgState", cps: int) -> int:
+    """The MLA prefill graph's largest capture size before the max_total_tokens cap."""
+    return 2048 if _PREFILL[s.rules.version][0] == "pcg_2048" else min(8192, cps)
+
+
+PREFILL_RESERVE_MIB = 1.5 * 1024  # "MLA backend overhead is much higher than expected with fa3"
+
+
+def default_backend(s: "ArgState") -> str:
+    """_get_default_attn_backend, MLA branch."""
+    dev = s.dev
+    if dev.hopper_cuda_12_3:
+        return "fa3"
+    if dev.sm100:
+        return "flashinfer"
+    return "triton"
+
+
+def model_adjustments(s: "ArgState") -> None:
+    """_handle_model_specific_adjustments for the DeepSeek family (run where SGLang runs it, before the
+    attention-backend compatibility step)."""
+    from planner.engines.sglang.pipeline.server_args import Rejected, _NotModelled  # noqa: PLC0415
+
+    a, dev = s.a, s.dev
+    for key in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
+        value = a.get(key)
+        allowed = DSA_BACKENDS + ("flashmla_sparse",) if is_dsa(s.model) else USER_BACKENDS
+        if value is not None and value not in allowed:
+            raise _NotModelled(f"--{key.replace('_', '-')} {value}: not modelled by this planner for "
+                               f"{s.model.architecture}; modelled: {', '.join(allowed)} (or leave it out)")
+    unset = s.attn is None and a["prefill_attention_backend"] is None and a["decode_attention_backend"] is None
+    if not is_dsa(s.model):
+        if dev.sm100 and unset:
+            s.attn = "trtllm_mla"
+            s.why["attention_backend"] = ("DeepSeek-V3 family on SM100 (srt/server_args.py:1766-1777 @0.5.11; "
+                                          "arg_groups/model_overrides/deepseek_v2.py @0.5.23)")
+        return
+    if a.get("prefill_attention_backend") is not None or a.get("decode_attention_backend") is not None:
+        raise _NotModelled(f"--prefill/--decode-attention-backend with {s.model.architecture}: not modelled by this "
+                           "planner; modelled: the DSA default, or --attention-backend "
+                           f"{'nsa' if s.rules.version == '0.5.11' else 'dsa'}")
+    if unset:
+        s.attn = "nsa" if s.rules.version == "0.5.11" else "dsa"
+        s.why["attention_backend"] = "DeepSeek DSA (srt/server_args.py:1702-1704 @0.5.11; deepseek_v2.py @0.5.23)"
+    s.page = 64
+    s.why["page_size"] = "DeepSeek DSA on CUDA: 64 (srt/server_args.py:1749-1752 @0.5.11; deepseek_v2.py @0.5.23)"
+    kv = a["kv_cache_dtype"]
+    if kv == "auto":
+        kv = "fp8_e4m3" if dev.sm_major >= 10 else "bfloat16"
+        s.why["kv_cache_dtype"] = (f"DeepSeek DSA on SM{dev.sm_major}: {kv} (srt/server_args.py:1570-1596 @0.5.11; "
+                                   "arg_groups/overrides.py:491-545 @0.5.23)")
+    if kv == "bf16":
+        kv = "bfloat16"
+    if kv not in ("bfloat16", "fp8_e4m3"):
+        raise Rejected("AssertionError", "DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
+                       "srt/server_args.py:1592-1596 @0.5.11; srt/arg_groups/overrides.py:540-543 @0.5.23")
+    if kv == "fp8_e4m3" and dev.sm_major < 10:
+        raise _NotModelled("--kv-cache-dtype fp8_e4m3 with DeepSeek DSA below SM100: its FP8 latent layout "
+                           "(flashmla_kv, override_kv_cache_dim) is not modelled by this planner; modelled: bfloat16")
+    a["kv_cache_dtype"] = kv
+
+
+def page_constraints(s: "ArgState") -> None:
+    """The MLA backends' page sizes, and trtllm_mla's device check (in _handle_attention_backend_compatibility)."""
+    from planner.engines.sglang.pipeline.server_args import Rejected  # noqa: PLC0415
+
+    a, dev = s.a, s.dev
+    roles = (s.attn, a["decode_attention_backend"])
+    if "flashmla" in roles:
+        s.page = 64
+        s.why["page_size"] = f"FlashMLA only supports a page_size of 64 ({MLA_PAGE_RULE})"
+    if "cutlass_mla" in roles:
+        s.page = 128
+        s.why["page_size"] = f"Cutlass MLA only supports a page_size of 128 ({MLA_PAGE_RULE})"
+    if "trtllm_mla" in roles:
+        if not dev.blackwell:
+            raise Rejected("ValueError", "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
+                           "Please use a different backend.", "srt/server_args.py:2603-2606 @0.5.11")
+        if s.page not in (32, 64):
+            s.page = 64
+            s.why["page_size"] = f"TensorRT-LLM MLA only supports page_size of 32 or 64, so 64 ({MLA_PAGE_RULE})"
+
+
+# ---------------------------------------------------------------- cell and pools
+
+
+def kinds(model: ModelSpec, kv_dtype: str) -> tuple[MLALatent, IndexerKeys | None]:
+    """The latent cache (in the KV dtype) and, for DSA, the indexer keys (uint8) over every layer."""
+    m = model.mla
+    assert m is not None
+    layers = model.num_hidden_layers
+    latent = MLALatent(layers, DTYPE_BYTES[kv_dtype], m.kv_lora_rank, m.qk_rope_head_dim)
+    indexer = IndexerKeys(layers, 1, m.index_head_dim) if m.dsa and m.index_head_dim else None
+    return latent, indexer
+
+
+def cell(model: ModelSpec, kv_dtype: str, tp: int) -> int:
+    """The pool configurator's cell: the latent plus the indexer keys of one token over every layer."""
+    latent, indexer = kinds(model, kv_dtype)
+    return latent.bytes_per_token(tp) + (indexer.bytes_per_token(tp) if indexer is not None else 0)
+
+
+__all__ = ["VERIFIED", "is_mla", "is_dsa", "release_refusal", "default_backend", "model_adjustments",
+           "page_constraints", "prefill_graph_allowed", "prefill_capture_max", "PREFILL_RESERVE_MIB", "kinds", "cell"]
