@@ -12,6 +12,9 @@ caveat of the golden READMEs does not apply: cases with an "env" are dropped); o
 artifacts are dropped as in filter_results.py. Prints one line per disagreement and a count line; exit 1
 when any modelled case disagrees. Cases the planner refuses as not modelled are counted separately.
 
+--family mla draws DeepSeek-V3 / Kimi-K2 / DeepSeek-V3.2 launches (MLA, the DSA indexer; TP 1-8, five GPU
+generations, KV dtype, context, caps, backends) from scripts/oracle/mla_cases.py, through the shared oracle.
+
 --family dense draws dense / MoE full-attention launches (Llama, Qwen2.5, Qwen3, Qwen3-MoE, Mixtral, Mistral,
 Qwen3-VL, GLM-4.x MoE; EAGLE3 heads) from scripts/oracle/dense_cases.py; without --oracle it runs the shared
 oracle for 0.5.11 / 0.5.16 / 0.5.23 and /tmp/oracle-dense (scripts/oracle/oracle_copy.sh) for the others.
@@ -42,8 +45,9 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
-    ap.add_argument("--family", choices=("hybrid", "dense"), default="hybrid",
-                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py")
+    ap.add_argument("--family", choices=("hybrid", "dense", "mla"), default="hybrid",
+                    help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; mla: "
+                         "DeepSeek-V3 / Kimi-K2 / DeepSeek-V3.2 launches from scripts/oracle/mla_cases.py")
     ap.add_argument("--algorithm", default=None,
                     help="draw launches of one speculative algorithm from scripts/oracle/spec_cases/<algorithm>.py")
     args = ap.parse_args()
@@ -64,6 +68,13 @@ def main() -> int:
         drawn = dense_cases.build(args.version, "random", cases_path, args.seed, args.count)
         args.oracle = args.oracle or (dense_cases.SHARED_ORACLE if args.version in dense_cases.SHARED_RELEASES
                                       else dense_cases.ADAPTED_ORACLE)
+    if args.family == "mla":
+        import mla_cases  # noqa: PLC0415
+        folder = os.path.join(mla_cases.GOLDEN, f".agree-{os.getpid()}")  # ../configs resolves
+        os.makedirs(folder, exist_ok=True)
+        cases_path = os.path.join(folder, "cases.jsonl")
+        drawn = mla_cases.build(args.version, "random", cases_path, args.seed, args.count)
+        args.oracle = args.oracle or mla_cases.SHARED_ORACLE
     args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
         # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)
@@ -72,7 +83,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm or args.family == "dense":
+        if args.algorithm or args.family in ("dense", "mla"):
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -129,7 +140,7 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
-    if args.family == "dense":
+    if args.family in ("dense", "mla"):
         os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "

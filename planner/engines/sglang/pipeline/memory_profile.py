@@ -76,7 +76,8 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     if model.mla is not None:  # the MLA latent (+ DSA indexer keys), not split by tp (pipeline/mla.py)
         from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
 
-        return mla_draft_cell(mla.cell(model, kv_dtype_name(args, model), args.tp_size), n_layers, model, args, draft)
+        return mla_draft_cell(mla.cell(model, kv_dtype_name(args, model), args.tp_size, args.gpu_sm[0],
+                                       args.rules.version), n_layers, model, args, draft)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
                          model.v_head_dim).bytes_per_token(args.tp_size)

@@ -146,9 +146,10 @@ def model_adjustments(s: "ArgState") -> None:
     if kv not in ("bfloat16", "fp8_e4m3"):
         raise Rejected("AssertionError", "DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype",
                        "srt/server_args.py:1592-1596 @0.5.11; srt/arg_groups/overrides.py:540-543 @0.5.23")
-    if kv == "fp8_e4m3" and dev.sm_major < 10:
-        raise _NotModelled("--kv-cache-dtype fp8_e4m3 with DeepSeek DSA below SM100: its FP8 latent layout "
-                           "(flashmla_kv, override_kv_cache_dim) is not modelled by this planner; modelled: bfloat16")
+    for key in ("nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend"):
+        if a.get(key) is not None:  # they pick the latent's FP8 layout (scaled_fp8_latent): only the defaults modelled
+            raise _NotModelled(f"--{key.replace('_', '-')} {a[key]}: not modelled by this planner (it decides the FP8 "
+                               "latent layout); modelled: the release's default DSA backends")
     a["kv_cache_dtype"] = kv
 
 
@@ -168,6 +169,12 @@ def page_constraints(s: "ArgState") -> None:
         if not dev.blackwell:
             raise Rejected("ValueError", "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
                            "Please use a different backend.", "srt/server_args.py:2603-2606 @0.5.11")
+        allowed = ["fp8_e4m3", "bf16", "auto"] if s.rules.version == "0.5.23" else ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"]
+        if a["kv_cache_dtype"] not in allowed:  # the flag as given: "bfloat16" is not in the list
+            listed = ", ".join(allowed[:-1]) + ", or auto"
+            raise Rejected("ValueError", f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.",
+                           "srt/server_args.py:2613-2616 @0.5.11; srt/arg_groups/overrides.py:1761-1764 @0.5.16, "
+                           "1214-1217 @0.5.23")
         if s.page not in (32, 64):
             s.page = 64
             s.why["page_size"] = f"TensorRT-LLM MLA only supports page_size of 32 or 64, so 64 ({MLA_PAGE_RULE})"
@@ -176,19 +183,35 @@ def page_constraints(s: "ArgState") -> None:
 # ---------------------------------------------------------------- cell and pools
 
 
-def kinds(model: ModelSpec, kv_dtype: str) -> tuple[MLALatent, IndexerKeys | None]:
-    """The latent cache (in the KV dtype) and, for DSA, the indexer keys (uint8) over every layer."""
+def scaled_fp8_latent(model: ModelSpec, kv_dtype: str, sm_major: int) -> bool:
+    """DSA with an fp8_e4m3 KV below SM100: the default NSA / DSA backends are flashmla_kv (Hopper FP8,
+    srt/server_args.py:1617-1628 @0.5.11), not trtllm, so the latent is stored as ``kv_lora_rank`` FP8 + one
+    float32 scale per 128 + the rope dims in bf16 (``override_kv_cache_dim``, srt/model_executor/
+    model_runner_kv_cache_mixin.py:133-177 @0.5.11; srt/mem_cache/kv_cache_configurator.py:3425-3475 @0.5.23)."""
+    return bool(model.mla is not None and model.mla.dsa and kv_dtype == "float8_e4m3fn" and sm_major < 10)
+
+
+def kinds(model: ModelSpec, kv_dtype: str, sm_major: int = 10) -> tuple[MLALatent, IndexerKeys | None]:
+    """The latent cache (in the KV dtype; DSA's scaled FP8 layout where it applies) and, for DSA, the indexer
+    keys (uint8) over every layer."""
     m = model.mla
     assert m is not None
     layers = model.num_hidden_layers
-    latent = MLALatent(layers, DTYPE_BYTES[kv_dtype], m.kv_lora_rank, m.qk_rope_head_dim)
+    if scaled_fp8_latent(model, kv_dtype, sm_major):
+        # 512 fp8 + 512 // 128 x 4 B of scales + 64 rope x 2 B (bf16) = 656 one-byte elements
+        latent = MLALatent(layers, 1, m.kv_lora_rank + m.kv_lora_rank // 128 * 4, m.qk_rope_head_dim * 2)
+    else:
+        latent = MLALatent(layers, DTYPE_BYTES[kv_dtype], m.kv_lora_rank, m.qk_rope_head_dim)
     indexer = IndexerKeys(layers, 1, m.index_head_dim) if m.dsa and m.index_head_dim else None
     return latent, indexer
 
 
-def cell(model: ModelSpec, kv_dtype: str, tp: int) -> int:
-    """The pool configurator's cell: the latent plus the indexer keys of one token over every layer."""
-    latent, indexer = kinds(model, kv_dtype)
+def cell(model: ModelSpec, kv_dtype: str, tp: int, sm_major: int, version: str) -> int:
+    """The pool configurator's cell: the latent plus the indexer keys of one token over every layer. 0.5.11 and
+    0.5.16 charge the plain ``kv_lora_rank + rope`` latent even where the buffer holds the scaled FP8 layout
+    (srt/model_executor/pool_configurator.py:122-149 @0.5.11, :187-214 @0.5.16); 0.5.23 charges the layout it
+    allocates (calculate_mla_kv_cache_dim, srt/model_executor/pool_configurator.py:378-386 @0.5.23)."""
+    latent, indexer = kinds(model, kv_dtype, sm_major if version == "0.5.23" else 10)
     return latent.bytes_per_token(tp) + (indexer.bytes_per_token(tp) if indexer is not None else 0)
 
 

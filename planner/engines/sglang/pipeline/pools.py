@@ -75,7 +75,7 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if model.mla is not None:  # one latent "head" of kv_lora_rank + rope per layer (pipeline/mla.py)
         from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
 
-        latent, indexer = mla.kinds(model, kv_dtype_name(args, model))
+        latent, indexer = mla.kinds(model, kv_dtype_name(args, model), args.gpu_sm[0])
         return KvGeometry(latent.layers, 1, latent.dim, 0, latent.dtype_bytes, 8,
                           indexer.per_token_layer if indexer is not None else 0), None
     target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
