@@ -89,7 +89,8 @@ LLAMA4 = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", *
 
 
 @pytest.mark.parametrize("cfg,what", [
-    (DEEPSEEK_V3, "multi-head latent attention"),
+    # MLA outside the modelled DeepSeek-V3 / V3.2 architectures (DeepSeek-V2's class with a latent config)
+    ({**DEEPSEEK_V3, "architectures": ["DeepseekV2ForCausalLM"]}, "multi-head latent attention"),
     (GPT_OSS, "sliding-window attention layers"),
     (MISTRAL, "sliding-window attention (sliding_window 4096)"),
     (LLAMA4, "chunked attention"),
@@ -97,6 +98,21 @@ LLAMA4 = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", *
 def test_caches_sized_as_plain_attention_today_are_refused(cfg, what, tmp_path, capsys):
     line = refused(["--gpu", "h200", "--model", _config(tmp_path, cfg), "--no-search", "--tp-size", "8"], capsys)
     assert what in line and "sized as plain attention" in line and "modelled: plain full attention" in line
+
+
+def test_mla_is_planned_on_the_verified_releases_and_refused_by_name_elsewhere(tmp_path, capsys):
+    """DeepSeek-V3's latent cache is sized on 0.5.11 / 0.5.16 / 0.5.23 (tests/test_golden_mla.py); another release
+    and speculative decoding on it are one line, exit 2."""
+    model = _config(tmp_path, DEEPSEEK_V3)
+    assert main(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", "0.5.16",
+                 "--free-after-load-gib", "40"]) in (0, 1)
+    capsys.readouterr()
+    line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", "0.5.14"],
+                   capsys)
+    assert "on SGLang 0.5.14 is not verified against its code" in line and "0.5.11, 0.5.16, 0.5.23" in line
+    line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8",
+                    "--speculative-algorithm", "NEXTN"], capsys)
+    assert "speculative decoding on DeepseekV3ForCausalLM" in line
 
 
 def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path, capsys):
