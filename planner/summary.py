@@ -110,8 +110,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         ring_other = sum(b for b in rings if b > 64 << 20)
         ring_index = sum(b for b in rings if b <= 64 << 20)
         # the DSA indexer's keys (one row, the per-layer list, in the oracle's buffer table): the same rule
-        indexer_other = g("indexer") if g("indexer") > 64 << 20 else 0
-        indexer_index = g("indexer") - indexer_other
+        indexer_other = sum(g(k) for k in ("indexer", "draft_indexer") if g(k) > 64 << 20)
+        indexer_index = g("indexer") + g("draft_indexer") - indexer_other
         s.update(
             pool_mamba_conv_bytes=g("mamba_conv"), pool_mamba_ssm_bytes=g("mamba_ssm"),
             pool_mamba_intermediate_ssm_bytes=g("mamba_intermediate_ssm"),

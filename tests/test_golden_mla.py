@@ -74,6 +74,21 @@ def test_latent_cell_is_not_split_by_tp():
     """kv_lora_rank + qk_rope_head_dim = 576 per layer, 61 layers, 2 B: 70,272 B per token at every TP."""
     cells = {(c["flags"].count("--tp-size") and c["flags"][c["flags"].index("--tp-size") + 1], e["kv_cell_bytes_per_token"])
              for v, c, e in ALL if c["planner_model"] == "deepseek-v3" and e["kv_cache_dtype"] == "bfloat16"
-             and e["kv_cell_bytes_per_token"]}
+             and e["kv_cell_bytes_per_token"] and not e["speculative_algorithm"]}
     assert {cell for _, cell in cells} == {70272}
     assert len({tp for tp, _ in cells}) > 1
+
+
+def test_nextn_adds_one_latent_layer():
+    """NEXTN on DeepSeek-V3's own MTP layer: the draft worker's pool is one latent layer (1,152 B per token in bf16,
+    filed as draft K), and from 0.5.14 that layer is in the cell too (70,272 x (1 + 1/61) = 71,424); 0.5.11 keeps
+    the cell of the target alone."""
+    seen = set()
+    for v, c, e in ALL:
+        if c["planner_model"] != "deepseek-v3" or e["outcome"] != "ok" or e["speculative_algorithm"] != "EAGLE" \
+                or e["kv_cache_dtype"] != "bfloat16":
+            continue
+        assert e["pool_draft_kv_k_bytes"] == (e["max_total_num_tokens"] + e["page_size"]) * 1152, (v, c["id"])
+        assert e["kv_cell_bytes_per_token"] == (70272 if v == "0.5.11" else 71424), (v, c["id"])
+        seen.add(v)
+    assert seen == set(RELEASES)

@@ -17,7 +17,8 @@ model (free_after = free_before - weights / tp - overhead) where the checkpoint 
 would be, a fraction of the GPU, so that SGLang's MLA defaults and pools on SM80 / SM90 / SM120 are exercised: those
 cases check the sizing from free memory, not that the weights fit. Kimi-K2's config carries an ``auto_map`` to remote
 code: SGLang 0.5.11 rejects it without the checkpoint's .py files (kept: the planner refuses it on 0.5.11 by name).
-Flags are spelled the same in 0.5.11, 0.5.16 and 0.5.23. No speculative decoding (refused by the planner for MLA).
+Flags are spelled the same in 0.5.11, 0.5.16 and 0.5.23. Speculative decoding: NEXTN / EAGLE on the checkpoint's own
+MTP layer (DeepSeek-V3, V3.2; not Kimi-K2, whose config has none).
 """
 from __future__ import annotations
 
@@ -112,6 +113,18 @@ def curated(c: Cases):
     c.add("v3_h200_radix_off", "h200", V3, ["--disable-radix-cache"])
     c.add("v32_h200_fp8e5m2_rejected", "h200", V32, ["--kv-cache-dtype", "fp8_e5m2"])
     c.add("v32_b200_bf16kv", "b200", V32, ["--kv-cache-dtype", "bfloat16"])
+    # NEXTN / EAGLE on the checkpoint's own MTP layer (DeepseekV3ForCausalLMNextN): the draft's one-layer MLA pool
+    nextn = ["--speculative-algorithm", "NEXTN"]
+    eagle = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
+             "--speculative-num-draft-tokens", "8"]
+    c.add("v3_h200_nextn", "h200", V3, nextn)
+    c.add("v3_b200_nextn", "b200", V3, nextn)
+    c.add("v3_h100_nextn_measured", "h100-sxm", V3, nextn)
+    c.add("v3_h200_eagle_topk4", "h200", V3, eagle)
+    c.add("v3_b200_eagle_topk4_rejected", "b200", V3, eagle)
+    c.add("v3_h200_nextn_fp8kv_mrr16", "h200", V3, nextn + ["--kv-cache-dtype", "fp8_e4m3", "--max-running-requests", "16"])
+    c.add("v32_h200_nextn", "h200", V32, nextn)
+    c.add("v32_b200_nextn", "b200", V32, nextn)
     # bf16 DeepSeek-V3 (test input): two H200 / B200 nodes' worth of weights, so free memory is given
     c.add("v3bf16_b200_tp8", "b200", BF16)
     c.add("v3bf16_h200_tp8_measured", "h200", BF16, frac=0.3)
@@ -144,6 +157,11 @@ def random_cases(c: Cases, seed: int, count: int):
             flags += ["--disable-radix-cache"]
         if rng.random() < 0.1:
             flags += ["--disable-cuda-graph"]
+        if rng.random() < 0.3 and "kimi" not in model:  # Kimi-K2 has no MTP layer (num_nextn_predict_layers 0)
+            flags += rng.choice([["--speculative-algorithm", "NEXTN"],
+                                 ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(rng.choice([1, 2, 3])),
+                                  "--speculative-eagle-topk", str(rng.choice([1, 1, 2])),
+                                  "--speculative-num-draft-tokens", str(rng.choice([2, 4, 6]))]])
         c.add(f"r{seed}_{i:03d}", gpu, model, flags, tp=tp, slack=rng.choice([0.6, 0.9, 1.4, 2.0]),
               overhead=rng.choice([0.2, 0.35, 0.8, 3.0]), frac=rng.choice([0.1, 0.2, 0.35, 0.5]))
 

@@ -277,9 +277,14 @@ def _mla_spec_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> st
     raw = _parsed(version_dir, tuple(flags), spec.name)
     if raw is None or not raw.get("speculative_algorithm"):
         return None
+    algo = str(raw["speculative_algorithm"]).upper()
+    if algo in ("EAGLE", "NEXTN", "MTP") and not raw.get("speculative_draft_model_path") and spec.mtp_layers:
+        return None  # the model's own NextN layer(s): DeepseekV3ForCausalLMNextN (pipeline/mla.py own_draft_layers)
+    why = ("its config has no MTP layer: num_nextn_predict_layers 0" if algo in ("EAGLE", "NEXTN", "MTP")
+           and not raw.get("speculative_draft_model_path") else "a separate draft model or another algorithm")
     return (f"--speculative-algorithm {raw['speculative_algorithm']}: speculative decoding on {spec.architecture} "
-            "(its NEXTN / MTP layer or a draft head) is not modelled by this planner yet; modelled for MLA: no "
-            "speculative decoding")
+            f"({why}) is not modelled by this planner; modelled for MLA: NEXTN / EAGLE on the checkpoint's own "
+            "NextN layer, without --speculative-draft-model-path")
 
 
 def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
@@ -295,7 +300,7 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
     SGLang builds e.g. Glm4MoeForCausalLMNextN from the target's config (srt/configs/model_config.py:351-354
     @0.5.11); no golden case checks that draft's pools, so it is refused. EAGLE3 heads given by path are
     modelled."""
-    if spec.hybrid is not None or not spec.mtp_layers:
+    if spec.hybrid is not None or not spec.mtp_layers or spec.mla is not None:  # MLA: _mla_spec_refusal
         return None
     raw = _parsed(version_dir, tuple(flags), spec.name)
     if raw is None or raw.get("speculative_algorithm") not in ("EAGLE", "NEXTN", "MTP"):

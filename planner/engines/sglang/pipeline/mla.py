@@ -180,6 +180,14 @@ def page_constraints(s: "ArgState") -> None:
             s.why["page_size"] = f"TensorRT-LLM MLA only supports page_size of 32 or 64, so 64 ({MLA_PAGE_RULE})"
 
 
+def own_draft_layers(model: ModelSpec, args) -> int:
+    """The MTP layers the NEXTN / EAGLE draft worker builds from the model's own checkpoint
+    (DeepseekV3ForCausalLMNextN, ``num_nextn_predict_layers``), 0 without speculative decoding."""
+    if model.mla is None or not args.spec_on or args.speculative_algorithm != "EAGLE":
+        return 0
+    return model.mtp_layers
+
+
 # ---------------------------------------------------------------- cell and pools
 
 

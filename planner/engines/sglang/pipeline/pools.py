@@ -76,8 +76,10 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
 
         latent, indexer = mla.kinds(model, kv_dtype_name(args, model), args.gpu_sm[0])
-        return KvGeometry(latent.layers, 1, latent.dim, 0, latent.dtype_bytes, 8,
-                          indexer.per_token_layer if indexer is not None else 0), None
+        per_index = indexer.per_token_layer if indexer is not None else 0
+        own = mla.own_draft_layers(model, args)  # the NextN draft worker's own MLA pool (same latent layout)
+        return (KvGeometry(latent.layers, 1, latent.dim, 0, latent.dtype_bytes, 8, per_index),
+                KvGeometry(own, 1, latent.dim, 0, latent.dtype_bytes, 8, per_index) if own else None)
     target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
     d = None
     if args.spec_on and args.speculative_algorithm != "NGRAM":  # NGRAM: no draft model, no draft KV pool
@@ -278,7 +280,9 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     if draft is not None:
         out["draft_kv_k"] = draft.layers * (n + page) * draft.heads * draft.head_dim * draft.dtype_bytes
         out["draft_kv_v"] = draft.layers * (n + page) * draft.heads * draft.v_head_dim * draft.dtype_bytes
-        out["draft_index_buffers"] = 48 * draft.layers
+        out["draft_index_buffers"] = draft.ptr_bytes_per_layer * draft.layers
+        if draft.indexer_bytes_per_token_layer:  # the draft pool's own indexer keys (its own buffer list)
+            out["draft_indexer"] = draft.layers * (n // page + 1) * page * draft.indexer_bytes_per_token_layer
     return out
 
 
@@ -295,6 +299,7 @@ _LABELS = {
     "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
+    "draft_indexer": ("draft indexer k-cache", "srt/mem_cache/memory_pool.py:1915-1930 @0.5.11 (the NextN draft pool)"),
     "indexer": ("indexer k-cache", "srt/mem_cache/memory_pool.py:1915-1930 @0.5.11 (index_k_with_scale_buffer)"),
     "mamba_int8_checkpoint": ("int8 mamba checkpoint", "srt/mem_cache/mamba_checkpoint_pool.py:263-360 @0.5.19"),
     "unified": ("unified KV + mamba buffer", "srt/mem_cache/unified_memory_pool.py:1189-1265 @0.5.19"),
@@ -322,7 +327,7 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
     if key.endswith(("kv_k", "kv_v")):
         geo = dg if key.startswith("draft") else g
         hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
-        if geo.ptr_bytes_per_layer == 8 and key == "kv_k":  # the MLA latent buffer (cache_kinds/mla.py)
+        if geo.ptr_bytes_per_layer == 8 and key.endswith("kv_k"):  # the MLA latent buffer (cache_kinds/mla.py)
             return (f"{geo.layers} layers x (N {n:,} + page {page}) x latent {hd} (kv_lora_rank + rope) x "
                     f"{geo.dtype_bytes} B, not split by tp")
         one = args.rules.kv_one_tensor and geo.head_dim == geo.v_head_dim
@@ -330,6 +335,8 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
                 else " (the V half of one (2, rows, heads, dim) tensor per layer)") if one else ""
         return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x "
                 f"(N {n:,} + page {page}) x {geo.heads} heads x {hd} x {geo.dtype_bytes} B{half}")
+    if key == "draft_indexer":
+        return (f"{dg.layers} layer x (N {n:,} // page {page} + 1) x page x {dg.indexer_bytes_per_token_layer} B")
     if key == "indexer":
         return (f"{g.layers} layers x (N {n:,} // page {page} + 1) x page x {g.indexer_bytes_per_token_layer} B "
                 "(FP8 index key + float32 scale per 128)")
@@ -366,6 +373,8 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     labels = dict(_LABELS)
     if model.mla is not None:  # one latent buffer per layer, filed under K as the oracle does (V is 0)
         sizes.pop("kv_v", None)
+        sizes.pop("draft_kv_v", None)
+        labels["draft_kv_k"] = ("draft MLA latent KV (NextN)", labels["draft_kv_k"][1])
         labels["kv_k"] = ("MLA latent KV", "srt/mem_cache/memory_pool.py:1536-1569 @0.5.11, :4793-4870 @0.5.23 "
                           "(MLATokenToKVPool kv_buffer)")
     lines = [PoolLine(k, labels[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), labels[k][1])
