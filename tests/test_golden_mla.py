@@ -21,7 +21,7 @@ from planner.plan import make_plan
 from planner.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "mla"
-RELEASES = ("0.5.11", "0.5.16", "0.5.23")
+RELEASES = ("0.5.9", "0.5.11", "0.5.16", "0.5.23")
 
 
 def _relative(folder: Path, value: str) -> str:
@@ -47,10 +47,10 @@ def _plan(case: dict):
 
 @pytest.mark.parametrize("version,case,expected", ALL, ids=[f"{v}-{c['id']}" for v, c, _ in ALL])
 def test_planner_matches_sglang(version, case, expected):
-    if version == "0.5.11" and "kimi" in case["planner_model"]:
+    if version in ("0.5.9", "0.5.11") and "kimi" in case["planner_model"]:
         # the oracle has no remote code for kimi_k2: SGLang rejects it, the planner refuses it by name
         assert expected["outcome"] == "rejected" and "custom code" in expected["error_message"]
-        with pytest.raises(BadInput, match=r"model_type kimi_k2\) on SGLang 0.5.11"):
+        with pytest.raises(BadInput, match=rf"model_type kimi_k2\) on SGLang {version}"):
             _plan(case)
         return
     got = build_summary(_plan(case))
@@ -81,7 +81,7 @@ def test_latent_cell_is_not_split_by_tp():
 
 def test_nextn_adds_one_latent_layer():
     """NEXTN on DeepSeek-V3's own MTP layer: the draft worker's pool is one latent layer (1,152 B per token in bf16,
-    filed as draft K), and from 0.5.14 that layer is in the cell too (70,272 x (1 + 1/61) = 71,424); 0.5.11 keeps
+    filed as draft K), and from 0.5.14 that layer is in the cell too (70,272 x (1 + 1/61) = 71,424); 0.5.9 / 0.5.11 keep
     the cell of the target alone."""
     seen = set()
     for v, c, e in ALL:
@@ -89,6 +89,6 @@ def test_nextn_adds_one_latent_layer():
                 or e["kv_cache_dtype"] != "bfloat16":
             continue
         assert e["pool_draft_kv_k_bytes"] == (e["max_total_num_tokens"] + e["page_size"]) * 1152, (v, c["id"])
-        assert e["kv_cell_bytes_per_token"] == (70272 if v == "0.5.11" else 71424), (v, c["id"])
+        assert e["kv_cell_bytes_per_token"] == (70272 if v in ("0.5.9", "0.5.11") else 71424), (v, c["id"])
         seen.add(v)
     assert seen == set(RELEASES)

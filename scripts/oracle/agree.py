@@ -74,7 +74,8 @@ def main() -> int:
         os.makedirs(folder, exist_ok=True)
         cases_path = os.path.join(folder, "cases.jsonl")
         drawn = mla_cases.build(args.version, "random", cases_path, args.seed, args.count)
-        args.oracle = args.oracle or mla_cases.SHARED_ORACLE
+        args.oracle = args.oracle or (mla_cases.SHARED_ORACLE if args.version in mla_cases.SHARED_RELEASES
+                                      else mla_cases.ADAPTED_ORACLE)
     args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
         # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)

@@ -10,13 +10,16 @@ release's own code (the oracle).
     mla_cases.py regen --version 0.5.23 [--py ~/.cache/sglang-oracle/0.5.23/venv/bin/python]
                        [--oracle /work/shared/tools/sglang-oracle] [--seed 1] [--count 40]
 
+0.5.11 / 0.5.16 / 0.5.23 run through the shared oracle; 0.5.9 through the repository's adapter
+(``bash scripts/oracle/oracle_copy.sh /tmp/oracle-mla``).
+
 Models: the catalog's block-FP8 DeepSeek-V3, Kimi-K2-Instruct and DeepSeek-V3.2 configs, and DeepSeek-V3's config
 without its quantization_config (a bf16 test input, tests/golden/mla/configs/). Free memory: make_cases.Builder's
 model (free_after = free_before - weights / tp - overhead) where the checkpoint fits the GPUs; where it does not
 (H100 / A100 / RTX PRO 6000 and small TP: these checkpoints are 641-958 GiB) free_after is given as a measured value
 would be, a fraction of the GPU, so that SGLang's MLA defaults and pools on SM80 / SM90 / SM120 are exercised: those
 cases check the sizing from free memory, not that the weights fit. Kimi-K2's config carries an ``auto_map`` to remote
-code: SGLang 0.5.11 rejects it without the checkpoint's .py files (kept: the planner refuses it on 0.5.11 by name).
+code: SGLang 0.5.9 and 0.5.11 reject it without the checkpoint's .py files (kept: the planner refuses it there by name).
 Flags are spelled the same in 0.5.11, 0.5.16 and 0.5.23. Speculative decoding: NEXTN / EAGLE on the checkpoint's own
 MTP layer (DeepSeek-V3, V3.2; not Kimi-K2, whose config has none).
 """
@@ -37,7 +40,9 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 CONFIGS = os.path.join(REPO, "planner", "catalog", "configs")
 GOLDEN = os.path.join(REPO, "tests", "golden", "mla")
 SHARED_ORACLE = "/work/shared/tools/sglang-oracle"
-RELEASES = ("0.5.11", "0.5.16", "0.5.23")
+ADAPTED_ORACLE = "/tmp/oracle-mla"  # bash scripts/oracle/oracle_copy.sh /tmp/oracle-mla (0.5.9's adapter)
+SHARED_RELEASES = ("0.5.11", "0.5.16", "0.5.23")
+RELEASES = ("0.5.9", "0.5.11", "0.5.16", "0.5.23")
 
 BF16 = "../configs/deepseek-ai__DeepSeek-V3.bf16-test.config.json"
 # catalog id (or a test-input path relative to the cases file) -> (config file under CONFIGS, weights GiB as loaded:
@@ -176,7 +181,7 @@ def regen(a):
     out = os.path.join(GOLDEN, f"sglang-{a.version}")
     os.makedirs(out, exist_ok=True)
     py = a.py or os.path.expanduser(f"~/.cache/sglang-oracle/{a.version}/venv/bin/python")
-    oracle = a.oracle or SHARED_ORACLE
+    oracle = a.oracle or (SHARED_ORACLE if a.version in SHARED_RELEASES else ADAPTED_ORACLE)
     dropped_all = []
     for tag, mode, cases_fn, results_fn in (("curated", "curated", "cases", "results"),
                                             ("random", "random", "random", "random_results")):

@@ -9,12 +9,13 @@ release by release; each rule below is called from the hook that runs it in SGLa
   (srt/server_args.py:1766-1777 @0.5.11; srt/arg_groups/model_overrides/deepseek_v2.py @0.5.23);
 * the page sizes the MLA backends force: flashmla 64, cutlass_mla 128, trtllm_mla 32 / 64 else 64, and
   trtllm_mla only on Blackwell (srt/server_args.py:2580-2612 @0.5.11; arg_groups/overrides.py:1143-1170 @0.5.23);
-* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1407-1414 @0.5.11,
+* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1006-1013 @0.5.9, :1407-1414 @0.5.11,
   :4019-4024 @0.5.16) or min(8192, chunked prefill) (srt/arg_groups/memory_hook.py:233-237 @0.5.23); 0.5.16
   disables the breakable prefill graph for MLA (``_disable_breakable_cudagraph_if_incompatible``,
   srt/server_args.py:3772-3774 @0.5.16); where it is on, mem_fraction_static reserves a flat 1.5 GiB for it
   instead of 8 MiB per captured size (srt/server_args.py:1457-1463 @0.5.11, :4187-4194 @0.5.16;
-  srt/arg_groups/memory_hook.py:384-389 @0.5.23);
+  srt/arg_groups/memory_hook.py:384-389 @0.5.23); 0.5.9's opt-in piecewise graph keeps the 8 MiB per size
+  (srt/server_args.py:1043-1046 @0.5.9);
 * DeepSeek-V3.2 (DSA, ``index_topk`` set): attention backend nsa (0.5.11) / dsa (0.5.16+), page size 64, the KV
   dtype ``auto`` -> fp8_e4m3 on SM >= 10 else bfloat16 and only bf16 / fp8_e4m3 accepted
   (srt/server_args.py:1681-1756, 1570-1596 @0.5.11; srt/arg_groups/overrides.py:491-545 @0.5.23); its
@@ -25,8 +26,8 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.11, 0.5.16 and 0.5.23
-(tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9 (the repository's adapter),
+0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
 """
 
 from __future__ import annotations
@@ -41,15 +42,16 @@ if TYPE_CHECKING:
     from planner.engines.sglang.pipeline.server_args import ArgState
 
 # release -> how its MLA prefill-graph defaults read (see the module docstring for the lines)
-_PREFILL = {
-    "0.5.11": ("pcg_2048", True),  # (capture-list rule, prefill graph allowed for MLA)
-    "0.5.16": ("pcg_2048", False),
-    "0.5.23": ("min_8192", True),
+_PREFILL = {  # (capture-list rule, prefill graph allowed for MLA, flat 1.5 GiB reserve when it is on)
+    "0.5.9": ("pcg_2048", True, False),  # opt-in piecewise graph; its reserve is 8 MiB per size (server_args.py:1043-1046)
+    "0.5.11": ("pcg_2048", True, True),
+    "0.5.16": ("pcg_2048", False, True),
+    "0.5.23": ("min_8192", True, True),
 }
 VERIFIED = tuple(_PREFILL)
 # model types a release reads only through the checkpoint's remote code (the oracle, without the .py files,
 # stops at transformers' "contains custom code" error): 0.5.11 for Kimi-K2's kimi_k2
-_REMOTE_CODE_BEFORE = {"0.5.11": ("kimi_k2",)}
+_REMOTE_CODE_BEFORE = {"0.5.9": ("kimi_k2",), "0.5.11": ("kimi_k2",)}
 # what the user may give as --attention-backend for an MLA model (the others are refused by name)
 USER_BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mla", "flashmla", "cutlass_mla")
 DSA_BACKENDS = ("nsa", "dsa")
@@ -73,7 +75,7 @@ def release_refusal(model: ModelSpec, version: str) -> str | None:
     mtype = str(model.text.get("model_type") or model.model_type)
     if version in _REMOTE_CODE_BEFORE and mtype in _REMOTE_CODE_BEFORE[version]:
         return (f"--sglang-version {version}: {model.name} (model_type {mtype}) on SGLang {version} loads its config "
-                "through the checkpoint's remote code (auto_map; SGLang 0.5.11's own config registry has no "
+                f"through the checkpoint's remote code (auto_map; SGLang {version}'s own config registry has no "
                 f"{mtype}), which is not verified against its code; modelled for it: 0.5.16, 0.5.23")
     if version in VERIFIED:
         return None
@@ -88,6 +90,11 @@ def release_refusal(model: ModelSpec, version: str) -> str | None:
 def prefill_graph_allowed(s: "ArgState") -> bool:
     """False where the release disables the MLA prefill (breakable) graph (0.5.16)."""
     return _PREFILL[s.rules.version][1]
+
+
+def flat_prefill_reserve(s: "ArgState") -> bool:
+    """True where mem_fraction_static reserves 1.5 GiB for an MLA prefill graph instead of 8 MiB per size."""
+    return _PREFILL[s.rules.version][2]
 
 
 def prefill_capture_max(s: "ArgState", cps: int) -> int:
@@ -130,9 +137,9 @@ def model_adjustments(s: "ArgState") -> None:
     if a.get("prefill_attention_backend") is not None or a.get("decode_attention_backend") is not None:
         raise _NotModelled(f"--prefill/--decode-attention-backend with {s.model.architecture}: not modelled by this "
                            "planner; modelled: the DSA default, or --attention-backend "
-                           f"{'nsa' if s.rules.version == '0.5.11' else 'dsa'}")
+                           f"{'nsa' if s.rules.version in ('0.5.9', '0.5.11') else 'dsa'}")
     if unset:
-        s.attn = "nsa" if s.rules.version == "0.5.11" else "dsa"
+        s.attn = "nsa" if s.rules.version in ("0.5.9", "0.5.11") else "dsa"
         s.why["attention_backend"] = "DeepSeek DSA (srt/server_args.py:1702-1704 @0.5.11; deepseek_v2.py @0.5.23)"
     s.page = 64
     s.why["page_size"] = "DeepSeek DSA on CUDA: 64 (srt/server_args.py:1749-1752 @0.5.11; deepseek_v2.py @0.5.23)"
@@ -191,21 +198,24 @@ def own_draft_layers(model: ModelSpec, args) -> int:
 # ---------------------------------------------------------------- cell and pools
 
 
-def scaled_fp8_latent(model: ModelSpec, kv_dtype: str, sm_major: int) -> bool:
-    """DSA with an fp8_e4m3 KV below SM100: the default NSA / DSA backends are flashmla_kv (Hopper FP8,
-    srt/server_args.py:1617-1628 @0.5.11), not trtllm, so the latent is stored as ``kv_lora_rank`` FP8 + one
-    float32 scale per 128 + the rope dims in bf16 (``override_kv_cache_dim``, srt/model_executor/
-    model_runner_kv_cache_mixin.py:133-177 @0.5.11; srt/mem_cache/kv_cache_configurator.py:3425-3475 @0.5.23)."""
-    return bool(model.mla is not None and model.mla.dsa and kv_dtype == "float8_e4m3fn" and sm_major < 10)
+def scaled_fp8_latent(model: ModelSpec, kv_dtype: str, sm_major: int, version: str = "") -> bool:
+    """DSA with an fp8_e4m3 KV where the default NSA / DSA backends are not trtllm: flashmla_kv below SM100
+    (srt/server_args.py:1617-1628 @0.5.11), and on every GPU in 0.5.9 (flashmla_auto / flashmla_kv for any FP8 KV,
+    srt/server_args.py:1158-1163 @0.5.9). The latent is then stored as ``kv_lora_rank`` FP8 + one float32 scale per
+    128 + the rope dims in bf16 (``override_kv_cache_dim``, srt/model_executor/model_runner_kv_cache_mixin.py:
+    212-249 @0.5.9, :133-177 @0.5.11; srt/mem_cache/kv_cache_configurator.py:3425-3475 @0.5.23)."""
+    return bool(model.mla is not None and model.mla.dsa and kv_dtype == "float8_e4m3fn"
+                and (sm_major < 10 or version == "0.5.9"))
 
 
-def kinds(model: ModelSpec, kv_dtype: str, sm_major: int = 10) -> tuple[MLALatent, IndexerKeys | None]:
+def kinds(model: ModelSpec, kv_dtype: str, sm_major: int = 10,
+          version: str = "") -> tuple[MLALatent, IndexerKeys | None]:
     """The latent cache (in the KV dtype; DSA's scaled FP8 layout where it applies) and, for DSA, the indexer
     keys (uint8) over every layer."""
     m = model.mla
     assert m is not None
     layers = model.num_hidden_layers
-    if scaled_fp8_latent(model, kv_dtype, sm_major):
+    if scaled_fp8_latent(model, kv_dtype, sm_major, version):
         # 512 fp8 + 512 // 128 x 4 B of scales + 64 rope x 2 B (bf16) = 656 one-byte elements
         latent = MLALatent(layers, 1, m.kv_lora_rank + m.kv_lora_rank // 128 * 4, m.qk_rope_head_dim * 2)
     else:
@@ -216,10 +226,10 @@ def kinds(model: ModelSpec, kv_dtype: str, sm_major: int = 10) -> tuple[MLALaten
 
 def cell(model: ModelSpec, kv_dtype: str, tp: int, sm_major: int, version: str) -> int:
     """The pool configurator's cell: the latent plus the indexer keys of one token over every layer. 0.5.11 and
-    0.5.16 charge the plain ``kv_lora_rank + rope`` latent even where the buffer holds the scaled FP8 layout
+    0.5.16 (and 0.5.9) charge the plain ``kv_lora_rank + rope`` latent even where the buffer holds the scaled FP8 layout
     (srt/model_executor/pool_configurator.py:122-149 @0.5.11, :187-214 @0.5.16); 0.5.23 charges the layout it
     allocates (calculate_mla_kv_cache_dim, srt/model_executor/pool_configurator.py:378-386 @0.5.23)."""
-    latent, indexer = kinds(model, kv_dtype, sm_major if version == "0.5.23" else 10)
+    latent, indexer = kinds(model, kv_dtype, sm_major, version) if version == "0.5.23" else kinds(model, kv_dtype)
     return latent.bytes_per_token(tp) + (indexer.bytes_per_token(tp) if indexer is not None else 0)
 
 

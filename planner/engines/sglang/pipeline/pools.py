@@ -75,7 +75,7 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     if model.mla is not None:  # one latent "head" of kv_lora_rank + rope per layer (pipeline/mla.py)
         from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
 
-        latent, indexer = mla.kinds(model, kv_dtype_name(args, model), args.gpu_sm[0])
+        latent, indexer = mla.kinds(model, kv_dtype_name(args, model), args.gpu_sm[0], args.rules.version)
         per_index = indexer.per_token_layer if indexer is not None else 0
         own = mla.own_draft_layers(model, args)  # the NextN draft worker's own MLA pool (same latent layout)
         return (KvGeometry(latent.layers, 1, latent.dim, 0, latent.dtype_bytes, 8, per_index),

@@ -65,6 +65,8 @@ def gpu_memory_defaults(s: ArgState) -> None:
     pcg_max = a["piecewise_cuda_graph_max_tokens"]
     if pcg_max is None and rules.piecewise_graph_opt_in:
         pcg_max = cps  # non-MLA, no other cap (srt/server_args.py:1006-1013 @0.5.9)
+        if s.model.mla is not None:
+            pcg_max = mla.prefill_capture_max(s, cps)  # MLA: 2048 (srt/server_args.py:1010-1013 @0.5.9)
     elif pcg_max is None:
         pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
         if s.model.mla is not None:
@@ -109,7 +111,7 @@ def mem_fraction_static(s: ArgState) -> None:
         # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
         if s.decode_graph_on or rules.decode_term_always:
             reserved += s.gmax * 2
-        if s.prefill_graph_on and s.model.mla is not None:
+        if s.prefill_graph_on and s.model.mla is not None and mla.flat_prefill_reserve(s):
             reserved += mla.PREFILL_RESERVE_MIB  # flat for MLA (srt/arg_groups/memory_hook.py:384-389 @0.5.23)
         elif s.prefill_graph_on:
             reserved += len(s.pcg_tokens) * 8
