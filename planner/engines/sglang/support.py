@@ -278,8 +278,16 @@ def _mla_spec_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> st
     if raw is None or not raw.get("speculative_algorithm"):
         return None
     algo = str(raw["speculative_algorithm"]).upper()
-    if algo in ("EAGLE", "NEXTN", "MTP") and not raw.get("speculative_draft_model_path") and spec.mtp_layers:
+    from planner.engines.sglang.pipeline.mla import rules_of  # noqa: PLC0415
+
+    version = version_dir[1:].replace("_", ".") if version_dir.startswith("v") else version_dir
+    own = algo in ("EAGLE", "NEXTN", "MTP") and not raw.get("speculative_draft_model_path") and spec.mtp_layers
+    if own and rules_of(version).nextn:
         return None  # the model's own NextN layer(s): DeepseekV3ForCausalLMNextN (pipeline/mla.py own_draft_layers)
+    if own:
+        return (f"--speculative-algorithm {raw['speculative_algorithm']}: the {spec.architecture} NextN draft on SGLang "
+                f"{version} is not verified against its code (the oracle's draft worker could not build it there); "
+                "modelled for MLA without speculative decoding on this release")
     why = ("its config has no MTP layer: num_nextn_predict_layers 0" if algo in ("EAGLE", "NEXTN", "MTP")
            and not raw.get("speculative_draft_model_path") else "a separate draft model or another algorithm")
     return (f"--speculative-algorithm {raw['speculative_algorithm']}: speculative decoding on {spec.architecture} "

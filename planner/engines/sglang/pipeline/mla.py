@@ -20,18 +20,19 @@ release by release; each rule below is called from the hook that runs it in SGLa
   dtype ``auto`` -> fp8_e4m3 on SM >= 10 else bfloat16 and only bf16 / fp8_e4m3 accepted
   (srt/server_args.py:1681-1756, 1570-1596 @0.5.11; srt/arg_groups/overrides.py:491-545 @0.5.23); its
   piecewise graph is off on 0.5.11 (``is_piecewise_cuda_graph_disabled_model``, srt/configs/model_config.py:
-  259-262 @0.5.11);
+  259-262 @0.5.11), on again on 0.5.13 (:330-332 @0.5.13);
 * post-capture KV sizing never applies to MLA (srt/arg_groups/overrides.py:1802-1812 @0.5.23);
 * the pools: one latent buffer per layer and the indexer's key cache (:mod:`planner.cache_kinds.mla`,
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9 (the repository's adapter),
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.13 and 0.5.20 (the repository's adapters),
 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.cache_kinds.indexer import IndexerKeys
@@ -42,13 +43,39 @@ if TYPE_CHECKING:
     from planner.engines.sglang.pipeline.server_args import ArgState
 
 # release -> how its MLA prefill-graph defaults read (see the module docstring for the lines)
-_PREFILL = {  # (capture-list rule, prefill graph allowed for MLA, flat 1.5 GiB reserve when it is on)
-    "0.5.9": ("pcg_2048", True, False),  # opt-in piecewise graph; its reserve is 8 MiB per size (server_args.py:1043-1046)
-    "0.5.11": ("pcg_2048", True, True),
-    "0.5.16": ("pcg_2048", False, True),
-    "0.5.23": ("min_8192", True, True),
+@dataclass(frozen=True)
+class _MlaRules:
+    """What one release does differently for MLA (each field's lines are in the module docstring)."""
+
+    capture: str  # the MLA prefill graph's largest size: "2048" or "min_8192" (min(8192, chunked prefill))
+    prefill_graph: bool  # the prefill (piecewise / breakable) graph allowed for MLA
+    flat_reserve: bool  # mem_fraction_static reserves 1.5 GiB for it instead of 8 MiB per size
+    dsa_name: str  # the DSA attention backend's name
+    cell_charges_layout: bool  # the cell charges DSA's scaled FP8 latent where it is allocated
+    scaled_fp8_any_sm: bool  # DSA's FP8 KV takes flashmla_kv (scaled latent) on every GPU, not only below SM100
+    dsa_pcg_disabled: bool  # is_piecewise_cuda_graph_disabled_model names DSA models
+    trtllm_kv: tuple[str, ...]  # the kv-cache-dtype values trtllm_mla accepts (the flag as given)
+    nextn: bool  # NEXTN / EAGLE on the own MTP layer checked against the oracle
+
+
+_FP4 = ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")
+_RULES = {
+    "0.5.9": _MlaRules("2048", True, False, "nsa", False, True, False, _FP4, True),
+    "0.5.11": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
+    "0.5.13": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
+    "0.5.16": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, True),
+    # 0.5.20: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so NEXTN is
+    # not verified there
+    "0.5.20": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, False),
+    "0.5.23": _MlaRules("min_8192", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
 }
-VERIFIED = tuple(_PREFILL)
+
+
+def rules_of(version: str) -> _MlaRules:
+    return _RULES[version]
+
+
+VERIFIED = tuple(_RULES)
 # model types a release reads only through the checkpoint's remote code (the oracle, without the .py files,
 # stops at transformers' "contains custom code" error): 0.5.11 for Kimi-K2's kimi_k2
 _REMOTE_CODE_BEFORE = {"0.5.9": ("kimi_k2",), "0.5.11": ("kimi_k2",)}
@@ -89,17 +116,24 @@ def release_refusal(model: ModelSpec, version: str) -> str | None:
 
 def prefill_graph_allowed(s: "ArgState") -> bool:
     """False where the release disables the MLA prefill (breakable) graph (0.5.16)."""
-    return _PREFILL[s.rules.version][1]
+    return _RULES[s.rules.version].prefill_graph
+
+
+def arch_pcg_disabled(s: "ArgState") -> bool:
+    """``is_piecewise_cuda_graph_disabled_model`` for the DeepSeek family: 0.5.11 disables DSA models
+    (``or is_deepseek_nsa``, srt/configs/model_config.py:259-262 @0.5.11); 0.5.13's list no longer names them
+    (srt/configs/model_config.py:330-332, 1579-1585 @0.5.13); DeepSeek-V3 itself is in neither."""
+    return is_dsa(s.model) and _RULES[s.rules.version].dsa_pcg_disabled
 
 
 def flat_prefill_reserve(s: "ArgState") -> bool:
     """True where mem_fraction_static reserves 1.5 GiB for an MLA prefill graph instead of 8 MiB per size."""
-    return _PREFILL[s.rules.version][2]
+    return _RULES[s.rules.version].flat_reserve
 
 
 def prefill_capture_max(s: "ArgState", cps: int) -> int:
     """The MLA prefill graph's largest capture size before the max_total_tokens cap."""
-    return 2048 if _PREFILL[s.rules.version][0] == "pcg_2048" else min(8192, cps)
+    return 2048 if _RULES[s.rules.version].capture == "2048" else min(8192, cps)
 
 
 PREFILL_RESERVE_MIB = 1.5 * 1024  # "MLA backend overhead is much higher than expected with fa3"
@@ -137,9 +171,9 @@ def model_adjustments(s: "ArgState") -> None:
     if a.get("prefill_attention_backend") is not None or a.get("decode_attention_backend") is not None:
         raise _NotModelled(f"--prefill/--decode-attention-backend with {s.model.architecture}: not modelled by this "
                            "planner; modelled: the DSA default, or --attention-backend "
-                           f"{'nsa' if s.rules.version in ('0.5.9', '0.5.11') else 'dsa'}")
+                           f"{_RULES[s.rules.version].dsa_name}")
     if unset:
-        s.attn = "nsa" if s.rules.version in ("0.5.9", "0.5.11") else "dsa"
+        s.attn = _RULES[s.rules.version].dsa_name
         s.why["attention_backend"] = "DeepSeek DSA (srt/server_args.py:1702-1704 @0.5.11; deepseek_v2.py @0.5.23)"
     s.page = 64
     s.why["page_size"] = "DeepSeek DSA on CUDA: 64 (srt/server_args.py:1749-1752 @0.5.11; deepseek_v2.py @0.5.23)"
@@ -176,7 +210,7 @@ def page_constraints(s: "ArgState") -> None:
         if not dev.blackwell:
             raise Rejected("ValueError", "TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
                            "Please use a different backend.", "srt/server_args.py:2603-2606 @0.5.11")
-        allowed = ["fp8_e4m3", "bf16", "auto"] if s.rules.version == "0.5.23" else ["fp8_e4m3", "fp4_e2m1", "bf16", "auto"]
+        allowed = list(_RULES[s.rules.version].trtllm_kv)
         if a["kv_cache_dtype"] not in allowed:  # the flag as given: "bfloat16" is not in the list
             listed = ", ".join(allowed[:-1]) + ", or auto"
             raise Rejected("ValueError", f"TensorRT-LLM MLA backend only supports kv-cache-dtype of {listed}.",
@@ -205,7 +239,7 @@ def scaled_fp8_latent(model: ModelSpec, kv_dtype: str, sm_major: int, version: s
     128 + the rope dims in bf16 (``override_kv_cache_dim``, srt/model_executor/model_runner_kv_cache_mixin.py:
     212-249 @0.5.9, :133-177 @0.5.11; srt/mem_cache/kv_cache_configurator.py:3425-3475 @0.5.23)."""
     return bool(model.mla is not None and model.mla.dsa and kv_dtype == "float8_e4m3fn"
-                and (sm_major < 10 or version == "0.5.9"))
+                and (sm_major < 10 or (version in _RULES and _RULES[version].scaled_fp8_any_sm)))
 
 
 def kinds(model: ModelSpec, kv_dtype: str, sm_major: int = 10,
@@ -229,7 +263,8 @@ def cell(model: ModelSpec, kv_dtype: str, tp: int, sm_major: int, version: str) 
     0.5.16 (and 0.5.9) charge the plain ``kv_lora_rank + rope`` latent even where the buffer holds the scaled FP8 layout
     (srt/model_executor/pool_configurator.py:122-149 @0.5.11, :187-214 @0.5.16); 0.5.23 charges the layout it
     allocates (calculate_mla_kv_cache_dim, srt/model_executor/pool_configurator.py:378-386 @0.5.23)."""
-    latent, indexer = kinds(model, kv_dtype, sm_major, version) if version == "0.5.23" else kinds(model, kv_dtype)
+    charged = _RULES[version].cell_charges_layout
+    latent, indexer = kinds(model, kv_dtype, sm_major, version) if charged else kinds(model, kv_dtype)
     return latent.bytes_per_token(tp) + (indexer.bytes_per_token(tp) if indexer is not None else 0)
 
 

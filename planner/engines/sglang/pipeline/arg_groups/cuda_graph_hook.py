@@ -31,7 +31,8 @@ def piecewise_cuda_graph(s: ArgState) -> None:
     elif a["enforce_piecewise_cuda_graph"]:
         pcg_off = False
     else:
-        if s.arch in PCG_DISABLED_ARCHS or s.is_mm or a["enable_torch_compile"]:
+        arch_off = mla.arch_pcg_disabled(s) if s.model.mla is not None else s.arch in PCG_DISABLED_ARCHS
+        if arch_off or s.is_mm or a["enable_torch_compile"]:
             pcg_off = True
         if rules.spec_disables_piecewise_graph and s.spec_user is not None:  # srt/server_args.py:1088-1090 @0.5.10
             pcg_off = True
