@@ -81,7 +81,6 @@ VERIFIED = tuple(_RULES)
 _REMOTE_CODE_BEFORE = {"0.5.9": ("kimi_k2",), "0.5.11": ("kimi_k2",)}
 # what the user may give as --attention-backend for an MLA model (the others are refused by name)
 USER_BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mla", "flashmla", "cutlass_mla")
-DSA_BACKENDS = ("nsa", "dsa")
 MLA_PAGE_RULE = "srt/server_args.py:2580-2612 @0.5.11; srt/arg_groups/overrides.py:1143-1170 @0.5.23"
 
 
@@ -157,7 +156,7 @@ def model_adjustments(s: "ArgState") -> None:
     a, dev = s.a, s.dev
     for key in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
         value = a.get(key)
-        allowed = DSA_BACKENDS + ("flashmla_sparse",) if is_dsa(s.model) else USER_BACKENDS
+        allowed = (_RULES[s.rules.version].dsa_name,) if is_dsa(s.model) else USER_BACKENDS
         if value is not None and value not in allowed:
             raise _NotModelled(f"--{key.replace('_', '-')} {value}: not modelled by this planner for "
                                f"{s.model.architecture}; modelled: {', '.join(allowed)} (or leave it out)")
