@@ -29,7 +29,7 @@ def _run(argv, capsys) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
-@pytest.mark.parametrize("model", ["deepseek-v3", "kimi-k2-instruct", "deepseek-v3.2"])
+@pytest.mark.parametrize("model", ["deepseek-v3", "deepseek-r1", "kimi-k2-instruct", "deepseek-v3.2"])
 def test_the_issue_commands_give_a_verdict_pools_and_a_recommendation(model, capsys):
     code, out, err = _run(["--gpu", "h200", "--model", model, "--tp-size", "8"], capsys)
     assert code == 0, err
