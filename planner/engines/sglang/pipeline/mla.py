@@ -9,11 +9,11 @@ release by release; each rule below is called from the hook that runs it in SGLa
   (srt/server_args.py:1766-1777 @0.5.11; srt/arg_groups/model_overrides/deepseek_v2.py @0.5.23);
 * the page sizes the MLA backends force: flashmla 64, cutlass_mla 128, trtllm_mla 32 / 64 else 64, and
   trtllm_mla only on Blackwell (srt/server_args.py:2580-2612 @0.5.11; arg_groups/overrides.py:1143-1170 @0.5.23);
-* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1006-1013 @0.5.9, :1407-1414 @0.5.11,
+* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1006-1013 @0.5.9, :1258-1262 @0.5.10, :1407-1414 @0.5.11,
   :4019-4024 @0.5.16) or min(8192, chunked prefill) (srt/arg_groups/memory_hook.py:233-237 @0.5.23); 0.5.16
   disables the breakable prefill graph for MLA (``_disable_breakable_cudagraph_if_incompatible``,
   srt/server_args.py:3772-3774 @0.5.16); where it is on, mem_fraction_static reserves a flat 1.5 GiB for it
-  instead of 8 MiB per captured size (srt/server_args.py:1457-1463 @0.5.11, :4187-4194 @0.5.16;
+  instead of 8 MiB per captured size (srt/server_args.py:1308-1312 @0.5.10, :1457-1463 @0.5.11, :4187-4194 @0.5.16;
   srt/arg_groups/memory_hook.py:384-389 @0.5.23); 0.5.9's opt-in piecewise graph keeps the 8 MiB per size
   (srt/server_args.py:1043-1046 @0.5.9);
 * DeepSeek-V3.2 (DSA, ``index_topk`` set): attention backend nsa (0.5.11) / dsa (0.5.16+), page size 64, the KV
@@ -26,7 +26,7 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.13 and 0.5.20 (the repository's adapters),
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13 and 0.5.20 (the repository's adapters),
 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
 """
 
@@ -61,6 +61,7 @@ class _MlaRules:
 _FP4 = ("fp8_e4m3", "fp4_e2m1", "bf16", "auto")
 _RULES = {
     "0.5.9": _MlaRules("2048", True, False, "nsa", False, True, False, _FP4, True),
+    "0.5.10": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.11": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.13": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
     "0.5.16": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, True),
@@ -78,7 +79,7 @@ def rules_of(version: str) -> _MlaRules:
 VERIFIED = tuple(_RULES)
 # model types a release reads only through the checkpoint's remote code (the oracle, without the .py files,
 # stops at transformers' "contains custom code" error): 0.5.11 for Kimi-K2's kimi_k2
-_REMOTE_CODE_BEFORE = {"0.5.9": ("kimi_k2",), "0.5.11": ("kimi_k2",)}
+_REMOTE_CODE_BEFORE = {"0.5.9": ("kimi_k2",), "0.5.10": ("kimi_k2",), "0.5.11": ("kimi_k2",)}
 # what the user may give as --attention-backend for an MLA model (the others are refused by name)
 USER_BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mla", "flashmla", "cutlass_mla")
 MLA_PAGE_RULE = "srt/server_args.py:2580-2612 @0.5.11; srt/arg_groups/overrides.py:1143-1170 @0.5.23"
