@@ -109,7 +109,7 @@ def test_mla_is_planned_on_the_verified_releases_and_refused_by_name_elsewhere(t
     capsys.readouterr()
     line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", "0.5.14"],
                    capsys)
-    assert "on SGLang 0.5.14 is not verified against its code" in line and "0.5.10, 0.5.11, 0.5.13, 0.5.16, 0.5.20, 0.5.23" in line
+    assert "on SGLang 0.5.14 is not verified against its code" in line and "0.5.10, 0.5.11, 0.5.13, 0.5.16, 0.5.20, 0.5.22, 0.5.23" in line
     line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8",
                     "--speculative-algorithm", "NEXTN"], capsys)
     assert "speculative decoding on DeepseekV3ForCausalLM" in line and "num_nextn_predict_layers 0" in line

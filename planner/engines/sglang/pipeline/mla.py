@@ -26,7 +26,7 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13 and 0.5.20 (the repository's adapters),
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13, 0.5.20 and 0.5.22 (the repository's adapters),
 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
 """
 
@@ -68,6 +68,7 @@ _RULES = {
     # 0.5.20: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so NEXTN is
     # not verified there
     "0.5.20": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, False),
+    "0.5.22": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
     "0.5.23": _MlaRules("min_8192", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
 }
 
