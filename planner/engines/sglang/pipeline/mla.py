@@ -26,8 +26,9 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13, 0.5.20 and 0.5.22 (the repository's adapters),
-0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release is refused for MLA models by name (:func:`release_refusal`).
+Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13, 0.5.14,
+0.5.17, 0.5.20 and 0.5.22 (the repository's adapters), 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release
+is refused for MLA models by name (:func:`release_refusal`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class _MlaRules:
     """What one release does differently for MLA (each field's lines are in the module docstring)."""
 
     capture: str  # the MLA prefill graph's largest size: "2048" or "min_8192" (min(8192, chunked prefill))
-    prefill_graph: bool  # the prefill (piecewise / breakable) graph allowed for MLA
+    prefill_graph: bool | str  # the prefill (piecewise / breakable) graph allowed for MLA; "dsa": for DSA models only
     flat_reserve: bool  # mem_fraction_static reserves 1.5 GiB for it instead of 8 MiB per size
     dsa_name: str  # the DSA attention backend's name
     cell_charges_layout: bool  # the cell charges DSA's scaled FP8 latent where it is allocated
@@ -64,9 +65,12 @@ _RULES = {
     "0.5.10": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.11": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.13": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
+    "0.5.14": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
     "0.5.16": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, True),
     # 0.5.20: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so NEXTN is
     # not verified there
+    # 0.5.17: the breakable prefill graph off for "MLA attention (non-DSA)" (srt/server_args.py:4464-4471 @0.5.17)
+    "0.5.17": _MlaRules("2048", "dsa", True, "dsa", True, False, False, _FP4, True),
     "0.5.20": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, False),
     "0.5.22": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
     "0.5.23": _MlaRules("min_8192", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
@@ -116,8 +120,9 @@ def release_refusal(model: ModelSpec, version: str) -> str | None:
 
 
 def prefill_graph_allowed(s: "ArgState") -> bool:
-    """False where the release disables the MLA prefill (breakable) graph (0.5.16)."""
-    return _RULES[s.rules.version].prefill_graph
+    """False where the release disables the MLA prefill (breakable) graph (0.5.16; 0.5.17 for non-DSA MLA only)."""
+    allowed = _RULES[s.rules.version].prefill_graph
+    return allowed is True or (allowed == "dsa" and is_dsa(s.model))
 
 
 def arch_pcg_disabled(s: "ArgState") -> bool:
