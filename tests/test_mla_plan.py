@@ -63,7 +63,6 @@ def test_the_post_pool_estimates_say_they_are_not_calibrated_on_mla(capsys):
 
 @pytest.mark.parametrize("argv,words", [
     (["--sglang-version", "0.5.11", "--model", "kimi-k2-instruct"], "kimi_k2) on SGLang 0.5.11"),
-    (["--sglang-version", "0.5.18", "--model", "deepseek-v3"], "on SGLang 0.5.18 is not verified"),
     (["--model", "kimi-k2-instruct", "--speculative-algorithm", "NEXTN"], "num_nextn_predict_layers 0"),
     (["--model", "deepseek-v3", "--sglang-version", "0.5.20", "--speculative-algorithm", "NEXTN"], "0.5.20"),
     (["--model", "deepseek-v3.2", "--attention-backend", "flashinfer"], "modelled: dsa"),

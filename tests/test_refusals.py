@@ -103,16 +103,23 @@ def test_caches_sized_as_plain_attention_today_are_refused(cfg, what, tmp_path, 
 def test_mla_is_planned_on_the_verified_releases_and_refused_by_name_elsewhere(tmp_path, capsys):
     """DeepSeek-V3's latent cache is sized on the releases checked against the oracle (tests/test_golden_mla.py);
     another release and speculative decoding without an MTP layer are one line, exit 2."""
-    model = _config(tmp_path, DEEPSEEK_V3)
-    assert main(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", "0.5.16",
-                 "--free-after-load-gib", "40"]) in (0, 1)
-    capsys.readouterr()
-    line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", "0.5.18"],
-                   capsys)
-    from planner.engines.sglang.pipeline.mla import VERIFIED  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.mla import VERIFIED, release_refusal  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
 
-    assert "on SGLang 0.5.18 is not verified against its code" in line and ", ".join(VERIFIED) in line
-    assert "0.5.18" not in VERIFIED and {"0.5.11", "0.5.16", "0.5.23"} <= set(VERIFIED)
+    model = _config(tmp_path, DEEPSEEK_V3)
+    for version in ("0.5.11", "0.5.16", "0.5.23"):
+        assert main(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", version,
+                     "--free-after-load-gib", "40"]) in (0, 1)
+        capsys.readouterr()
+    unverified = [v for v in RULES if v not in VERIFIED]
+    for version in unverified[:1]:
+        line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version",
+                        version], capsys)
+        assert f"on SGLang {version} is not verified against its code" in line and ", ".join(VERIFIED) in line
+    from planner.catalog.spec import ModelSpec  # noqa: PLC0415
+
+    line = release_refusal(ModelSpec.from_hf_config(DEEPSEEK_V3, "dsv3"), "0.5.99")
+    assert line is not None and "on SGLang 0.5.99 is not verified against its code" in line
     line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8",
                     "--speculative-algorithm", "NEXTN"], capsys)
     assert "speculative decoding on DeepseekV3ForCausalLM" in line and "num_nextn_predict_layers 0" in line
