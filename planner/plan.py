@@ -13,7 +13,7 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import mtp_weight_bytes, replicated_kv_bytes
+from planner.catalog.weights import mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -148,6 +148,10 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> t
     per = -(-total // tp)
     if tp > 1:
         detail += f", / tp {tp} (even split assumed)"
+    mla_repl = replicated_mla_bytes(model.spec, tp)
+    if mla_repl:
+        per += mla_repl
+        detail += f" + {mla_repl:,} B of MLA q_a / kv_a projections and MoE routers replicated on every GPU"
     repl = replicated_kv_bytes(model.spec, tp)
     if repl:
         per += repl

@@ -109,6 +109,9 @@ def build_summary(plan: Plan) -> dict[str, Any]:
         rings = [x.bytes for x in pools.lines if x.key.startswith("replayssm_")]
         ring_other = sum(b for b in rings if b > 64 << 20)
         ring_index = sum(b for b in rings if b <= 64 << 20)
+        # the DSA indexer's keys (one row, the per-layer list, in the oracle's buffer table): the same rule
+        indexer_other = sum(g(k) for k in ("indexer", "draft_indexer") if g(k) > 64 << 20)
+        indexer_index = g("indexer") + g("draft_indexer") - indexer_other
         s.update(
             pool_mamba_conv_bytes=g("mamba_conv"), pool_mamba_ssm_bytes=g("mamba_ssm"),
             pool_mamba_intermediate_ssm_bytes=g("mamba_intermediate_ssm"),
@@ -118,8 +121,8 @@ def build_summary(plan: Plan) -> dict[str, Any]:
             pool_draft_kv_k_bytes=g("draft_kv_k"),
             pool_draft_kv_v_bytes=g("draft_kv_v"), pool_draft_kv_bytes=g("draft_kv_k") + g("draft_kv_v"),
             pool_req_to_token_bytes=g("req_to_token"),
-            pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers") + ring_index,
-            pool_other_bytes=g("mamba_int8_checkpoint") + g("unified") + ring_other,
+            pool_index_buffers_bytes=g("index_buffers") + g("draft_index_buffers") + ring_index + indexer_index,
+            pool_other_bytes=g("mamba_int8_checkpoint") + g("unified") + indexer_other + ring_other,
             pool_total_bytes=sum(by_key.values()),
         )
     s["free_before_load_gib"] = plan.free_before_bytes / GIB

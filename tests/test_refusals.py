@@ -89,7 +89,8 @@ LLAMA4 = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", *
 
 
 @pytest.mark.parametrize("cfg,what", [
-    (DEEPSEEK_V3, "multi-head latent attention"),
+    # MLA outside the modelled DeepSeek-V3 / V3.2 architectures (DeepSeek-V2's class with a latent config)
+    ({**DEEPSEEK_V3, "architectures": ["DeepseekV2ForCausalLM"]}, "multi-head latent attention"),
     (MISTRAL, "sliding-window attention (sliding_window 4096)"),
     (LLAMA4, "chunked attention"),
 ])
@@ -103,6 +104,31 @@ def test_gpt_oss_sliding_layers_are_planned_with_the_hybrid_swa_pool(tmp_path, c
     assert main(["--gpu", "h200", "--model", _config(tmp_path, GPT_OSS), "--no-search", "--tp-size", "8"]) == 0
     out = capsys.readouterr().out
     assert "full-attention KV" in out or "FITS" in out
+
+
+def test_mla_is_planned_on_the_verified_releases_and_refused_by_name_elsewhere(tmp_path, capsys):
+    """DeepSeek-V3's latent cache is sized on the releases checked against the oracle (tests/test_golden_mla.py);
+    another release and speculative decoding without an MTP layer are one line, exit 2."""
+    from planner.engines.sglang.pipeline.mla import VERIFIED, release_refusal  # noqa: PLC0415
+    from planner.engines.sglang.rules import RULES  # noqa: PLC0415
+
+    model = _config(tmp_path, DEEPSEEK_V3)
+    for version in ("0.5.11", "0.5.16", "0.5.23"):
+        assert main(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version", version,
+                     "--free-after-load-gib", "40"]) in (0, 1)
+        capsys.readouterr()
+    unverified = [v for v in RULES if v not in VERIFIED]
+    for version in unverified[:1]:
+        line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8", "--sglang-version",
+                        version], capsys)
+        assert f"on SGLang {version} is not verified against its code" in line and ", ".join(VERIFIED) in line
+    from planner.catalog.spec import ModelSpec  # noqa: PLC0415
+
+    line = release_refusal(ModelSpec.from_hf_config(DEEPSEEK_V3, "dsv3"), "0.5.99")
+    assert line is not None and "on SGLang 0.5.99 is not verified against its code" in line
+    line = refused(["--gpu", "h200", "--model", model, "--no-search", "--tp-size", "8",
+                    "--speculative-algorithm", "NEXTN"], capsys)
+    assert "speculative decoding on DeepseekV3ForCausalLM" in line and "num_nextn_predict_layers 0" in line
 
 
 def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path, capsys):

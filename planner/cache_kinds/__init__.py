@@ -13,6 +13,10 @@ Kinds:
 * :class:`planner.cache_kinds.sliding.SlidingWindow` (gpt-oss, attention sinks take no KV) and
   :class:`planner.cache_kinds.sliding.ChunkedLocalAttention` (Llama 4): the same per-token entry over their layers;
   ``hybrid_swa_cell`` composes them with the full layers as SGLang's hybrid SWA pool prices a token.
+* :class:`planner.cache_kinds.mla.MLALatent`: multi-head latent attention's one ``kv_lora_rank + qk_rope_head_dim``
+  row per token and layer, not split by tensor parallelism.
+* :class:`planner.cache_kinds.indexer.IndexerKeys`: DeepSeek-V3.2's sparse-attention indexer keys (FP8 + scales,
+  whole pages) beside the latent.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from planner.catalog.quant_tensors import Linear, NotEnumerated, Param, checkpoint_tensors, numel
+from planner.catalog.quant_tensors import Linear, NotEnumerated, Param, checkpoint_tensors, is_mtp_tensor, numel
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.errors import BadInput
 
@@ -467,7 +467,7 @@ def _quantized_weights(spec: ModelSpec, online: str | None = None) -> QuantWeigh
                 m = (s.memory(t) + _bias(t, dt)) * t.count
         ck += c
         mem += m
-        if t.name.startswith("mtp."):
+        if is_mtp_tensor(t.name, spec):
             mtp += m
     if not by:
         raise UnmodelledQuantization(

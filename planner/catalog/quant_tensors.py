@@ -57,8 +57,11 @@ DENSE_ARCHS = {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Mist
                "Qwen3MoeForCausalLM"}  # Qwen3-MoE: the dense decoder with a routed-expert mlp in every layer
 
 
+MLA_TENSOR_ARCHS = {"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
+
+
 def supported_architectures() -> list[str]:
-    return sorted(QWEN35_ARCHS | DENSE_ARCHS | {"Qwen3NextForCausalLM", "GptOssForCausalLM", "MiniMaxM2ForCausalLM"})
+    return sorted(QWEN35_ARCHS | DENSE_ARCHS | MLA_TENSOR_ARCHS | {"Qwen3NextForCausalLM", "GptOssForCausalLM", "MiniMaxM2ForCausalLM"})
 
 
 def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
@@ -74,7 +77,83 @@ def checkpoint_tensors(spec: ModelSpec) -> list[Linear | Param]:
         return list(_gpt_oss(spec))
     if arch == "MiniMaxM2ForCausalLM":
         return list(_minimax_m2(spec))
+    if arch in MLA_TENSOR_ARCHS and spec.mla is not None:
+        return list(_deepseek(spec))
     raise NotEnumerated(arch)
+
+
+def is_mtp_tensor(name: str, spec: ModelSpec) -> bool:
+    """A tensor of the checkpoint's MTP / NextN layer(s): Qwen's ``mtp.*``; DeepSeek's extra decoder layers
+    ``model.layers.{num_hidden_layers + j}.*`` (loaded only by the NEXTN draft worker)."""
+    if name.startswith("mtp."):
+        return True
+    if spec.mla is None or not name.startswith("model.layers."):
+        return False
+    return int(name.split(".")[2]) >= spec.num_hidden_layers
+
+
+def _deepseek_layer(spec: ModelSpec, p: str, layer: int) -> Iterator[Linear | Param]:
+    """One DeepSeek-V3 / V3.2 decoder layer as the HF checkpoint stores it (DeepseekV2DecoderLayer with
+    DeepseekV2AttentionMLA, srt/models/deepseek_v2.py @0.5.23): MLA projections q_a / q_b (or q_proj without
+    q_lora_rank), kv_a_proj_with_mqa, kv_b_proj, o_proj and their norms; V3.2's indexer (wq_b, wk, k_norm,
+    weights_proj); a dense MLP in the first ``first_k_dense_replace`` layers, else the router (bf16 weight and a
+    float32 e_score_correction_bias), the routed experts and the shared experts."""
+    m = spec.mla
+    assert m is not None
+    h, heads = spec.hidden_size, spec.num_attention_heads
+    qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+    a = p + "self_attn."
+    yield Param(p + "input_layernorm.weight", h)
+    yield Param(p + "post_attention_layernorm.weight", h)
+    if m.q_lora_rank:
+        yield Linear(a + "q_a_proj", m.q_lora_rank, h)
+        yield Param(a + "q_a_layernorm.weight", m.q_lora_rank)
+        yield Linear(a + "q_b_proj", heads * qk, m.q_lora_rank)
+    else:
+        yield Linear(a + "q_proj", heads * qk, h)
+    yield Linear(a + "kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, h)
+    yield Param(a + "kv_a_layernorm.weight", m.kv_lora_rank)
+    yield Linear(a + "kv_b_proj", heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank)
+    yield Linear(a + "o_proj", h, heads * m.v_head_dim)
+    if m.dsa and m.index_head_dim and m.index_n_heads and m.q_lora_rank:
+        yield Linear(a + "indexer.wq_b", m.index_n_heads * m.index_head_dim, m.q_lora_rank)
+        yield Linear(a + "indexer.wk", m.index_head_dim, h)
+        yield Param(a + "indexer.k_norm.weight", m.index_head_dim)
+        yield Param(a + "indexer.k_norm.bias", m.index_head_dim)
+        yield Linear(a + "indexer.weights_proj", m.index_n_heads, h, unquantized=True)
+    if layer < m.first_k_dense_replace or not spec.num_experts:
+        yield from _mlp(spec, p + "mlp.", spec.intermediate_size or 4 * h)
+        return
+    n = spec.num_experts
+    moe = spec.moe_intermediate_size or 0
+    yield Linear(p + "mlp.gate", n, h, unquantized=True)  # the router (ReplicatedLinear, quant_config None)
+    yield Param(p + "mlp.gate.e_score_correction_bias", n, float32=True)
+    for lin in _mlp(spec, p + "mlp.experts.", moe):
+        yield Linear(lin.name, lin.out, lin.inp, expert=True, count=n)
+    if m.n_shared_experts:
+        yield from _mlp(spec, p + "mlp.shared_experts.", moe * m.n_shared_experts)
+
+
+def _deepseek(spec: ModelSpec) -> Iterator[Linear | Param]:
+    """DeepSeek-V3 / R1 / V3.2 and Kimi-K2 checkpoints: embeddings, the decoder layers, the final norm and
+    lm_head, then the ``num_nextn_predict_layers`` MTP layers as extra ``model.layers.N`` (each: its own
+    embed_tokens, enorm, hnorm, eh_proj and shared_head, srt/models/deepseek_nextn.py @0.5.23)."""
+    h = spec.hidden_size
+    yield Param("model.embed_tokens.weight", spec.vocab_size * h)
+    for i in range(spec.num_hidden_layers):
+        yield from _deepseek_layer(spec, f"model.layers.{i}.", i)
+    yield Param("model.norm.weight", h)
+    yield Linear("lm_head", spec.vocab_size, h)
+    for j in range(spec.mtp_layers):
+        i = spec.num_hidden_layers + j
+        p = f"model.layers.{i}."
+        yield Param(p + "embed_tokens.weight", spec.vocab_size * h)
+        yield Param(p + "enorm.weight", h)
+        yield Param(p + "hnorm.weight", h)
+        yield Linear(p + "eh_proj", h, 2 * h, unquantized=True)  # nn.Linear in DeepseekModelNextN
+        yield Param(p + "shared_head.norm.weight", h)
+        yield Linear(p + "shared_head.head", spec.vocab_size, h, unquantized=True)  # ParallelLMHead
+        yield from _deepseek_layer(spec, p, i)
 
 
 def _attn(spec: ModelSpec, p: str, gated: bool, qk_norm: bool, bias: bool = False) -> Iterator[Linear | Param]:

@@ -49,6 +49,37 @@ class MambaShape:
     conv_kernel: int
 
 
+# Architectures SGLang's ModelConfig builds as multi-head latent attention (``AttentionArch.MLA``) whose pools,
+# defaults and weights the planner models (srt/configs/model_config.py:1366-1420 @0.5.23, :690-720 @0.5.11).
+MLA_ARCHS = {"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MLAShape:
+    """What ModelConfig reads for MLA (srt/configs/model_config.py:1395-1412 @0.5.23): the latent cache is
+    ``kv_lora_rank + qk_rope_head_dim`` per token and layer; ``index_*`` are DeepSeek-V3.2's sparse-attention
+    (DSA / NSA) indexer keys, set when ``is_deepseek_dsa`` holds (``index_topk`` present; model_config.py:191-212)."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None  # None: a plain q_proj (DeepSeek-V2-Lite style)
+    first_k_dense_replace: int
+    n_shared_experts: int
+    index_head_dim: int | None = None
+    index_n_heads: int | None = None
+    index_topk: int | None = None
+
+    @property
+    def latent_dim(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def dsa(self) -> bool:
+        return self.index_topk is not None
+
+
 @dataclass(frozen=True, kw_only=True)
 class VisionSpec:
     num_hidden_layers: int | None  # None when the config has no such key (Qwen3.5: 'depth')
@@ -145,6 +176,7 @@ class ModelSpec:
     checkpoint_weight_source: str | None = None
     # sliding-window / chunked attention layers of a hybrid SWA architecture (None: every layer attends fully)
     sliding: SlidingLayout | None = None
+    mla: MLAShape | None = None  # multi-head latent attention (MLA_ARCHS), else None
 
     def model_copy(self, update: dict[str, Any] | None = None) -> "ModelSpec":
         """A copy with ``update``'s fields changed (pydantic's name, for code written against the pydantic model)."""
@@ -462,6 +494,7 @@ def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
     sliding = sliding_layout(arch, text, n_layers, where) if hybrid is None else None
     if hybrid is not None and not full_ids:
         raise BadInput(f"config.json: {arch} has no full-attention layer; check its layer layout")
+    mla = _mla_shape(text, where) if arch in MLA_ARCHS else None
     return ModelSpec(
         name=name,
         architecture=arch,
@@ -496,6 +529,26 @@ def _parse_valid(cfg: dict[str, Any], name: str) -> ModelSpec:
         shared_expert_intermediate_size=_shared_expert_intermediate(text),
         raw=cfg,
         sliding=sliding,
+        mla=mla,
+    )
+
+
+def _mla_shape(text: dict[str, Any], where: str) -> MLAShape:
+    """The MLA keys SGLang reads (srt/configs/model_config.py:1395-1412 @0.5.23); DSA when ``index_topk`` is
+    set (is_deepseek_dsa, model_config.py:191-212 @0.5.23), its head dim from ``index_head_dim``
+    (get_dsa_index_head_dim, :421-423)."""
+    dsa = text.get("index_topk") is not None
+    return MLAShape(
+        kv_lora_rank=_req(text, "kv_lora_rank", where),
+        qk_rope_head_dim=_req(text, "qk_rope_head_dim", where),
+        qk_nope_head_dim=_req(text, "qk_nope_head_dim", where),
+        v_head_dim=_req(text, "v_head_dim", where),
+        q_lora_rank=_opt_int(text, "q_lora_rank"),
+        first_k_dense_replace=_opt_int(text, "first_k_dense_replace") or 0,
+        n_shared_experts=_opt_int(text, "n_shared_experts") or 0,
+        index_head_dim=_req(text, "index_head_dim", where) if dsa else None,
+        index_n_heads=_req(text, "index_n_heads", where) if dsa else None,
+        index_topk=_req(text, "index_topk", where) if dsa else None,
     )
 
 

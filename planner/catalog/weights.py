@@ -105,7 +105,16 @@ def _llama4_params(spec: ModelSpec) -> int:
     return total
 
 
+def _mla_params(spec: ModelSpec, mtp_only: bool = False) -> int:
+    """An MLA model's parameters from its checkpoint tensor list (planner.catalog.quant_tensors._deepseek)."""
+    from planner.catalog.quant_tensors import checkpoint_tensors, is_mtp_tensor, numel  # noqa: PLC0415
+
+    return sum(numel(t) for t in checkpoint_tensors(spec) if not mtp_only or is_mtp_tensor(t.name, spec))
+
+
 def estimate_params(spec: ModelSpec) -> int:
+    if spec.mla is not None:
+        return _mla_params(spec)
     if spec.architecture == "Llama4ForConditionalGeneration":
         return _llama4_params(spec)
     h = spec.hidden_size
@@ -159,10 +168,41 @@ def mtp_weight_bytes(spec: ModelSpec) -> int:
                 return q.mtp_memory_bytes
         except UnmodelledQuantization:
             pass
+    if spec.mla is not None:  # the NextN layers of the tensor list, at the model dtype
+        return _mla_params(spec, mtp_only=True) * 2
     h = spec.hidden_size
     per_layer = _attn_params(spec) + _mlp_params(spec, spec.text) + 2 * h * h + 5 * h
     per_layer += 2 * spec.head_dim  # q_norm and k_norm weights
     return spec.mtp_layers * per_layer * 2
+
+
+def replicated_mla_bytes(spec: ModelSpec, tp: int) -> int:
+    """Bytes per GPU above an even 1/tp split for an MLA model: SGLang builds q_a_proj + kv_a_proj_with_mqa as one
+    ReplicatedLinear (``fused_qkv_a_proj_with_mqa``), and the MoE router and its correction bias replicated too
+    (srt/models/deepseek_v2.py, DeepseekV2AttentionMLA / DeepseekV2MoE @0.5.23), so every GPU holds them whole.
+    Their bytes as loaded: block-FP8 weight + float32 block scales when the checkpoint is fp8 with a
+    weight_block_size, else the model dtype."""
+    m = spec.mla
+    if m is None or tp <= 1:
+        return 0
+    from planner.catalog.quant_tensors import Linear, checkpoint_tensors, is_mtp_tensor, numel  # noqa: PLC0415
+
+    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
+    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    total = 0
+    for t in checkpoint_tensors(spec):
+        if is_mtp_tensor(t.name, spec):
+            continue
+        leaf = t.name.rsplit(".", 1)[-1] if isinstance(t, Linear) else t.name.rsplit(".", 2)[-2]
+        if isinstance(t, Linear) and leaf in ("q_a_proj", "kv_a_proj_with_mqa") and block:
+            bn, bk = block
+            total += t.out * t.inp + -(-t.out // bn) * -(-t.inp // bk) * 4
+        elif isinstance(t, Linear) and (leaf in ("q_a_proj", "kv_a_proj_with_mqa") or t.name.endswith("mlp.gate")):
+            total += numel(t) * per
+        elif t.name.endswith("e_score_correction_bias"):
+            total += numel(t) * 4
+    return total - -(-total // tp)
 
 
 def replicated_kv_bytes(spec: ModelSpec, tp: int) -> int:

@@ -443,6 +443,11 @@ def confidence(plan) -> dict | None:
     line = (f"{words}; post-pool estimates were within {err:.2f} GiB {where}"
             + (f", the CUDA graphs at most {info['under_max_pct']:.0f}% under what those logs measured" if graphs else "")
             + ("" if sure else " (the margin is inside that error: treat the verdict as uncertain)"))
+    if getattr(plan.model.spec, "mla", None) is not None:
+        # no public MLA log with free memory (issue #22): the fitted figures are of other families
+        line = (f"{words}; the post-pool estimates (CUDA graphs, workspace, activations) are not calibrated on MLA "
+                f"models: the {c.post_pool_logs} public logs they were fitted on are of other families, so for "
+                f"{plan.model.spec.architecture} they are estimates of unknown error")
     if modelled[:2] and "free memory after the weights" in modelled:
         line += "; free memory is modelled, not measured"
     return {"margin_bytes": int(margin), "post_pool_error_gib": err, "calibration_logs": c.post_pool_logs,

@@ -9,9 +9,10 @@ copy is the command's output (scripts/readme_outputs.py).
 
 from __future__ import annotations
 
-from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS
+from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, MLA_ARCHS
 from planner.engines.sglang.rules import RULES
-from planner.engines.sglang.support import ARCH_FIRST_RELEASE, DRAFT_ARCHS, TARGET_ARCHS
+from planner.engines.sglang.support import (ARCH_FIRST_RELEASE, DRAFT_ARCHS, FULL_POOL_SLIDING_ARCHS, SLIDING_ARCHS,
+                                            TARGET_ARCHS)
 
 # (family, its architectures); the plain-attention split is the README's (dense / MoE / with a vision tower)
 FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
@@ -22,9 +23,13 @@ FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
     ("plain attention + vision", frozenset({"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})),
     ("hybrid Gated-DeltaNet", frozenset(GDN_ARCHS)),
     ("hybrid Mamba2", frozenset(MAMBA2_ARCHS)),
+    ("MLA (+ DSA indexer), MoE", frozenset(MLA_ARCHS)),
+    ("sliding window / chunked", frozenset(SLIDING_ARCHS)),
+    ("sliding window, one pool", frozenset(FULL_POOL_SLIDING_ARCHS)),
 )
-REFUSED = ("multi-head latent attention (kv_lora_rank: DeepSeek-V3 / R1 / V3.2, Kimi-K2), sliding-window and "
-           "chunked attention (gpt-oss, Gemma 2 / 3, Llama 4), latent MoE (moe_latent_size: Nemotron-3-Super), "
+REFUSED = ("multi-head latent attention outside DeepSeek-V3's classes (DeepSeek-V2), sliding-window and chunked "
+           "attention outside the families above (Gemma 3, a Mistral window, text-only Llama 4), "
+           "latent MoE (moe_latent_size: Nemotron-3-Super), "
            "any config key the config audit refuses or does not know, expert / pipeline / data parallelism")
 
 
@@ -32,8 +37,26 @@ def _release(version_dir: str) -> str:
     return version_dir.removeprefix("v").replace("_", ".")
 
 
+def _spans(verified: list[str]) -> str:
+    """Releases as runs of consecutive modelled releases: 0.5.9-0.5.11, 0.5.13."""
+    versions = list(RULES)
+    runs: list[list[str]] = []
+    for v in versions:
+        if v not in verified:
+            continue
+        if runs and versions.index(runs[-1][-1]) == versions.index(v) - 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
 def _releases(arch: str) -> str:
     versions = list(RULES)
+    if arch in MLA_ARCHS:  # the releases pipeline/mla.py checked against SGLang's code (others refused by name)
+        from planner.engines.sglang.pipeline.mla import VERIFIED  # noqa: PLC0415
+
+        return _spans(list(VERIFIED))
     first = _release(ARCH_FIRST_RELEASE[arch][0]) if arch in ARCH_FIRST_RELEASE else versions[0]
     return f"{first}-{versions[-1]}"
 
@@ -63,6 +86,9 @@ def coverage_text() -> str:
             by_range.setdefault(_releases(arch), []).append(arch)
         for span, names in by_range.items():
             head = f"  {label:<26}{span:<15}"
+            if len(span) >= 15:  # releases with gaps: on their own line, the architectures below them
+                out.append(f"  {label:<26}{span}")
+                head, label = " " * 43, ""
             lines = _wrap(names, 100 - len(head))
             out.append(head + lines[0])
             out += [" " * len(head) + ln for ln in lines[1:]]

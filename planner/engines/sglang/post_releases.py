@@ -31,6 +31,9 @@ MIRRORED = (
     # --mamba-backend flashinfer and the EAGLE tree's verify metadata (arg_groups/mamba_hook.py mamba_backend_tree)
     "srt/layers/attention/mamba/ops/ssu_dispatch.py", "srt/layers/attention/hybrid_linear_attn_backend.py",
     "srt/models/gpt_oss.py",  # the sliding window the loaded model reports (pipeline/swa.py sliding_window_size)
+    # MLA weights: replicated q_a / kv_a projections and routers, the NextN layer (catalog/weights.py, quant_tensors.py);
+    # (only the weights read them; 0.5.13.post1's recorded comparison predates them, its sizing files were compared)
+    "srt/models/deepseek_v2.py", "srt/models/deepseek_nextn.py",
 )
 _POST = re.compile(r"^(\d+\.\d+\.\d+)\.post(\d+)$")
 

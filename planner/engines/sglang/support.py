@@ -5,7 +5,9 @@ computed. It refuses, in this order:
 
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);
 2. a cache the pipeline would size as plain attention although it is not: multi-head latent attention
-   (``kv_lora_rank``), sliding-window or chunked attention (``layer_types`` with sliding layers,
+   (``kv_lora_rank``) outside the modelled DeepSeek-V3 / V3.2 architectures (``MLA_ARCHS``: their latent and
+   indexer caches are sized by ``pipeline/mla.py``, on the releases it verified; others refused by name),
+   sliding-window or chunked attention (``layer_types`` with sliding layers,
    ``sliding_window`` in use, ``attention_chunk_size``) in an architecture other than the hybrid SWA ones
    (:data:`SLIDING_ARCHS`: gpt-oss and Llama 4, whose sliding / chunked and full layers SGLang's hybrid SWA pool
    sizes, pipeline/swa.py; every modelled release); then a config.json key that may change memory and is not
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog.quant_support import quant_refusal
-from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, ModelSpec
+from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, MLA_ARCHS, ModelSpec
 from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 from planner.engines.sglang.memo import per_object
@@ -48,6 +50,8 @@ PLAIN_ATTENTION_ARCHS = frozenset({
     "Qwen3VLMoeForConditionalGeneration",  # Qwen3-VL MoE, with its vision tower
     "MiniMaxM2ForCausalLM",  # MiniMax-M2 / M2.7: GQA 48 / 8 x 128, every layer full attention (tests/golden/dense new_models)
 })
+# Multi-head latent attention (DeepSeek-V3 / R1, Kimi-K2) and DeepSeek-V3.2's sparse attention: the latent and
+# indexer caches, defaults and pools of planner/engines/sglang/pipeline/mla.py, on the releases it lists.
 # Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
 # in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13 / 0.5.16 /
 # 0.5.20 / 0.5.23 (tests/golden/swa/), the other releases' SWA code read against those
@@ -60,7 +64,8 @@ SLIDING_ARCHS = frozenset({
 # in is_hybrid_swa_model's list either), so each layer keeps every token; checked against the oracle
 # (tests/golden/swa/)
 FULL_POOL_SLIDING_ARCHS = frozenset({"Gemma2ForCausalLM"})
-TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | SLIDING_ARCHS | FULL_POOL_SLIDING_ARCHS)
+TARGET_ARCHS = frozenset(GDN_ARCHS | MAMBA2_ARCHS | PLAIN_ATTENTION_ARCHS | MLA_ARCHS | SLIDING_ARCHS
+                          | FULL_POOL_SLIDING_ARCHS)
 # ...and as speculative drafts (--speculative-draft-model-path): EAGLE3 heads and DFlash drafts.
 DRAFT_ARCHS = frozenset({"LlamaForCausalLMEagle3", "DFlashDraftModel",
                          "Qwen3DSparkModel", "DSparkDraftModel"})  # DSpark heads (srt/models/dspark.py EntryClass @0.5.23)
@@ -125,8 +130,11 @@ def cache_refusal(spec: ModelSpec) -> str | None:
     layer_types = t.get("layer_types") if isinstance(t.get("layer_types"), list) else []
     window = t.get("sliding_window")
     what = None
-    if t.get("kv_lora_rank") is not None or spec.raw.get("kv_lora_rank") is not None:
-        what = "multi-head latent attention (MLA: a compressed kv_lora_rank + rope cache)"
+    if spec.mla is not None:
+        what = None  # MLA_ARCHS: the latent (and DSA indexer) caches are modelled (pipeline/mla.py)
+    elif t.get("kv_lora_rank") is not None or spec.raw.get("kv_lora_rank") is not None:
+        what = (f"multi-head latent attention (MLA: a compressed kv_lora_rank + rope cache) in an architecture "
+                f"other than {', '.join(sorted(MLA_ARCHS))}")
     elif any(isinstance(x, str) and "sliding" in x for x in layer_types):
         what = "sliding-window attention layers (layer_types)"
     elif isinstance(window, int) and window > 0 and t.get("use_sliding_window") is not False:
@@ -276,7 +284,10 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
         problem = architecture_refusal(draft, role="draft")
         if problem:
             return problem
-    problem = config_key_refusal(spec, draft) or arch_release_refusal(version_dir, spec)
+    from planner.engines.sglang.pipeline.mla import release_refusal  # noqa: PLC0415
+
+    problem = (config_key_refusal(spec, draft) or arch_release_refusal(version_dir, spec)
+               or release_refusal(spec, version_dir) or _mla_spec_refusal(version_dir, spec, flags))
     if problem:
         return problem
     flag_problem, flag_quant = _flags_refusal(version_dir, tuple(flags), spec.name)
@@ -323,6 +334,31 @@ def config_key_refusal(spec: ModelSpec, draft: ModelSpec | None = None) -> str |
     return None
 
 
+def _mla_spec_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
+    """Speculative decoding on an MLA target (its NEXTN / MTP layer, or a draft head): not modelled yet."""
+    if spec.mla is None:
+        return None
+    raw = _parsed(version_dir, tuple(flags), spec.name)
+    if raw is None or not raw.get("speculative_algorithm"):
+        return None
+    algo = str(raw["speculative_algorithm"]).upper()
+    from planner.engines.sglang.pipeline.mla import rules_of  # noqa: PLC0415
+
+    version = version_dir[1:].replace("_", ".") if version_dir.startswith("v") else version_dir
+    own = algo in ("EAGLE", "NEXTN", "MTP") and not raw.get("speculative_draft_model_path") and spec.mtp_layers
+    if own and rules_of(version).nextn:
+        return None  # the model's own NextN layer(s): DeepseekV3ForCausalLMNextN (pipeline/mla.py own_draft_layers)
+    if own:
+        return (f"--speculative-algorithm {raw['speculative_algorithm']}: the {spec.architecture} NextN draft on SGLang "
+                f"{version} is not verified against its code (the oracle's draft worker could not build it there); "
+                "modelled for MLA without speculative decoding on this release")
+    why = ("its config has no MTP layer: num_nextn_predict_layers 0" if algo in ("EAGLE", "NEXTN", "MTP")
+           and not raw.get("speculative_draft_model_path") else "a separate draft model or another algorithm")
+    return (f"--speculative-algorithm {raw['speculative_algorithm']}: speculative decoding on {spec.architecture} "
+            f"({why}) is not modelled by this planner; modelled for MLA: NEXTN / EAGLE on the checkpoint's own "
+            "NextN layer, without --speculative-draft-model-path")
+
+
 def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
     """:func:`draft_quantization_refusal` with the target's spec: the part that depends on the checkpoint."""
     if not any(f.startswith("--speculative-draft-model-quantization") for f in flags):
@@ -336,7 +372,7 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
     SGLang builds e.g. Glm4MoeForCausalLMNextN from the target's config (srt/configs/model_config.py:351-354
     @0.5.11); no golden case checks that draft's pools, so it is refused. EAGLE3 heads given by path are
     modelled."""
-    if spec.hybrid is not None or not spec.mtp_layers:
+    if spec.hybrid is not None or not spec.mtp_layers or spec.mla is not None:  # MLA: _mla_spec_refusal
         return None
     raw = _parsed(version_dir, tuple(flags), spec.name)
     if raw is None or raw.get("speculative_algorithm") not in ("EAGLE", "NEXTN", "MTP"):

@@ -73,6 +73,11 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     (srt/model_executor/pool_configurator.py:130-151 @0.5.16).
     """
     n_layers = len(model.full_attention_layer_ids)
+    if model.mla is not None:  # the MLA latent (+ DSA indexer keys), not split by tp (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        return mla_draft_cell(mla.cell(model, kv_dtype_name(args, model), args.tp_size, args.gpu_sm[0],
+                                       args.rules.version), n_layers, model, args, draft)
     kv_size = DTYPE_BYTES[kv_dtype_name(args, model)]
     if model.sliding is not None:  # gpt-oss / Llama 4: the hybrid SWA pool's float cell (pipeline/swa.py)
         from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
@@ -92,6 +97,21 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
     if args.speculative_algorithm == "DSPARK" and draft is not None and n_layers > 0:
         cell = dspark_cell(cell, n_layers, model, args, draft)
     return cell
+
+
+def mla_draft_cell(cell: int, n_layers: int, model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None) -> int:
+    """An MLA target's cell. Under EAGLE / NEXTN on its own MTP layer SGLang points the draft path at the model
+    itself (srt/server_args.py:3492-3508 @0.5.11; srt/arg_groups/speculative_hook.py:528-545 @0.5.16), so 0.5.14+
+    adds the draft config's ``num_nextn_predict_layers`` to the cell (spec_aux_hidden_state.py:57-79,
+    pool_configurator.py:140-151 @0.5.16) as for any EAGLE draft path (:func:`draft_kv_layers`)."""
+    from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+    layers = mla.own_draft_layers(model, args)
+    if not layers or not args.rules.draft_layers_in_cell or n_layers <= 0:
+        return cell
+    if args.rules.draft_cell_term_rounded_alone:  # srt/model_executor/pool_configurator.py:305-308 @0.5.22
+        return cell + int(cell * layers / n_layers)
+    return int(cell * (1 + layers / n_layers))
 
 
 def dspark_cell(cell: int, n_layers: int, model: ModelSpec, args: ResolvedArgs, draft: ModelSpec) -> int:

@@ -57,6 +57,8 @@ class KvGeometry:
     head_dim: int
     v_head_dim: int
     dtype_bytes: int
+    ptr_bytes_per_layer: int = 48  # MHA: k/v data_ptrs + data_ptrs + data_strides; MLA: data_ptrs only (8)
+    indexer_bytes_per_token_layer: int = 0  # DSA: index_k_with_scale_buffer (cache_kinds/indexer.py)
 
     @property
     def token_bytes(self) -> int:
@@ -82,8 +84,16 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
 
         if swa.is_hybrid_swa(args, model):  # no draft: speculative decoding is refused for these models
             return SwaGeometry(len(model.sliding.full_layer_ids), num_kv_heads(model, tp), model.head_dim,
-                               model.v_head_dim, b, model), None
+                               model.v_head_dim, b, model=model), None
     layers = len(model.full_attention_layer_ids) if state is not None else model.num_hidden_layers
+    if model.mla is not None:  # one latent "head" of kv_lora_rank + rope per layer (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        latent, indexer = mla.kinds(model, kv_dtype_name(args, model), args.gpu_sm[0], args.rules.version)
+        per_index = indexer.per_token_layer if indexer is not None else 0
+        own = mla.own_draft_layers(model, args)  # the NextN draft worker's own MLA pool (same latent layout)
+        return (KvGeometry(latent.layers, 1, latent.dim, 0, latent.dtype_bytes, 8, per_index),
+                KvGeometry(own, 1, latent.dim, 0, latent.dtype_bytes, 8, per_index) if own else None)
     target = KvGeometry(layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
     d = None
     if args.spec_on and args.speculative_algorithm != "NGRAM":  # NGRAM: no draft model, no draft KV pool
@@ -284,11 +294,15 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
     out["kv_k"] = g.layers * (n + page) * g.heads * g.head_dim * g.dtype_bytes
     out["kv_v"] = g.layers * (n + page) * g.heads * g.v_head_dim * g.dtype_bytes
     # k/v data_ptrs (uint64, L each), data_ptrs (uint64, 2L), data_strides (int64, 2L); free_pages int64
-    out["index_buffers"] = index + 48 * g.layers + 8 * (n // page)
+    out["index_buffers"] = index + g.ptr_bytes_per_layer * g.layers + 8 * (n // page)
+    if g.indexer_bytes_per_token_layer:  # DSA indexer keys: whole pages + 1 (cache_kinds/indexer.py)
+        out["indexer"] = g.layers * (n // page + 1) * page * g.indexer_bytes_per_token_layer
     if draft is not None:
         out["draft_kv_k"] = draft.layers * (n + page) * draft.heads * draft.head_dim * draft.dtype_bytes
         out["draft_kv_v"] = draft.layers * (n + page) * draft.heads * draft.v_head_dim * draft.dtype_bytes
-        out["draft_index_buffers"] = 48 * draft.layers
+        out["draft_index_buffers"] = draft.ptr_bytes_per_layer * draft.layers
+        if draft.indexer_bytes_per_token_layer:  # the draft pool's own indexer keys (its own buffer list)
+            out["draft_indexer"] = draft.layers * (n // page + 1) * page * draft.indexer_bytes_per_token_layer
     return out
 
 
@@ -307,6 +321,8 @@ _LABELS = {
     "draft_kv_k": ("draft KV K", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_kv_v": ("draft KV V", "srt/model_executor/model_runner_kv_cache_mixin.py:503-600 @0.5.11"),
     "draft_index_buffers": ("draft index buffers", "srt/mem_cache/memory_pool.py:915-934 @0.5.11"),
+    "draft_indexer": ("draft indexer k-cache", "srt/mem_cache/memory_pool.py:1915-1930 @0.5.11 (the NextN draft pool)"),
+    "indexer": ("indexer k-cache", "srt/mem_cache/memory_pool.py:1915-1930 @0.5.11 (index_k_with_scale_buffer)"),
     "mamba_int8_checkpoint": ("int8 mamba checkpoint", "srt/mem_cache/mamba_checkpoint_pool.py:263-360 @0.5.19"),
     "unified": ("unified KV + mamba buffer", "srt/mem_cache/unified_memory_pool.py:1189-1265 @0.5.19"),
     "replayssm_d": ("ReplaySSM d", "srt/mem_cache/memory_pool.py:625-740 @0.5.19, :635-763 @0.5.20"),
@@ -337,11 +353,19 @@ def _formula(key: str, args: ResolvedArgs, state: MambaState | None, g: KvGeomet
     if key.endswith(("kv_k", "kv_v")):
         geo = dg if key.startswith("draft") else g
         hd = geo.head_dim if key.endswith("_k") else geo.v_head_dim
+        if geo.ptr_bytes_per_layer == 8 and key.endswith("kv_k"):  # the MLA latent buffer (cache_kinds/mla.py)
+            return (f"{geo.layers} layers x (N {n:,} + page {page}) x latent {hd} (kv_lora_rank + rope) x "
+                    f"{geo.dtype_bytes} B, not split by tp")
         one = args.rules.kv_one_tensor and geo.head_dim == geo.v_head_dim
         half = (" (the K half of one (2, rows, heads, dim) tensor per layer)" if key.endswith("_k")
                 else " (the V half of one (2, rows, heads, dim) tensor per layer)") if one else ""
         return (f"{geo.layers} layer{'s' if geo.layers != 1 else ''} x "
                 f"(N {n:,} + page {page}) x {geo.heads} heads x {hd} x {geo.dtype_bytes} B{half}")
+    if key == "draft_indexer":
+        return (f"{dg.layers} layer x (N {n:,} // page {page} + 1) x page x {dg.indexer_bytes_per_token_layer} B")
+    if key == "indexer":
+        return (f"{g.layers} layers x (N {n:,} // page {page} + 1) x page x {g.indexer_bytes_per_token_layer} B "
+                "(FP8 index key + float32 scale per 128)")
     if key == "mamba_int8_checkpoint":
         slots = args.raw.get("int8_mamba_ckpt_size") or 2 * m
         return (f"{state.n_layers} layers x ({'--int8-mamba-ckpt-size ' if args.raw.get('int8_mamba_ckpt_size') else '2 x M '}"
@@ -376,6 +400,12 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
     if isinstance(g, SwaGeometry):  # the two sub-pools of SWAKVPool, named as the report shows them
         labels["kv_k"] = ("full-attention KV K", labels["kv_k"][1])
         labels["kv_v"] = ("full-attention KV V", labels["kv_v"][1])
+    if model.mla is not None:  # one latent buffer per layer, filed under K as the oracle does (V is 0)
+        sizes.pop("kv_v", None)
+        sizes.pop("draft_kv_v", None)
+        labels["draft_kv_k"] = ("draft MLA latent KV (NextN)", labels["draft_kv_k"][1])
+        labels["kv_k"] = ("MLA latent KV", "srt/mem_cache/memory_pool.py:1536-1569 @0.5.11, :4793-4870 @0.5.23 "
+                          "(MLATokenToKVPool kv_buffer)")
     lines = [PoolLine(k, labels[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), labels[k][1])
              for k, v in sizes.items()]
     return Pools(lines, not (args.spec_on and dg is None and args.speculative_algorithm != "NGRAM"))

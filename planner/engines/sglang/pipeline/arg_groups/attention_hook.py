@@ -17,6 +17,10 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _Not
 def default_attn(s: ArgState, page_now: int | None) -> str:
     """_get_default_attn_backend, MHA branch (srt/server_args.py:2464-2520 @0.5.11)."""
     dev = s.dev
+    if s.model.mla is not None:  # the MLA branch (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        return mla.default_backend(s)
     topk = s.a["speculative_eagle_topk"]
     no_spec_or_topk1 = topk is None or (topk == 1 and page_now in (1, None))
     if dev.hopper_cuda_12_3 and no_spec_or_topk1:
@@ -72,6 +76,10 @@ def attention_backend_compatibility(s: ArgState) -> None:
         _trtllm_mha_checks(s)
     if s.attn == "fa3" and a["kv_cache_dtype"] == "fp8_e5m2":
         s.attn = "triton"
+    if s.model.mla is not None:  # flashmla / cutlass_mla / trtllm_mla pages (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        mla.page_constraints(s)
     fa4_roles = (s.attn, a["decode_attention_backend"], a["prefill_attention_backend"]) if rules.fa4_page_any \
         else (a["prefill_attention_backend"],)
     fa4_topk_ok = not rules.fa4_page_any or (a["speculative_eagle_topk"] or 0) <= 1

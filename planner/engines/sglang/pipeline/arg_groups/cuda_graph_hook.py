@@ -18,6 +18,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Rejected,
     _piecewise_tokens,
 )
+from planner.engines.sglang.pipeline import mla
 from planner.engines.sglang.rules import RULES, Rules
 
 
@@ -30,7 +31,8 @@ def piecewise_cuda_graph(s: ArgState) -> None:
     elif a["enforce_piecewise_cuda_graph"]:
         pcg_off = False
     else:
-        if s.arch in PCG_DISABLED_ARCHS or s.is_mm or a["enable_torch_compile"]:
+        arch_off = mla.arch_pcg_disabled(s) if s.model.mla is not None else s.arch in PCG_DISABLED_ARCHS
+        if arch_off or s.is_mm or a["enable_torch_compile"]:
             pcg_off = True
         if rules.spec_disables_piecewise_graph and s.spec_user is not None:  # srt/server_args.py:1088-1090 @0.5.10
             pcg_off = True
@@ -50,11 +52,16 @@ def graph_backends(s: ArgState) -> None:
     s.prefill_graph_on = not s.pcg_off
     if s.rules.cuda_graph_config:
         s.decode_graph_on, s.prefill_graph_on, s.pcg_tokens = _cuda_graph_config_v0_5_16(
-            s.a, s.arch, s.is_mm, s.cps, ctx_flag=s.a["context_length"], rules=s.rules)
+            s.a, s.arch, s.is_mm, s.cps, ctx_flag=s.a["context_length"], rules=s.rules,
+            mla_pmax=mla.prefill_capture_max(s, s.cps) if s.model.mla is not None else None,
+            arch_off=mla.arch_pcg_disabled(s) if s.model.mla is not None else None)
+        if s.model.mla is not None and not mla.prefill_graph_allowed(s) and s.a.get("cuda_graph_backend_prefill") is None:
+            s.prefill_graph_on = False  # breakable prefill graph off for MLA (srt/server_args.py:3772-3774 @0.5.16)
 
 
 def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: int,
-                               ctx_flag: int | None, rules: Rules = RULES["0.5.16"]) -> tuple[bool, bool, list[int]]:
+                               ctx_flag: int | None, rules: Rules = RULES["0.5.16"],
+                               mla_pmax: int | None = None, arch_off: bool | None = None) -> tuple[bool, bool, list[int]]:
     """Decode/prefill CUDA-graph backends and the prefill capture list, 0.5.14+.
 
     _parse_cuda_graph_config / _apply_cuda_graph_compatibility (srt/server_args.py:3572-3830 @0.5.16):
@@ -83,7 +90,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
         if prefill == "breakable" and is_mm and arch in MM_PIECEWISE_GRAPH_ARCHS:
             prefill = "tc_piecewise"
         if prefill == "tc_piecewise":
-            if (arch in PCG_DISABLED_ARCHS or a["enable_torch_compile"] or (is_mm and arch not in MM_PIECEWISE_GRAPH_ARCHS)
+            if ((arch in PCG_DISABLED_ARCHS if arch_off is None else arch_off) or a["enable_torch_compile"] or (is_mm and arch not in MM_PIECEWISE_GRAPH_ARCHS)
                     or a["load_format"] == "gguf" or a["quantization"] == "gguf" or (a["cpu_offload_gb"] or 0) > 0
                     or a["enable_deterministic_inference"] or a["enable_symm_mem"] or a["enable_eplb"]
                     or a["expert_distribution_recorder_mode"] is not None or a["debug_cuda_graph"]
@@ -98,7 +105,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
     # prefill max_bs and capture list (srt/server_args.py:3998-4030, 4265-4280 @0.5.16)
     pmax = a.get("cuda_graph_max_bs_prefill")
     if pmax is None:
-        pmax = cps
+        pmax = cps if mla_pmax is None else mla_pmax  # MLA: pipeline/mla.py prefill_capture_max
         if a["max_total_tokens"] is not None:
             pmax = min(pmax, a["max_total_tokens"])
         if "llama-2" in str(a["model_path"]).lower():

@@ -6,6 +6,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 
 from __future__ import annotations
 
+from planner.engines.sglang.pipeline import mla
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
 from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
 from planner.engines.sglang.pipeline.server_args import (
@@ -64,8 +65,12 @@ def gpu_memory_defaults(s: ArgState) -> None:
     pcg_max = a["piecewise_cuda_graph_max_tokens"]
     if pcg_max is None and rules.piecewise_graph_opt_in:
         pcg_max = cps  # non-MLA, no other cap (srt/server_args.py:1006-1013 @0.5.9)
+        if s.model.mla is not None:
+            pcg_max = mla.prefill_capture_max(s, cps)  # MLA: 2048 (srt/server_args.py:1010-1013 @0.5.9)
     elif pcg_max is None:
         pcg_max = cps  # non-MLA (srt/server_args.py:1400-1418 @0.5.11)
+        if s.model.mla is not None:
+            pcg_max = mla.prefill_capture_max(s, cps)  # MLA: 2048 (srt/server_args.py:1407-1414 @0.5.11)
         if a["max_total_tokens"] is not None:
             pcg_max = min(pcg_max, a["max_total_tokens"])
         if "llama-2" in str(a["model_path"]).lower():
@@ -106,7 +111,9 @@ def mem_fraction_static(s: ArgState) -> None:
         # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
         if s.decode_graph_on or rules.decode_term_always:
             reserved += s.gmax * 2
-        if s.prefill_graph_on:
+        if s.prefill_graph_on and s.model.mla is not None and mla.flat_prefill_reserve(s):
+            reserved += mla.PREFILL_RESERVE_MIB  # flat for MLA (srt/arg_groups/memory_hook.py:384-389 @0.5.23)
+        elif s.prefill_graph_on:
             reserved += len(s.pcg_tokens) * 8
         if gpu_mem > 60 * 1024:
             reserved = max(reserved, 10 * 1024)

@@ -89,11 +89,15 @@ def model_specific_adjustments(s: ArgState) -> None:
     """0.5 _handle_model_specific_adjustments -> _handle_mamba_radix_cache
     (srt/server_args.py:2143-2241, 2366-2456 @0.5.11)."""
     arch, rules, a = s.arch, s.rules, s.a
-    if s.model.sliding is not None:  # gpt-oss / Llama 4 (hybrid SWA pool): pipeline/swa.py
+    if s.model.mla is not None:  # the DeepSeek family (pipeline/mla.py)
+        from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
+
+        mla.model_adjustments(s)
+    elif s.model.sliding is not None:  # gpt-oss / Llama 4 (hybrid SWA pool): pipeline/swa.py
         from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
 
         swa.adjustments(s)
-    if arch == "NemotronHForCausalLM" and rules.nemotron_blackwell_defaults:
+    elif arch == "NemotronHForCausalLM" and rules.nemotron_blackwell_defaults:
         _nemotron_blackwell_defaults(s)
         mamba_radix(s, True, None)
     elif arch == "NemotronHForCausalLM":
