@@ -26,9 +26,9 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13, 0.5.14,
-0.5.17, 0.5.18, 0.5.20, 0.5.21 and 0.5.22 (the repository's adapters), 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release
-is refused for MLA models by name (:func:`release_refusal`).
+Releases: the rules were read in, and the pools checked against the oracle of every release 0.5.9-0.5.23
+(0.5.11, 0.5.16, 0.5.23: the shared oracle; the others: the repository's adapters; tests/golden/mla/). A release
+outside the table is refused for MLA models by name (:func:`release_refusal`).
 """
 
 from __future__ import annotations
@@ -64,14 +64,18 @@ _RULES = {
     "0.5.9": _MlaRules("2048", True, False, "nsa", False, True, False, _FP4, True),
     "0.5.10": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.11": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
+    "0.5.12": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.13": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
     "0.5.14": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
+    # 0.5.15: its breakable prefill graph is off for "MLA attention" (srt/server_args.py:3352 @0.5.15)
+    "0.5.15": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, False),
     "0.5.16": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, True),
-    # 0.5.20 / 0.5.21: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so
+    # 0.5.15 / 0.5.20 / 0.5.21: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so
     # NEXTN is not verified there
     # 0.5.17: the breakable prefill graph off for "MLA attention (non-DSA)" (srt/server_args.py:4464-4471 @0.5.17)
     "0.5.17": _MlaRules("2048", "dsa", True, "dsa", True, False, False, _FP4, True),
     "0.5.18": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, True),
+    "0.5.19": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, True),
     "0.5.20": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, False),
     "0.5.21": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), False),
     "0.5.22": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
