@@ -17,6 +17,10 @@ when any modelled case disagrees. Cases the planner refuses as not modelled are 
 --oracle it runs /tmp/oracle-swa (scripts/oracle/oracle_copy.sh) for every release.
 --family mla draws DeepSeek-V3 / Kimi-K2 / DeepSeek-V3.2 launches (MLA, the DSA indexer; TP 1-8, five GPU
 generations, KV dtype, context, caps, backends) from scripts/oracle/mla_cases.py, through the shared oracle.
+--family glm draws GLM-4.x (the abbreviated GLM-4.7 config with num_nextn_predict_layers 1) launches with EAGLE /
+NEXTN on the model's own MTP layer (8x H200 / B200; steps, topk, KV dtype, context, caps) from
+scripts/oracle/glm_nextn_cases.py; without --oracle: the shared oracle for 0.5.11 / 0.5.16 / 0.5.23, else
+/tmp/oracle-glmnext (scripts/oracle/oracle_copy.sh).
 
 --family dense draws dense / MoE full-attention launches (Llama, Qwen2.5, Qwen3, Qwen3-MoE, Mixtral, Mistral,
 Qwen3-VL, GLM-4.x MoE; EAGLE3 heads) from scripts/oracle/dense_cases.py; without --oracle it runs the shared
@@ -48,7 +52,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
-    ap.add_argument("--family", choices=("hybrid", "dense", "minimax", "swa", "mla"), default="hybrid",
+    ap.add_argument("--family", choices=("hybrid", "dense", "minimax", "swa", "mla", "glm"), default="hybrid",
                     help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; "
                          "minimax: MiniMax-M2 / M2.7 launches (dense_cases.py new_models' random draws); swa: "
                          "hybrid sliding-window launches (gpt-oss) from scripts/oracle/swa_cases.py; mla: "
@@ -89,6 +93,14 @@ def main() -> int:
         drawn = mla_cases.build(args.version, "random", cases_path, args.seed, args.count)
         args.oracle = args.oracle or (mla_cases.SHARED_ORACLE if args.version in mla_cases.SHARED_RELEASES
                                       else mla_cases.ADAPTED_ORACLE)
+    if args.family == "glm":  # GLM-4.x EAGLE / NEXTN on its own MTP layer (scripts/oracle/glm_nextn_cases.py)
+        import glm_nextn_cases  # noqa: PLC0415
+        folder = os.path.join(glm_nextn_cases.GOLDEN, f".agree-{os.getpid()}")  # ../configs resolves
+        os.makedirs(folder, exist_ok=True)
+        cases_path = os.path.join(folder, "cases.jsonl")
+        drawn = glm_nextn_cases.build(cases_path, "random", args.seed, args.count)
+        args.oracle = args.oracle or (glm_nextn_cases.SHARED_ORACLE if args.version in glm_nextn_cases.SHARED_RELEASES
+                                      else glm_nextn_cases.ADAPTED_ORACLE)
     args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
         # each algorithm's generator: random_cases(version, seed, count) -> (cases, folder its paths are relative to)
@@ -97,7 +109,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm or args.family in ("dense", "minimax", "swa", "mla"):
+        if args.algorithm or args.family in ("dense", "minimax", "swa", "mla", "glm"):
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -154,7 +166,7 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
-    if args.family in ("dense", "minimax", "swa", "mla"):
+    if args.family in ("dense", "minimax", "swa", "mla", "glm"):
         os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "

@@ -30,6 +30,7 @@ from planner.catalog.spec import GDN_ARCHS, MAMBA2_ARCHS, MLA_ARCHS, ModelSpec
 from planner.datafiles import load_toml
 from planner.engines.sglang.cli_flags import SGLangArgError, load_flag_table, parse_flags
 from planner.engines.sglang.memo import per_object
+from planner.engines.sglang.pipeline import own_mtp
 
 _HERE = Path(__file__).resolve().parent
 SUPPRESS = "==SUPPRESS=="
@@ -380,6 +381,14 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
     # pathless_*_self_draft)
     if algo not in ("EAGLE", "NEXTN", "MTP", "EAGLE3") or raw.get("speculative_draft_model_path"):
         return None
+    if algo in ("EAGLE", "NEXTN") and own_mtp.applies(spec):
+        return own_mtp.release_refusal(version_dir)  # GLM-4.x's own NextN layer (pipeline/own_mtp.py)
+    if algo in ("EAGLE", "NEXTN") and spec.architecture in own_mtp.ARCHS and not spec.mtp_layers:
+        # SGLang would size the NextN draft from num_nextn_predict_layers, which this config lacks
+        # (model_runner.py:648-666 @0.5.11): an abbreviated file, not the checkpoint's
+        return (f"--speculative-algorithm {algo}: this {spec.architecture} config has no num_nextn_predict_layers "
+                "(an abbreviated config.json; the GLM-4.x checkpoints carry 1), so the draft's MTP layer cannot be "
+                "sized: give the checkpoint's own config.json as --model")
     if not spec.mtp_layers or algo == "EAGLE3":
         # no draft path and no MTP layer: SGLang builds the EAGLE draft worker from the target's own checkpoint, a
         # second KV pool over every layer (SGLang's own code, the oracle, on Qwen3-8B at 0.5.11 / 0.5.23: a 45.9 /

@@ -21,6 +21,7 @@ import numpy as np
 from planner.cache_kinds import FullAttention
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import dflash_cell
+from planner.engines.sglang.pipeline import own_mtp
 from planner.engines.sglang.pipeline.mamba import MambaState
 from planner.engines.sglang.pipeline.post_capture import slack_floor_gib
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, _env_bool
@@ -143,6 +144,8 @@ def draft_kv_layers(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | Non
 
         nextn = config_nextn(draft, args.rules)  # after _config_draft_model's MTP rewrite (STANDALONE module)
         return int(nextn) if nextn is not None else draft.num_hidden_layers
+    if own_mtp.own_draft_layers(model, args, draft):  # SGLang sets the draft path to the model (pipeline/own_mtp.py)
+        return model.mtp_layers
     if args.rules.pathless_draft_layers_from_target and not args.speculative_draft_model_path:
         nextn = model.text.get("num_nextn_predict_layers")
         return int(nextn) if nextn is not None else 0

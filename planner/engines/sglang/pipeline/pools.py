@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import draft_kv_bytes
+from planner.engines.sglang.pipeline import own_mtp
 from planner.engines.sglang.pipeline.mamba import MambaState
 from planner.engines.sglang.pipeline.memory_profile import Profile, kv_dtype_name, num_kv_heads
 from planner.engines.sglang.pipeline.server_args import ResolvedArgs
@@ -101,6 +102,10 @@ def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
             # MTP draft of a hybrid model: HybridLinearKVPool with full_attention_layer_ids=[0]
             # (srt/model_executor/model_runner_kv_cache_mixin.py:503-528 @0.5.11)
             d = KvGeometry(1, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
+        elif own_mtp.own_draft_layers(model, args, draft):
+            # GLM-4.x's own NextN layer: the draft worker's MHATokenToKVPool over num_nextn_predict_layers layers
+            # with the target's kv heads (pipeline/own_mtp.py)
+            d = KvGeometry(model.mtp_layers, num_kv_heads(model, tp), model.head_dim, model.v_head_dim, b)
         elif draft is not None:  # an EAGLE head's own MHATokenToKVPool (…kv_cache_mixin.py:530-600 @0.5.11)
             from planner.engines.sglang.pipeline.standalone import draft_pool_layers  # noqa: PLC0415
 
