@@ -109,20 +109,24 @@ def test_the_bundled_hub_id_still_goes_to_the_hub_and_the_catalog_id_is_offline(
     capsys.readouterr()
 
 
-def test_a_glm_target_with_its_own_nextn_draft_is_refused(tmp_path, capsys):
+def test_a_glm_target_with_its_own_nextn_draft_is_planned(tmp_path, capsys):
+    """GLM-4.x's own NextN layer as the EAGLE draft (pipeline/own_mtp.py, tests/test_golden_glm_nextn.py): planned
+    from a config with num_nextn_predict_layers; the abbreviated config without it is refused by name."""
     import json
 
-    cfg = json.loads((ROOT / "tests/golden/dense/configs/zai-org__GLM-4.7-FP8.abbreviated.config.json").read_text())
+    src = ROOT / "tests/golden/dense/configs/zai-org__GLM-4.7-FP8.abbreviated.config.json"
+    cfg = json.loads(src.read_text())
     cfg["num_nextn_predict_layers"] = 1
     p = tmp_path / "config.json"
     p.write_text(json.dumps(cfg))
-    assert main(["--gpu", "b200", "--model", str(p), "--tp-size", "8", "--no-search", "--speculative-algorithm",
-                 "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-                 "--speculative-num-draft-tokens", "4"]) == 2
+    spec = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "4"]
+    assert main(["--gpu", "b200", "--model", str(p), "--tp-size", "8", "--no-search", "--json", *spec]) == 0
+    pools = {x["key"]: x["bytes"] for x in json.loads(capsys.readouterr().out)["pools"]}
+    assert pools["draft_kv_k"] == pools["draft_kv_v"] == pools["kv_k"] // 92, pools  # one of the 92 layers
+    assert main(["--gpu", "b200", "--model", str(src), "--tp-size", "8", "--no-search", *spec]) == 2
     err = capsys.readouterr().err
-    assert "MTP / NextN layer(s) as the draft are not modelled" in err and err.count("\n") == 1
-    assert main(["--gpu", "b200", "--model", str(p), "--tp-size", "8", "--no-search"]) == 0
-    capsys.readouterr()
+    assert "has no num_nextn_predict_layers" in err and err.count("\n") == 1
 
 
 def test_expert_parallelism_is_refused(capsys):

@@ -79,3 +79,13 @@ def test_eagle3_without_a_path_stays_refused():
     case = next(c for v, c, _ in ALL if c["id"] == "glm_h200_nextn")
     with pytest.raises(BadInput, match="EAGLE3 without --speculative-draft-model-path"):
         _plan(case, ["--speculative-algorithm", "EAGLE3", "--tp-size", "8"])
+
+
+def test_a_glm_checkpoint_as_the_draft_path_is_refused():
+    """SGLang rewrites a Glm4MoeForCausalLM draft to its NextN layer whatever the algorithm; with a draft path that
+    is not what the planner sizes (a second 92-layer model), so it is refused by name, not planned as an OOM."""
+    case = next(c for v, c, _ in ALL if c["id"] == "glm_h200_nextn")
+    path = str((case["folder"] / case["planner_model"]).resolve())
+    for algo in ("EAGLE", "NEXTN", "STANDALONE"):
+        with pytest.raises(BadInput, match="loaded by SGLang as its NextN layer"):
+            _plan(case, ["--speculative-algorithm", algo, "--speculative-draft-model-path", path, "--tp-size", "8"])

@@ -282,7 +282,7 @@ def unmodelled(version_dir: str, spec: ModelSpec, flags: list[str], draft: Model
     if problem:
         return problem
     if draft is not None:
-        problem = architecture_refusal(draft, role="draft")
+        problem = architecture_refusal(draft, role="draft") or own_mtp.draft_path_refusal(draft)
         if problem:
             return problem
     from planner.engines.sglang.pipeline.mla import release_refusal  # noqa: PLC0415
@@ -371,8 +371,8 @@ def _own_draft_quant_refusal(version_dir: str, spec: ModelSpec, flags: list[str]
 def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str | None:
     """A plain-attention target's own MTP / NextN layers as the draft (EAGLE / NEXTN without a draft path):
     SGLang builds e.g. Glm4MoeForCausalLMNextN from the target's config (srt/configs/model_config.py:351-354
-    @0.5.11); no golden case checks that draft's pools, so it is refused. EAGLE3 heads given by path are
-    modelled."""
+    @0.5.11). Modelled for GLM-4.x (pipeline/own_mtp.py, the glm_nextn golden sets); other architectures'
+    own layers are refused. EAGLE3 heads given by path are modelled."""
     if spec.hybrid is not None or spec.mla is not None:  # MLA: _mla_spec_refusal
         return None
     raw = _parsed(version_dir, tuple(flags), spec.name)
@@ -382,7 +382,7 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
     if algo not in ("EAGLE", "NEXTN", "MTP", "EAGLE3") or raw.get("speculative_draft_model_path"):
         return None
     if algo in ("EAGLE", "NEXTN") and own_mtp.applies(spec):
-        return own_mtp.release_refusal(version_dir)  # GLM-4.x's own NextN layer (pipeline/own_mtp.py)
+        return None  # GLM-4.x's own NextN layer: modelled on every release (pipeline/own_mtp.py)
     if algo in ("EAGLE", "NEXTN") and spec.architecture in own_mtp.ARCHS and not spec.mtp_layers:
         # SGLang would size the NextN draft from num_nextn_predict_layers, which this config lacks
         # (model_runner.py:648-666 @0.5.11): an abbreviated file, not the checkpoint's
@@ -398,7 +398,8 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
                 "give the draft's path (an EAGLE3 head), or use STANDALONE (the target as its own draft, modelled)")
     return (f"--speculative-algorithm {raw['speculative_algorithm']}: the {spec.architecture} target's own "
             f"{spec.mtp_layers} MTP / NextN layer(s) as the draft are not modelled; modelled: EAGLE3 heads "
-            "(--speculative-draft-model-path), NGRAM, or the hybrid Qwen3.5 / 3.6 / Next MTP layer")
+            "(--speculative-draft-model-path), NGRAM, the hybrid Qwen3.5 / 3.6 / Next MTP layer, or GLM-4.x's "
+            "(Glm4MoeForCausalLM) own NextN layer")
 
 
 @lru_cache(maxsize=256)
