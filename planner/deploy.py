@@ -15,14 +15,14 @@ PP, PD roles) adds its layouts. AMD profiles are not searched: SGLang's ROCm pat
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from planner.catalog.catalog import ResolvedModel
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
 from planner.plan import make_plan
-from planner.search import Needs, launch_command, run_search
+from planner.export import FORMATS, export_text, node_commands
+from planner.search import Needs, run_search
 
 COUNTS_PER_NODE = (1, 2, 4, 8)  # GPUs per node tried (one node); more nodes take 8 each
 MAX_NNODES = 64
@@ -188,16 +188,6 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
     return out
 
 
-def node_commands(model: ResolvedModel, d: Deployment, dist_init_addr: str = "NODE0_IP:5000") -> list[str]:
-    """The launch line per node: one line on one node; with ``--nnodes``, each node's ``--node-rank`` and the
-    shared ``--dist-init-addr`` (rank 0's address, a placeholder to fill in)."""
-    if d.layout.nnodes == 1:
-        return [launch_command(model, d.flags)]
-    return [launch_command(model, d.flags) + " " + shlex.join(["--dist-init-addr", dist_init_addr,
-                                                               "--node-rank", str(r)])
-            for r in range(d.layout.nnodes)]
-
-
 def hardware_dict(res: HardwareResult, model: ResolvedModel) -> dict:
     return {"needs": {"context": res.needs.context, "concurrency": res.needs.concurrency},
             "layouts_tried": res.tried,
@@ -249,5 +239,17 @@ def hardware_main(ns, resolved: ResolvedModel | None, flags: list[str], env: dic
                         ns.objective, ns.allow_no_radix)
     res = search_hardware(gpu_set(ns.gpu), resolved, flags, env, needs, version=ns.sglang_version,
                           prices=parse_prices(ns.price))
-    write(render_hardware(res, resolved) + "\n")
+    if ns.export and ns.export != "launch" and not res.deployments:
+        raise BadInput(f"--export {ns.export}: no deployment meets the needs on the GPU types given; nothing to export")
+    if ns.export and res.deployments:  # the first-ranked deployment, alone on stdout (a file to apply)
+        write(export_text(ns.export, resolved, res.deployments[0]))
+    else:
+        write(render_hardware(res, resolved) + "\n")
     return 0 if res.deployments else 1
+
+
+def add_hardware_args(p) -> None:
+    """planner.cli's parser: the options only --gpu any / a list takes."""
+    p.add_argument("--price", action="append", metavar="GPU=USD/h", help="--gpu any: a GPU type's price per hour")
+    p.add_argument("--export", choices=FORMATS, help="--gpu any: print the first deployment as launch lines per "
+                   "node, a Dynamo DynamoGraphDeployment or llm-d modelservice Helm values (planner/export.py)")
