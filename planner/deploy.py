@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from planner.catalog.catalog import ResolvedModel
 from planner.errors import BadInput
+from planner.hardware.amdsmi import ROCM_NOT_MODELLED
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
 from planner.plan import make_plan
 from planner.export import FORMATS, export_text, node_commands
@@ -160,7 +161,7 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
                        f"--nnodes nodes)")
     for gpu in profiles:
         if gpu.vendor != "nvidia":
-            out.skipped.append((gpu.id, "SGLang's ROCm path is not modelled yet"))
+            out.skipped.append((gpu.id, ROCM_NOT_MODELLED))
             continue
         why = "no layout tried"
         for lay in tried_layouts:
