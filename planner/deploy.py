@@ -48,12 +48,16 @@ class Layout:
         return f"TP {self.tp} on {where}"
 
 
-def layouts(max_nnodes: int = 1, tp: int | None = None) -> list[Layout]:
+def layouts(max_nnodes: int = 1, tp: int | None = None, gpu: GpuProfile | None = None) -> list[Layout]:
     """The layouts the planner models, fewest GPUs first: one TP group over every GPU of the deployment (1, 2, 4,
-    8 on one node; 8 per node on 2..``max_nnodes`` nodes). ``tp``: the user fixed ``--tp-size``, only layouts
-    of that width. Other modes (EP, DP attention, PP, PD) extend this list with their own Layout kinds."""
-    out = [Layout(n, 1, n) for n in COUNTS_PER_NODE]
-    out += [Layout(8, k, 8 * k) for k in range(2, max_nnodes + 1)]
+    8 on one node; 8 per node on 2..``max_nnodes`` nodes). A unified-memory ``gpu`` (DGX Spark, Jetson Thor: one
+    GPU per box) has one GPU per node. ``tp``: the user fixed ``--tp-size``, only layouts of that width. Other
+    modes (EP, DP attention, PP, PD) extend this list with their own Layout kinds."""
+    if gpu is not None and gpu.unified_memory:
+        out = [Layout(1, k, k) for k in range(1, max_nnodes + 1)]
+    else:
+        out = [Layout(n, 1, n) for n in COUNTS_PER_NODE]
+        out += [Layout(8, k, 8 * k) for k in range(2, max_nnodes + 1)]
     return [lay for lay in out if tp is None or lay.tp == tp]
 
 
@@ -155,13 +159,17 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
     base, tp, max_nnodes = split_layout_flags(flags)
     prices = prices or {}
     out = HardwareResult(needs=needs, deployments=[])
-    tried_layouts = layouts(max_nnodes, tp)
-    if not tried_layouts:
+    if not layouts(max_nnodes, tp):
         raise BadInput(f"--tp-size {tp}: not a layout searched (1, 2, 4, 8 GPUs on one node, 8 per node on "
                        f"--nnodes nodes)")
     for gpu in profiles:
         if gpu.vendor != "nvidia":
             out.skipped.append((gpu.id, ROCM_NOT_MODELLED))
+            continue
+        tried_layouts = layouts(max_nnodes, tp, gpu)
+        if not tried_layouts:
+            out.skipped.append((gpu.id, f"--tp-size {tp}: one GPU per node (unified memory) on at most "
+                                        f"{max_nnodes} node(s)"))
             continue
         why = "no layout tried"
         for lay in tried_layouts:

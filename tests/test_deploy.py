@@ -125,3 +125,12 @@ def test_refusals_are_one_line_exit_2(extra, field, capsys):
     code, _, err = run(["--model", "qwen3.6-27b", "--gpu", "any", *extra], capsys)
     assert code == 2
     assert field in err and len(err.strip().splitlines()) == 1
+
+
+def test_unified_memory_boxes_take_one_gpu_per_node():
+    spark = find_profile("dgx-spark")
+    assert [(x.gpus_per_node, x.nnodes) for x in layouts(3, gpu=spark)] == [(1, 1), (1, 2), (1, 3)]
+    model = resolve_model("llama-3.3-70b-instruct")
+    res = search_hardware([spark], model, ["--nnodes", "4"], {}, Needs(context=8192), version=V)
+    assert all(d.layout.gpus_per_node == 1 for d in res.deployments)
+    assert not res.deployments or res.deployments[0].layout.nnodes > 1
