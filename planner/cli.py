@@ -26,6 +26,7 @@ from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInpu
 from planner.flag_hints import flag_error, spelling_default, spelling_range_note
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
+from planner.deploy import add_hardware_args, hardware_main, is_gpu_set
 from planner.report import render_search, render_text, to_dict
 from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
@@ -73,7 +74,8 @@ def _parser() -> _ArgParser:
         description="Predict SGLang's GPU memory plan before boot, and recommend launch flags.",
         epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )
-    p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (see hwprofiles/), 'auto' or NVML indices 0,1")
+    p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (hwprofiles/), 'auto', NVML indices 0,1, 'any' or h100-sxm,h200")
+    add_hardware_args(p)  # --price, --export: for --gpu any (planner/deploy.py)
     p.add_argument("--model", help="catalog name, Hugging Face id, config.json path or checkpoint dir")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (exact values, oracle-schema summary)")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -242,8 +244,7 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
     from planner.hardware.live import select  # noqa: PLC0415
     from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
 
-    sel = select(selector, nvml=nvml)
-    tp = _tp_from_flags(flags)
+    sel, tp = select(selector, nvml=nvml), _tp_from_flags(flags)
     if tp > len(sel.gpus):
         raise BadInput(f"--tp-size {tp}: only {len(sel.gpus)} GPU(s) selected by --gpu")
     src = None
@@ -778,6 +779,8 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
     default, release_notes = _paste_release(ns, paste)
+    if is_gpu_set(ns.gpu) or ns.export:  # which hardware: GPU type x count x layout (planner/deploy.py)
+        return hardware_main(ns, model and resolve_model_safely(model), sglang_flags, env, build_needs, write_out)
     plan, res = _plan_and_search(ns, model, sglang_flags, env, default)
     plan.notes.extend(notes + release_notes)
     user_flags = bool(sglang_flags)

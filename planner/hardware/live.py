@@ -14,7 +14,8 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from planner.errors import BadInput
-from planner.hardware.nvml import LiveGpu, host_min_total_mib, read_gpus
+from planner.hardware.amdsmi import refuse_if_amd
+from planner.hardware.nvml import LiveGpu, NvmlUnavailable, host_min_total_mib, read_gpus
 from planner.hardware.profiles import INTERCONNECT_DEFAULT, GpuProfile, find_profile
 
 MIB = 1 << 20
@@ -30,8 +31,12 @@ class LiveSelection:
     note: str
 
 
-def select(selector: str | list[int], nvml=None, meminfo_reader=None) -> LiveSelection:
-    host = read_gpus(None, nvml=nvml, meminfo_reader=meminfo_reader)
+def select(selector: str | list[int], nvml=None, meminfo_reader=None, amdsmi=None) -> LiveSelection:
+    try:
+        host = read_gpus(None, nvml=nvml, meminfo_reader=meminfo_reader)
+    except NvmlUnavailable:
+        refuse_if_amd(amdsmi)  # a ROCm host: the refusal names its GPUs (planner/hardware/amdsmi.py)
+        raise
     if selector == "auto":
         gpus = host
     else:

@@ -43,6 +43,7 @@ from planner.engines.sglang.pipeline.server_args import (
     check_values,
 )
 from planner.errors import BadInput
+from planner.hardware.amdsmi import ROCM_NOT_MODELLED
 from planner.hardware.profiles import GpuProfile
 
 VERSION = "0.5.11"
@@ -66,7 +67,7 @@ def device_for(job: _OnGpu) -> Device:
 @per_object
 def _device(gpu: GpuProfile) -> Device:
     if gpu.vendor != "nvidia" or gpu.compute_capability is None:
-        raise BadInput(f"--gpu {gpu.id}: SGLang's ROCm path is not modelled yet; pick an NVIDIA GPU profile")
+        raise BadInput(f"--gpu {gpu.id}: {ROCM_NOT_MODELLED}; pick an NVIDIA GPU profile")
     major, minor = (int(x) for x in gpu.compute_capability.split("."))
     return Device(total_mib=float(gpu.capacity_mib), sm_major=major, sm_minor=minor)
 

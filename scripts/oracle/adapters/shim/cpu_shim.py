@@ -238,8 +238,8 @@ def configure_gpu(total_mib=None, sm=None, name=None, cuda_version=None, free_by
         g.name = name
     if cuda_version is not None:
         g.cuda_version = cuda_version
-        if os.environ.get("ORACLE_FAKE_CUDA", "1") != "0":
-            torch.version.cuda = cuda_version
+        if os.environ.get("ORACLE_FAKE_CUDA", "1") != "0" and os.environ.get("ORACLE_FAKE_HIP", "0") != "1":
+            torch.version.cuda = cuda_version  # a ROCm device (_install_fake_hip) keeps torch.version.cuda None
     g.free_bytes = g.total_bytes if free_bytes is None else int(free_bytes)
     g.queries = []
 
@@ -289,6 +289,85 @@ def _install_fake_cuda():
 
 
 _install_fake_cuda()
+
+
+def _install_fake_hip():
+    """ORACLE_FAKE_HIP=1 (off by default): present a ROCm device instead of a CUDA one, so SGLang's own is_hip()
+    branches decide (docs/rocm.md, tests/golden/rocm/). is_hip() is ``torch.version.hip is not None``: set, with
+    ``torch.version.cuda`` None; the device properties name a gfx arch (ORACLE_GCN_ARCH, default gfx942, the
+    MI300X / MI325X; warp size 64); ``rocminfo`` (what get_amdgpu_memory_capacity shells out to) answers the
+    total as its 'Pool 1' size in KB. The ROCm kernel packages (``aiter``; ORACLE_HIP_STUBS, comma separated)
+    are import stand-ins whose every attribute is an inert callable: SGLang imports them on ROCm, and its sizing
+    never calls them (the pools are built by the oracle on meta tensors, no kernel runs)."""
+    if os.environ.get("ORACLE_FAKE_HIP", "0") != "1":
+        return
+    import importlib.abc as _abc
+    import importlib.machinery as _machinery
+    import sys as _sys
+
+    g = FAKE_GPU
+    torch.version.hip = os.environ.get("ORACLE_HIP_VERSION", "6.4.43484")
+    torch.version.cuda = None
+    arch = os.environ.get("ORACLE_GCN_ARCH", "gfx942:sramecc+:xnack-")
+    base_props = g.props
+
+    def props(device=None):
+        p = base_props(device)
+        p.gcnArchName = arch
+        p.warp_size = 64
+        return p
+
+    torch.cuda.get_device_properties = props
+    prev_run = _subprocess.run
+
+    def run(args, *a, **k):
+        if isinstance(args, (list, tuple)) and args and isinstance(args[0], str) and "rocminfo" in args[0]:
+            out = "\n".join([f"{int(g.total_mib * 1024)}(0x0) KB"] * g.count) + "\n"
+            return _subprocess.CompletedProcess(args, 0, out, "")
+        return prev_run(args, *a, **k)
+
+    _subprocess.run = run
+
+    class _Inert:
+        def __init__(self, *a, **k):
+            pass
+
+        def __call__(self, *a, **k):
+            return _Inert()
+
+        def __getattr__(self, name):
+            return _Inert()
+
+        def __mro_entries__(self, bases):
+            return (object,)
+
+        def __bool__(self):
+            return False
+
+        def __iter__(self):
+            return iter(())
+
+    class _StandIns(_abc.MetaPathFinder, _abc.Loader):
+        roots = tuple(os.environ.get("ORACLE_HIP_STUBS", "aiter").split(","))
+
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in self.roots:
+                return _machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            m = _types.ModuleType(spec.name)
+            m.__path__ = []
+            m.__getattr__ = lambda n: _Inert()
+            return m
+
+        def exec_module(self, module):
+            pass
+
+    _sys.meta_path.insert(0, _StandIns())
+
+
+_install_fake_hip()
 
 
 # ---------------------------------------------------------------------------
