@@ -338,7 +338,7 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
 
 
-_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay")
+_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay", "swa_cap")  # swa_cap: a tuple per combination (pipeline/swa.py request_cap)
 
 
 def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared, dict, tuple]],
