@@ -25,7 +25,7 @@ HERE = Path(__file__).parent / "golden" / "swa"
 
 # the releases whose SWA rules were run through SGLang's own code (an oracle venv each); the others in VERIFIED were
 # verified by reading their source against these neighbours (tests/golden/swa/README.md)
-ORACLE_RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.13", "0.5.16", "0.5.20", "0.5.23")
+ORACLE_RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.20", "0.5.23")
 RELEASES = tuple(r for r in ORACLE_RELEASES if (HERE / f"sglang-{r}").exists())
 BEYOND_ORACLE = {"tp_worker", "init_attention_backend", "scheduler_init"}
 OUTCOME_FIELDS = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
@@ -124,12 +124,24 @@ def test_every_modelled_release_is_verified_and_a_new_one_would_be_refused(monke
                   version="0.5.23")
 
 
-def test_request_capped_swa_pool_is_refused_by_name():
-    """0.5.16+ sizes the SWA pool from --max-running-requests when the radix cache is off
-    (SWARequestCapPoolConfigurator): not modelled, refused by name rather than sized with the ratio."""
-    with pytest.raises(BadInput, match="SWARequestCapPoolConfigurator"):
-        make_plan(find_profile("h100-sxm"), resolve_model("gpt-oss-20b"),
-                  ["--disable-radix-cache", "--max-running-requests", "64"], {}, None, None, version="0.5.23")
+def test_request_capped_swa_pool_from_0_5_14():
+    """0.5.14+ sizes the SWA pool from --max-running-requests when the radix cache is off (SWAChunkCapPoolConfigurator,
+    0.5.23 SWARequestCapPoolConfigurator): the oracle's 0.5.13 set keeps the ratio pool, 0.5.14+ the capped one (more
+    full tokens, the SWA sub-pool at the cap, no floor check) with its error when the cap leaves no full pool; with
+    --disable-hybrid-swa-memory one plain pool. 0.5.12 (no oracle set) is planned as 0.5.13."""
+    rows = {(v, c["id"]): (c, e) for v, c, e in ALL}
+    case, old = rows[("0.5.13", "oss20_h100_reqcap32")]
+    capped = [r for r in RELEASES if tuple(map(int, r.split("."))) >= (0, 5, 14)]
+    assert capped == ["0.5.14", "0.5.15", "0.5.16", "0.5.20", "0.5.23"]
+    for v in capped:
+        new = rows[(v, "oss20_h100_reqcap32")][1]
+        assert new["max_total_num_tokens"] > old["max_total_num_tokens"], v
+        assert new["pool_kv_k_bytes"] > old["pool_kv_k_bytes"], v  # the full pool's K: more tokens
+        e = rows[(v, "oss20_h100_reqcap_no_room")][1]
+        assert e["outcome"] == "startup_failed" and "SWA pool cap (" in e["error_message"], v
+        assert isinstance(rows[(v, "oss20_h100_reqcap_no_hybrid")][1]["kv_cell_bytes_per_token"], int), v
+    assert rows[("0.5.13", "oss20_h100_reqcap_no_room")][1]["outcome"] == "ok"  # the ratio pool: R 20000 capped to 4096
+    assert build_summary(_plan(case, "0.5.12"))["max_total_num_tokens"] == old["max_total_num_tokens"]
 
 
 LOGS = Path(__file__).parent / "data" / "logs"

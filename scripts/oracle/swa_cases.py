@@ -21,9 +21,9 @@ shared oracle's empty model has none, so its validate_swa_pool_size message says
 
 The case format, the free-memory model and the oracle runner are make_cases.py's / make_cases_v0516.py's:
 free_after = free_before - weights / tp - overhead. Flags are spelled the same in every release 0.5.11-0.5.23.
-Not drawn: speculative decoding (refused for these models) and --disable-radix-cache together with
---max-running-requests (0.5.16+ sizes the SWA pool from the request cap, SWARequestCapPoolConfigurator: refused by
-name by the planner, not modelled).
+Not drawn: speculative decoding (refused for these models). --disable-radix-cache with --max-running-requests
+(0.5.14+ sizes the SWA pool from the request cap: SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator)
+is in the curated set and drawn in the random one (its own random stream per launch).
 """
 from __future__ import annotations
 
@@ -166,6 +166,10 @@ def random_cases(b, seed: int, count: int):
         radix_off = rng.random() < 0.1
         if radix_off:
             flags += ["--disable-radix-cache"]
+            # the request-capped SWA pool (0.5.14+): its own stream, so the other draws of a seed stay as they were
+            cap_rng = random.Random(f"reqcap-{seed}-{i}")
+            if cap_rng.random() < 0.6:
+                flags += ["--max-running-requests", str(cap_rng.choice([1, 8, 32, 128, 512]))]
         elif rng.random() < 0.2:
             flags += ["--max-running-requests", str(rng.choice([1, 8, 32, 128, 512]))]
         if rng.random() < 0.35:
@@ -205,6 +209,8 @@ def regen(a):
     for tag, mode, cases_fn, results_fn in (("curated", "curated", "cases", "results"),
                                             ("random", "random", "random", "random_results")):
         cases = build(a.version, mode, os.path.join(out, cases_fn + ".jsonl"), a.seed, a.count)
+        if tag not in a.sets:
+            continue
         if a.only:  # run only the cases whose id starts with one of these; keep the committed lines of the rest
             if mode != "curated":
                 continue
@@ -223,9 +229,10 @@ def regen(a):
         cnt = collections.Counter(r["summary"]["outcome"] for r in kr)
         print(f"[{tag}] kept {len(kc)} of {len(cases)}: {dict(sorted(cnt.items()))}; dropped "
               f"{[d['id'] for d in dropped]}", file=sys.stderr)
-    if a.only and dropped_all:
+    partial = bool(a.only) or len(a.sets) < 2
+    if partial and dropped_all:
         dropped_all = _merge(os.path.join(out, "dropped.jsonl"), dropped_all)
-    if not a.only or dropped_all:
+    if not partial or dropped_all:
         mcv.write_jsonl(os.path.join(out, "dropped.jsonl"), dropped_all)
     print(f"regen: SGLang {a.version} via {oracle} -> {out}", file=sys.stderr)
 
@@ -257,6 +264,8 @@ def main(argv=None):
     pr.add_argument("--count", type=int, default=40)
     pr.add_argument("--only", nargs="+", default=None,
                     help="curated case id prefixes: run these only, merged into the committed set")
+    pr.add_argument("--sets", nargs="+", choices=("curated", "random"), default=["curated", "random"],
+                    help="which sets to regenerate (the others keep their committed lines)")
     a = p.parse_args(argv)
     if a.cmd == "regen":
         regen(a)

@@ -21,9 +21,9 @@ the ``full_to_swa_index_mapping`` int64 (N + page + 1), and ``SWATokenToKVPoolAl
 With ``--disable-hybrid-swa-memory`` every layer goes to one plain pool (``DefaultPoolConfigurator`` over
 ``num_effective_layers``): the plain-attention path. 0.5.9 / 0.5.10 have no configurator: the profile uses the
 plain all-layer cell and the token count is then rescaled to full tokens (:func:`rescale`). Not modelled, refused by
-name in :func:`adjustments`: speculative decoding with these models, and the request-capped SWA pool of 0.5.14+
-(``--disable-radix-cache`` with ``--max-running-requests``); ``--enable-unified-memory`` is refused for every
-non-mamba model (arg_groups/kv_cache_hook.py).
+name in :func:`adjustments`: speculative decoding with these models; ``--enable-unified-memory`` is refused for
+every non-mamba model (arg_groups/kv_cache_hook.py). 0.5.14+ with ``--disable-radix-cache`` and
+``--max-running-requests``: the SWA pool is sized from the request cap (:func:`request_cap`).
 """
 
 from __future__ import annotations
@@ -254,14 +254,24 @@ def formula(key: str, args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n: in
     full, swa = kinds(args, model, kv_bytes)
     page = args.page_size
     s = swa_tokens(args, model, n)
+    cap = request_cap(args, model, kv_bytes) if capped(args) else None
+    if cap is not None:  # the request-capped SWA pool (:func:`request_cap`)
+        s = request_cap_tokens(cap, args.max_running_requests, page)
+        mtt = args.max_total_tokens
+        if mtt is not None and mtt // page * page == n:
+            s = min(s, mtt)
     if key == "index_buffers":
         return (f"full_to_swa_index_mapping int64 (N {n:,} + page {page} + 1), free lists int64 (N / page, SWA "
                 f"{s:,} / page), K/V pointer tables of {full.layers} + {swa.layers} layers, request maps")
     what = "K" if key.endswith("_k") else "V"
     if key.startswith("kv_swa"):
         kind = f"chunk {swa.chunk}" if isinstance(swa, ChunkedLocalAttention) else f"window {swa.window}"
+        how = (f"the request cap: (window {sliding_window_size(model)} + eviction interval, page, decode "
+               f"{cap[0] - sliding_window_size(model)}) x R {args.max_running_requests} + chunks {cap[1]:,}, "
+               "page-aligned up" if cap is not None
+               else f"int(N x ratio {ratio(args.raw)}) page-aligned")
         return (f"{swa.layers} {'chunked' if isinstance(swa, ChunkedLocalAttention) else 'sliding'} layers ({kind}) "
-                f"x (SWA {s:,} = int(N x ratio {ratio(args.raw)}) page-aligned + page {page}) x "
+                f"x (SWA {s:,} = {how} + page {page}) x "
                 f"{swa.heads_per_gpu(args.tp_size)} heads x {swa.head_dim} x {kv_bytes} B ({what})")
     return (f"{full.layers} full layers x (N {n:,} + page {page}) x {full.heads_per_gpu(args.tp_size)} heads x "
             f"{full.head_dim} x {kv_bytes} B ({what})")
