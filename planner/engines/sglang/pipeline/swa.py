@@ -33,8 +33,8 @@ from planner.cache_kinds.sliding import ChunkedLocalAttention, SlidingWindow, hy
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, ResolvedArgs, _NotModelled
 
-# Releases whose hybrid SWA rules were checked: against the oracle on 0.5.11, 0.5.13, 0.5.16, 0.5.20 and 0.5.23
-# (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.14, 0.5.15, 0.5.17-0.5.19, 0.5.21 and 0.5.22
+# Releases whose hybrid SWA rules were checked: against the oracle on 0.5.11, 0.5.13-0.5.16, 0.5.20 and 0.5.23
+# (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.17-0.5.19, 0.5.21 and 0.5.22
 # against those (HybridSWAPoolConfigurator, SWAKVPool, the SWA allocator, get_hybrid_layer_ids, the gpt-oss and
 # Llama 4 adjustments: the differences are the switches below, or parts refused here). 0.5.9 / 0.5.10 size the pool
 # another way (:func:`rescale`), checked against the oracle too.
@@ -170,7 +170,11 @@ def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[in
     if cps is None or (_v(args.rules.version) >= (0, 5, 23) and cps <= 0):
         return None
     page = args.page_size
-    interval = max(1, int(args.env.get("SGLANG_SWA_EVICTION_INTERVAL", 128)))
+    try:
+        interval = max(1, int(args.env.get("SGLANG_SWA_EVICTION_INTERVAL", 128)))
+    except ValueError:
+        raise Rejected("ValueError", f'"{args.env["SGLANG_SWA_EVICTION_INTERVAL"]}" is not a valid integer value',
+                       "srt/environ.py EnvInt") from None
     per_request = sliding_window_size(model) + interval + page + page
     chunks = 1 if args.disable_overlap_schedule else 2
     f, sw, nf, ns = _per_token(args, model, kv_bytes)
