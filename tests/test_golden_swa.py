@@ -208,3 +208,22 @@ def test_the_search_shrinks_the_sliding_pool_only_as_far_as_its_requests_fit():
     plan = make_plan(gpu, model, best.flags, {}, None, None, version="0.5.23")
     cap = int(swa.request_capacity(plan.args, model.spec, plan.profile.max_total_num_tokens))
     assert best.concurrency == cap < plan.profile.max_total_num_tokens // 8192
+
+
+def test_the_search_sizes_the_request_capped_swa_pool_as_the_plan_does():
+    """With --disable-radix-cache and --max-running-requests (0.5.14+) the SWA sub-pool comes from the request cap:
+    every ranked point re-planned gives the search's KV tokens and pool bytes (the capped sub-pool's, not the
+    ratio's), its R requests fit the capped sub-pool by construction, and --swa-full-tokens-ratio, which this pool
+    ignores, is never recommended."""
+    from planner.search import Needs, run_search  # noqa: PLC0415
+
+    gpu, model = find_profile("h100-sxm"), resolve_model("gpt-oss-20b")
+    flags = ["--disable-radix-cache", "--max-running-requests", "32"]
+    res = run_search(gpu, model, flags, needs=Needs(context=32768), version="0.5.23")
+    assert res.ranked
+    for c in res.ranked:
+        assert "--swa-full-tokens-ratio" not in c.chosen, c.flags
+        p = make_plan(gpu, model, c.flags, {}, None, None, version="0.5.23")
+        assert p.profile.max_total_num_tokens == c.kv_tokens, c.flags
+        assert c.concurrency == 32
+        assert p.profile.swa_tokens is not None  # the capped sub-pool, not int(N x ratio)
