@@ -473,7 +473,7 @@ def _swa_capped_tokens(args: ResolvedArgs, spec: ModelSpec, inp: dict, n):
     if not np.any(on):
         return False, None
     page = args.page_size
-    tok = -(-(cap[0] * np.maximum(r_args, 0) + cap[1]) // page) * page
+    tok = -(-(cap[0] * np.maximum(r_args, cap[4]) + cap[1]) // page) * page
     mtt = args.max_total_tokens
     if mtt is not None:  # calculate_pool_sizes_from_max_tokens: SWA = min(cap, mtt) when mtt capped the full pool
         tok = np.where(np.asarray(n) == mtt // page * page, np.minimum(tok, mtt), tok)

@@ -49,7 +49,8 @@ def chain_inputs(draw) -> dict:
         ring=draw(st.integers(0, 64 << 20)) if replay else 0,
         # the request-capped SWA pool (pipeline/swa.py request_cap): per request, constant, SWA / full bytes per token
         swa_cap=draw(st.one_of(st.none(), st.tuples(st.integers(1, 20000), st.integers(-2, 40000),
-                                                    st.integers(1, 1 << 16), st.integers(1, 1 << 20)))),
+                                                    st.integers(1, 1 << 16), st.integers(1, 1 << 20),
+                                                    st.integers(0, 1)))),
     )
 
 

@@ -111,6 +111,7 @@ def curated(b):
                                                            "--disable-overlap-schedule", "--chunked-prefill-size", "2048"])
     b.add("oss20_h100_reqcap_no_chunking", "h100-sxm", S,
           ["--disable-radix-cache", "--max-running-requests", "32", "--chunked-prefill-size", "-1"])
+    b.add("oss20_h100_reqcap0", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "0"])
     b.add("oss20_h100_reqcap_no_room", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "20000"])
     b.add("oss20_h100_reqcap_no_hybrid", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "32",
                                                           "--disable-hybrid-swa-memory"])

@@ -393,8 +393,8 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
     available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
     # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
     if swa_cap is not None and radix_off and r_args >= 0:  # 0.5.14+ request-capped SWA pool (pipeline/swa.py)
-        per_r, const, swa_b, full_c = swa_cap
-        swa_tok = -(-(per_r * r_args + const) // page) * page  # ceil_align(cap, page)
+        per_r, const, swa_b, full_c, min_r = swa_cap
+        swa_tok = -(-(per_r * max(r_args, min_r) + const) // page) * page  # ceil_align(cap, page)
         n = int((available - swa_tok * swa_b) // full_c)
     else:
         n = int(available // cell)
@@ -503,10 +503,10 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
     else:
         n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
     if swa_cap is not None:  # 0.5.14+ request-capped SWA pool (pipeline/swa.py request_cap)
-        per_r, const, swa_b, full_c = swa_cap
+        per_r, const, swa_b, full_c, min_r = swa_cap
         r_on = np.asarray(r_args, dtype=np.int64)
         on = np.asarray(radix_off, dtype=bool) & (r_on >= 0)
-        swa_tok = -(-(per_r * np.maximum(r_on, 0) + const) // page) * page
+        swa_tok = -(-(per_r * np.maximum(r_on, min_r) + const) // page) * page
         n = np.where(on, np.floor_divide(available - swa_tok * swa_b, np.int64(full_c)), n)
     n = n // page * page
     fail = n <= 0

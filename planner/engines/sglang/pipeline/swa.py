@@ -146,7 +146,7 @@ def sliding_window_size(model: ModelSpec) -> int:
     return sl.window - 1 if model.architecture == "GptOssForCausalLM" else sl.window
 
 
-def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[int, int, int, int] | None:
+def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[int, int, int, int, int] | None:
     """0.5.14+: with the radix cache off and an explicit --max-running-requests, SGLang sizes the SWA sub-pool from
     the request cap instead of --swa-full-tokens-ratio and gives the rest to the full pool
     (SWAChunkCapPoolConfigurator, srt/model_executor/pool_configurator.py:339-436 @0.5.14, :461-560 @0.5.16;
@@ -161,7 +161,8 @@ def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[in
 
     Applies to a hybrid SWA model with full-attention layers whose chunked prefill is set (0.5.14-0.5.22: not None;
     0.5.23: > 0, :987-1000 @0.5.23). The radix-off / explicit R test is the sizing chain's (it varies in the
-    search). Returns (per request, constant, SWA bytes per token, full bytes per token), or None.
+    search). Returns (per request, constant, SWA bytes per token, full bytes per token, the least R counted: 1 on
+    0.5.23, ``max(1, R // dp)`` in compute_swa_request_cap, :956 @0.5.23; 0 before), or None.
     """
     if _v(args.rules.version) < _REQUEST_CAP_SINCE or not is_hybrid_swa(args, model) \
             or not model.sliding.full_layer_ids:
@@ -178,7 +179,7 @@ def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[in
     per_request = sliding_window_size(model) + interval + page + page
     chunks = 1 if args.disable_overlap_schedule else 2
     f, sw, nf, ns = _per_token(args, model, kv_bytes)
-    return per_request, chunks * cps + page, sw * ns, f * nf
+    return per_request, chunks * cps + page, sw * ns, f * nf, 1 if _v(args.rules.version) >= (0, 5, 23) else 0
 
 
 def capped(args: ResolvedArgs) -> bool:
@@ -186,9 +187,9 @@ def capped(args: ResolvedArgs) -> bool:
     return bool(args.disable_radix_cache) and args.max_running_requests is not None
 
 
-def request_cap_tokens(cap: tuple[int, int, int, int], r: int, page: int) -> int:
+def request_cap_tokens(cap: tuple[int, int, int, int, int], r: int, page: int) -> int:
     """ceil_align(cap, page) (pool_configurator.py:1017-1019 @0.5.23)."""
-    return -(-(cap[0] * r + cap[1]) // page) * page
+    return -(-(cap[0] * max(r, cap[4]) + cap[1]) // page) * page
 
 
 def request_cap_error(swa_tokens: int, swa_bytes: int, available: int) -> Rejected:
