@@ -338,7 +338,7 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
 
 
-_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay")
+_SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay", "swa_cap")  # swa_cap: a tuple per combination (pipeline/swa.py request_cap)
 
 
 def _chains_at_once(plan0: Plan, model: ResolvedModel, jobs: list[tuple[Prepared, dict, tuple]],
@@ -402,7 +402,8 @@ def evaluate_points(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dic
     n, r, headroom, need_total = base["n"], base["r"], base["headroom"], base["need_total"]
     conc = np.minimum(r, n // max(need_ctx, 1))
     if model.spec.sliding is not None and isinstance(prep.pools[0], SwaGeometry):  # the sliding sub-pool's share
-        conc = np.minimum(conc, swa.request_capacity(prep.args, model.spec, n))
+        # the request-capped SWA pool holds its R requests by construction (pipeline/swa.py request_cap)
+        conc = np.where(base["swa_capped"], conc, np.minimum(conc, swa.request_capacity(prep.args, model.spec, n)))
     fits = base["ok"] & (headroom - need_total * (1 + needs.margin) - needs.margin_bytes >= 0)
     meets = (base["longest"] >= need_ctx) & (conc >= needs.concurrency)
     return {**base, "fits": fits, "feasible": fits & meets, "conc": conc}
@@ -439,7 +440,9 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     if prep.pools is None:
         prep.pools = geometries(args, spec, state, draft)
     geo, dgeo = prep.pools
-    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"]).values())  # 0.5.9: R_pool
+    swa_capped, swa_s = _swa_capped_tokens(args, spec, inp, n)
+    total = sum(pool_bytes(args, state, geo, dgeo, n, out["r_pool"], m, out["available"],  # 0.5.9: R_pool
+                           swa_s).values())
     headroom = plan0.free_after_bytes - total
     # post-pool needs: constant per combination, except CUDA graphs (they scale with the captured bs)
     if prep.static_needs is None:
@@ -452,10 +455,29 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     longest = np.minimum(args.context_len - 1, n - 1)
     base = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
             "ok": ok, "fail": fail, "pool_total": total, "headroom": headroom, "need_total": need_total,
-            "left": left, "longest": longest, "mfs": mfs}
+            "left": left, "longest": longest, "mfs": mfs, "swa_capped": swa_capped}
     if cache is not None:
         remember(cache, "_points", _EVALS_KEPT, key, (prep, grid, base))  # prep and grid kept: ids stay theirs
     return base
+
+
+def _swa_capped_tokens(args: ResolvedArgs, spec: ModelSpec, inp: dict, n):
+    """Where a point has the 0.5.14+ request-capped SWA pool (radix cache off, an explicit R): (that mask, the SWA
+    sub-pool's tokens per point, the ratio's elsewhere) as size_chain sized them (pipeline/swa.py request_cap); else
+    (False, None)."""
+    cap = inp.get("swa_cap")
+    if cap is None:
+        return False, None
+    r_args = np.asarray(inp["r_args"], dtype=np.int64)
+    on = np.asarray(inp["radix_off"], dtype=bool) & (r_args >= 0)
+    if not np.any(on):
+        return False, None
+    page = args.page_size
+    tok = -(-(cap[0] * np.maximum(r_args, cap[4]) + cap[1]) // page) * page
+    mtt = args.max_total_tokens
+    if mtt is not None:  # calculate_pool_sizes_from_max_tokens: SWA = min(cap, mtt) when mtt capped the full pool
+        tok = np.where(np.asarray(n) == mtt // page * page, np.minimum(tok, mtt), tok)
+    return on, np.where(on, tok, swa.swa_tokens(args, spec, np.asarray(n, dtype=np.int64)))
 
 
 _GRAPH_TABLE_MAX = 1 << 16  # running requests up to which the estimate is tabulated

@@ -47,6 +47,10 @@ def chain_inputs(draw) -> dict:
         pools_sized_separately=draw(st.booleans()),
         replay=replay,
         ring=draw(st.integers(0, 64 << 20)) if replay else 0,
+        # the request-capped SWA pool (pipeline/swa.py request_cap): per request, constant, SWA / full bytes per token
+        swa_cap=draw(st.one_of(st.none(), st.tuples(st.integers(1, 20000), st.integers(-2, 40000),
+                                                    st.integers(1, 1 << 16), st.integers(1, 1 << 20),
+                                                    st.integers(0, 1)))),
     )
 
 
@@ -69,7 +73,8 @@ def test_scalar_path_equals_array_path(inp):
     _assert_equal(scalar, mp._size_chain_arrays(**inp), inp)
     # and the search's way: one-element arrays of every broadcast input
     arrays = {k: (np.asarray([v]) if not isinstance(v, str) and k not in (
-        "solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "ring") else v)
+        "solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "ring",
+        "swa_cap") else v)
         for k, v in inp.items()}
     out = mp.size_chain(**arrays)
     assert isinstance(out["n"], np.ndarray) and out["n"].shape == (1,)

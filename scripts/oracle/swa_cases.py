@@ -21,9 +21,9 @@ shared oracle's empty model has none, so its validate_swa_pool_size message says
 
 The case format, the free-memory model and the oracle runner are make_cases.py's / make_cases_v0516.py's:
 free_after = free_before - weights / tp - overhead. Flags are spelled the same in every release 0.5.11-0.5.23.
-Not drawn: speculative decoding (refused for these models) and --disable-radix-cache together with
---max-running-requests (0.5.16+ sizes the SWA pool from the request cap, SWARequestCapPoolConfigurator: refused by
-name by the planner, not modelled).
+Not drawn: speculative decoding (refused for these models). --disable-radix-cache with --max-running-requests
+(0.5.14+ sizes the SWA pool from the request cap: SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator)
+is in the curated set and drawn in the random one (its own random stream per launch).
 """
 from __future__ import annotations
 
@@ -100,6 +100,23 @@ def curated(b):
     b.add("oss20_h100_tp8", "h100-sxm", S, tp=8)
     b.add("oss20_h100_no_room", "h100-sxm", S, free_before=78.8, free_after=0.5)
     b.add("oss20_h100_mfs06", "h100-sxm", S, ["--mem-fraction-static", "0.6"])
+    # 0.5.14+: --disable-radix-cache with --max-running-requests sizes the SWA pool from the request cap
+    # (SWAChunkCapPoolConfigurator / SWARequestCapPoolConfigurator); before 0.5.14 the ratio pool as usual
+    b.add("oss20_h100_reqcap32", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "32"])
+    b.add("oss120_h200_tp8_reqcap256", "h200", B, ["--disable-radix-cache", "--max-running-requests", "256"], tp=8)
+    b.add("oss20_b200_reqcap8_page64", "b200", S, ["--disable-radix-cache", "--max-running-requests", "8"])
+    b.add("oss20_h100_reqcap_mtt", "h100-sxm", S,
+          ["--disable-radix-cache", "--max-running-requests", "16", "--max-total-tokens", "5000"])
+    b.add("oss20_h100_reqcap_no_overlap", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "64",
+                                                           "--disable-overlap-schedule", "--chunked-prefill-size", "2048"])
+    b.add("oss20_h100_reqcap_no_chunking", "h100-sxm", S,
+          ["--disable-radix-cache", "--max-running-requests", "32", "--chunked-prefill-size", "-1"])
+    b.add("oss20_h100_reqcap0", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "0"])
+    b.add("oss20_h100_reqcap_no_room", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "20000"])
+    b.add("oss20_h100_reqcap_no_hybrid", "h100-sxm", S, ["--disable-radix-cache", "--max-running-requests", "32",
+                                                          "--disable-hybrid-swa-memory"])
+    b.add("scout_h200_tp8_reqcap64", "h200", "llama-4-scout-17b-16e-instruct",
+          ["--disable-radix-cache", "--max-running-requests", "64", "--context-length", "131072"], tp=8)
     # Llama 4: chunked local attention (chunk 8192) in 3 of every 4 layers, the 10M-token default context
     L, M = "llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct"
     b.add("scout_h200_tp8", "h200", L, tp=8)
@@ -150,6 +167,10 @@ def random_cases(b, seed: int, count: int):
         radix_off = rng.random() < 0.1
         if radix_off:
             flags += ["--disable-radix-cache"]
+            # the request-capped SWA pool (0.5.14+): its own stream, so the other draws of a seed stay as they were
+            cap_rng = random.Random(f"reqcap-{seed}-{i}")
+            if cap_rng.random() < 0.6:
+                flags += ["--max-running-requests", str(cap_rng.choice([1, 8, 32, 128, 512]))]
         elif rng.random() < 0.2:
             flags += ["--max-running-requests", str(rng.choice([1, 8, 32, 128, 512]))]
         if rng.random() < 0.35:
@@ -189,8 +210,16 @@ def regen(a):
     for tag, mode, cases_fn, results_fn in (("curated", "curated", "cases", "results"),
                                             ("random", "random", "random", "random_results")):
         cases = build(a.version, mode, os.path.join(out, cases_fn + ".jsonl"), a.seed, a.count)
+        if tag not in a.sets:
+            continue
+        if a.only:  # run only the cases whose id starts with one of these; keep the committed lines of the rest
+            if mode != "curated":
+                continue
+            cases = [c for c in cases if c["id"].startswith(tuple(a.only))]
         results = mcv.run_isolated(py, oracle, cases, out, 1, tag)
         kc, kr, dropped = mcv.filter_results(cases, results)
+        if a.only:
+            kc, kr = _merge(os.path.join(out, cases_fn + ".jsonl"), kc), _merge(os.path.join(out, results_fn + ".jsonl"), kr)
         for r in kr:
             r.pop("elapsed_s", None)
         mcv.write_jsonl(os.path.join(out, cases_fn + ".jsonl"), kc)
@@ -201,8 +230,22 @@ def regen(a):
         cnt = collections.Counter(r["summary"]["outcome"] for r in kr)
         print(f"[{tag}] kept {len(kc)} of {len(cases)}: {dict(sorted(cnt.items()))}; dropped "
               f"{[d['id'] for d in dropped]}", file=sys.stderr)
-    mcv.write_jsonl(os.path.join(out, "dropped.jsonl"), dropped_all)
+    partial = bool(a.only) or len(a.sets) < 2
+    if partial and dropped_all:
+        dropped_all = _merge(os.path.join(out, "dropped.jsonl"), dropped_all)
+    if not partial or dropped_all:
+        mcv.write_jsonl(os.path.join(out, "dropped.jsonl"), dropped_all)
     print(f"regen: SGLang {a.version} via {oracle} -> {out}", file=sys.stderr)
+
+
+def _merge(path, new_lines):
+    """The committed lines of ``path`` with ``new_lines`` replacing those of the same id, new ids appended."""
+    import json  # noqa: PLC0415
+
+    old = [json.loads(x) for x in open(path)] if os.path.exists(path) else []
+    by_id = {x["id"]: x for x in new_lines}
+    merged = [by_id.pop(x["id"], x) for x in old]
+    return merged + list(by_id.values())
 
 
 def main(argv=None):
@@ -220,6 +263,10 @@ def main(argv=None):
     pr.add_argument("--oracle", default=None)
     pr.add_argument("--seed", type=int, default=1)
     pr.add_argument("--count", type=int, default=40)
+    pr.add_argument("--only", nargs="+", default=None,
+                    help="curated case id prefixes: run these only, merged into the committed set")
+    pr.add_argument("--sets", nargs="+", choices=("curated", "random"), default=["curated", "random"],
+                    help="which sets to regenerate (the others keep their committed lines)")
     a = p.parse_args(argv)
     if a.cmd == "regen":
         regen(a)

@@ -54,7 +54,7 @@ PLAIN_ATTENTION_ARCHS = frozenset({
 # Multi-head latent attention (DeepSeek-V3 / R1, Kimi-K2) and DeepSeek-V3.2's sparse attention: the latent and
 # indexer caches, defaults and pools of planner/engines/sglang/pipeline/mla.py, on the releases it lists.
 # Hybrid sliding-window / chunked attention models SGLang sizes with its SWA pool (pipeline/swa.py; the layer split
-# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13 / 0.5.16 /
+# in planner.catalog.spec.sliding_layout), checked against the oracle on 0.5.9 / 0.5.10 / 0.5.11 / 0.5.13-0.5.16 /
 # 0.5.20 / 0.5.23 (tests/golden/swa/), the other releases' SWA code read against those
 SLIDING_ARCHS = frozenset({
     "GptOssForCausalLM",  # gpt-oss-20b / 120b: alternating sliding (window 128, attention sinks) and full layers

@@ -29,7 +29,7 @@ import socket
 import types
 
 from versions.standins import SERVER_ARG_ALIASES  # noqa: F401 - read by oracle.py
-from versions.standins import dflash_runner_fields, give_model_quant_config
+from versions.standins import dflash_runner_fields, give_model_quant_config, load_model_sliding_window
 from versions.standins import no_kernel_warmups as _no_kernel_warmups
 
 VERSION = "0.5.14"
@@ -254,6 +254,10 @@ def after_load_model(S, r):
     # (model_runner.py:2337-2352 @0.5.14, :2446-2461 @0.5.15)
     give_model_quant_config(r, S.ModelRunner)
     r.configure_kv_cache_dtype()  # SGLang's own
+    # load_model's own sliding_window_size block (model_runner.py:1469-1481 @0.5.14; standins.load_model_sliding_window):
+    # SWAChunkCapPoolConfigurator reads it (pool_configurator.py:354 @0.5.14), so a request-capped SWA pool stopped at
+    # an AttributeError without it; the ratio pool does not read it
+    load_model_sliding_window(S, r)
 
 
 def sizing_wraps(S):

@@ -218,7 +218,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
                cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve="classic",
                cap_by_estimate=True, padding_slots=False, mm_reserve_gib=0.0,
                min_one_running=False, pools_sized_separately=False, replay="", ring=0,
-               slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
+               slack_floor_gib=0.0, swa_rescale=None, swa_cap=None) -> dict[str, np.ndarray]:
     """The profiling chain on numpy arrays (or scalars): one implementation for plan and search.
 
     Every argument broadcasts. Sentinels: ``r_args`` / ``m_explicit`` / ``max_total_tokens`` are -1
@@ -250,7 +250,7 @@ def size_chain(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_ex
               mambaish=mambaish, solve=solve, cap_by_estimate=cap_by_estimate, padding_slots=padding_slots,
               mm_reserve_gib=mm_reserve_gib, min_one_running=min_one_running,
               pools_sized_separately=pools_sized_separately, replay=replay, ring=ring,
-              slack_floor_gib=slack_floor_gib, swa_rescale=swa_rescale)
+              slack_floor_gib=slack_floor_gib, swa_rescale=swa_rescale, swa_cap=swa_cap)
     if _all_scalar(pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio, cell,
                    page, max_total_tokens, context_len, mamba_ratio_, mambaish, mm_reserve_gib, ring, slack_floor_gib):
         out = _size_chain_scalar(**kw)
@@ -325,7 +325,7 @@ def _to_i64(x) -> np.ndarray:
 def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict | None:
+                       ring, slack_floor_gib=0.0, swa_rescale=None, swa_cap=None) -> dict | None:
     """:func:`size_chain` for one configuration in Python floats (IEEE doubles, numpy's float64) and ints, the same
     operations in the same order as :func:`_size_chain_arrays`. None where numpy's semantics differ from Python's
     (a division by zero, a non-finite float): the caller then runs the array path. A byte count beyond int64 (an
@@ -337,14 +337,14 @@ def _size_chain_scalar(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
                              int(ndraft), int(m_explicit), bool(radix_off), float(ratio), _cell_number(cell), int(page),
                              int(max_total_tokens), int(context_len), int(mamba_ratio_), bool(mambaish), solve,
                              cap_by_estimate, padding_slots, float(mm_reserve_gib), min_one_running,
-                             pools_sized_separately, replay, int(ring), float(slack_floor_gib), swa_rescale)
+                             pools_sized_separately, replay, int(ring), float(slack_floor_gib), swa_rescale, swa_cap)
     except (ZeroDivisionError, OverflowError, ValueError):
         return None
 
 
 def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, cell, page, mtt, ctx, mr, mamba,
                   solve, cap_by_estimate, padding_slots, mm, min_one_running, pools_sized_separately, replay,
-                  ring, slack_floor=0.0, swa_rescale=None) -> dict | None:
+                  ring, slack_floor=0.0, swa_rescale=None, swa_cap=None) -> dict | None:
     slack = pre * (1 - mfs)
     if slack_floor > 0:
         slack = max(slack, slack_floor)
@@ -395,7 +395,12 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
         return None
     available = int(rest * GIB)  # beyond int64 too (a pool of absurd explicit counts): SGLang's Python ints
     # a hybrid SWA cell is a float: int(available_bytes // cell) (pool_configurator.py:274-278 @0.5.11)
-    n = int(available // cell)
+    if swa_cap is not None and radix_off and r_args >= 0:  # 0.5.14+ request-capped SWA pool (pipeline/swa.py)
+        per_r, const, swa_b, full_c, min_r = swa_cap
+        swa_tok = -(-(per_r * max(r_args, min_r) + const) // page) * page  # ceil_align(cap, page)
+        n = int((available - swa_tok * swa_b) // full_c)
+    else:
+        n = int(available // cell)
     n = n // page * page
     fail = n <= 0
     capped = mtt // page * page if 0 <= mtt < n else n
@@ -427,7 +432,7 @@ def _scalar_chain(pre, post, mfs, per, spec_on, r_args, d, m_exp, radix_off, r, 
 def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndraft, m_explicit, radix_off, ratio,
                        cell, page, max_total_tokens, context_len, mamba_ratio_, mambaish, solve, cap_by_estimate,
                        padding_slots, mm_reserve_gib, min_one_running, pools_sized_separately, replay,
-                       ring, slack_floor_gib=0.0, swa_rescale=None) -> dict[str, np.ndarray]:
+                       ring, slack_floor_gib=0.0, swa_rescale=None, swa_cap=None) -> dict[str, np.ndarray]:
     """:func:`size_chain` on numpy arrays (the search's grids)."""
     f64 = np.float64
     pre = np.asarray(pre_gib, dtype=f64)
@@ -500,6 +505,12 @@ def _size_chain_arrays(*, pre_gib, post_gib, mfs, per_req, spec_on, r_args, ndra
         n = _to_i64(np.floor_divide(available, cell_arr))
     else:
         n = np.floor_divide(available, np.asarray(cell, dtype=np.int64))
+    if swa_cap is not None:  # 0.5.14+ request-capped SWA pool (pipeline/swa.py request_cap)
+        per_r, const, swa_b, full_c, min_r = swa_cap
+        r_on = np.asarray(r_args, dtype=np.int64)
+        on = np.asarray(radix_off, dtype=bool) & (r_on >= 0)
+        swa_tok = -(-(per_r * np.maximum(r_on, min_r) + const) // page) * page
+        n = np.where(on, np.floor_divide(available - swa_tok * swa_b, np.int64(full_c)), n)
     n = n // page * page
     fail = n <= 0
     mtt = np.asarray(max_total_tokens, dtype=np.int64)
@@ -559,8 +570,17 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         padding_slots=args.rules.padding_slots, mm_reserve_gib=mm_reserve_gib(args),
         min_one_running=args.rules.min_one_running, pools_sized_separately=args.rules.request_pools_sized_separately,
         slack_floor_gib=slack_floor_gib(args, state is not None), **replay_inputs(args, state),
-        swa_rescale=_swa_rescale(args, model),
+        swa_rescale=_swa_rescale(args, model), swa_cap=_swa_cap(args, model),
     )
+
+
+def _swa_cap(args: ResolvedArgs, model: ModelSpec):
+    """0.5.14+'s request-capped SWA pool (pipeline/swa.py ``request_cap``), else None."""
+    if model.sliding is None:
+        return None
+    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+    return swa.request_cap(args, model, DTYPE_BYTES[kv_dtype_name(args, model)])
 
 
 def _swa_rescale(args: ResolvedArgs, model: ModelSpec):
@@ -645,7 +665,19 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     )
     if args.rules.zero_checks:
         _zero_checks(args, prof, inp, out, mamba)
-    if model.sliding is not None:
+    cap = inp["swa_cap"] if inp["swa_cap"] is not None and inp["radix_off"] and inp["r_args"] >= 0 else None
+    if cap is not None:  # 0.5.14+ request-capped SWA pool (pipeline/swa.py request_cap): no SWA floor check
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        swa_tok = swa.request_cap_tokens(cap, int(inp["r_args"]), args.page_size)
+        full = (int(out["available"]) - swa_tok * cap[2]) // cap[3] // args.page_size * args.page_size
+        if full <= 0:
+            exc = swa.request_cap_error(swa_tok, cap[2], int(out["available"]))
+            exc.profile = prof
+            raise exc
+        mtt = args.max_total_tokens  # calculate_pool_sizes_from_max_tokens: SWA = min(cap, mtt) (:1034-1042)
+        prof.swa_tokens = min(swa_tok, mtt) if mtt is not None and 0 <= mtt < full else swa_tok
+    elif model.sliding is not None:
         _swa_checks(args, model, prof, inp, out)
     if bool(out["fail"]):
         if args.rules.oom_message_names_fraction and mamba:

@@ -21,9 +21,9 @@ the ``full_to_swa_index_mapping`` int64 (N + page + 1), and ``SWATokenToKVPoolAl
 With ``--disable-hybrid-swa-memory`` every layer goes to one plain pool (``DefaultPoolConfigurator`` over
 ``num_effective_layers``): the plain-attention path. 0.5.9 / 0.5.10 have no configurator: the profile uses the
 plain all-layer cell and the token count is then rescaled to full tokens (:func:`rescale`). Not modelled, refused by
-name in :func:`adjustments`: speculative decoding with these models, and the request-capped SWA pool of 0.5.14+
-(``--disable-radix-cache`` with ``--max-running-requests``); ``--enable-unified-memory`` is refused for every
-non-mamba model (arg_groups/kv_cache_hook.py).
+name in :func:`adjustments`: speculative decoding with these models; ``--enable-unified-memory`` is refused for
+every non-mamba model (arg_groups/kv_cache_hook.py). 0.5.14+ with ``--disable-radix-cache`` and
+``--max-running-requests``: the SWA pool is sized from the request cap (:func:`request_cap`).
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ from planner.cache_kinds.sliding import ChunkedLocalAttention, SlidingWindow, hy
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, ResolvedArgs, _NotModelled
 
-# Releases whose hybrid SWA rules were checked: against the oracle on 0.5.11, 0.5.13, 0.5.16, 0.5.20 and 0.5.23
-# (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.14, 0.5.15, 0.5.17-0.5.19, 0.5.21 and 0.5.22
+# Releases whose hybrid SWA rules were checked: against the oracle on 0.5.11, 0.5.13-0.5.16, 0.5.20 and 0.5.23
+# (tests/golden/swa/), and by reading the SWA code of 0.5.12, 0.5.17-0.5.19, 0.5.21 and 0.5.22
 # against those (HybridSWAPoolConfigurator, SWAKVPool, the SWA allocator, get_hybrid_layer_ids, the gpt-oss and
 # Llama 4 adjustments: the differences are the switches below, or parts refused here). 0.5.9 / 0.5.10 size the pool
 # another way (:func:`rescale`), checked against the oracle too.
 VERIFIED = tuple(f"0.5.{n}" for n in range(9, 24))  # 0.5.9-0.5.23
+# 0.5.14+: SWAChunkCapPoolConfigurator (0.5.14-0.5.22) / SWARequestCapPoolConfigurator (0.5.23)
+_REQUEST_CAP_SINCE = (0, 5, 14)
 # 0.5.16+: validate_swa_pool_size (srt/model_executor/pool_configurator.py:198-215 @0.5.23, present @0.5.16)
 _VALIDATES_SINCE = (0, 5, 16)
 
@@ -144,6 +146,62 @@ def sliding_window_size(model: ModelSpec) -> int:
     return sl.window - 1 if model.architecture == "GptOssForCausalLM" else sl.window
 
 
+def request_cap(args: ResolvedArgs, model: ModelSpec, kv_bytes: int) -> tuple[int, int, int, int, int] | None:
+    """0.5.14+: with the radix cache off and an explicit --max-running-requests, SGLang sizes the SWA sub-pool from
+    the request cap instead of --swa-full-tokens-ratio and gives the rest to the full pool
+    (SWAChunkCapPoolConfigurator, srt/model_executor/pool_configurator.py:339-436 @0.5.14, :461-560 @0.5.16;
+    SWARequestCapPoolConfigurator + compute_swa_request_cap, :924-1042 @0.5.23; chosen first by
+    create_memory_pool_configurator, :1717-1724 @0.5.23):
+
+    * cap = (window + SGLANG_SWA_EVICTION_INTERVAL (128) + page + page) x R + chunks x chunked_prefill_size + page,
+      chunks 1 with --disable-overlap-schedule else 2 (no speculative decoding: refused for these models);
+    * SWA tokens = ceil_align(cap, page); full tokens = int((available - SWA x swa_cell) // full_cell) page-aligned,
+      a RuntimeError when <= 0; a --max-total-tokens cap gives full = mtt page-aligned, SWA = min(SWA, mtt);
+    * no validate_swa_pool_size on this path.
+
+    Applies to a hybrid SWA model with full-attention layers whose chunked prefill is set (0.5.14-0.5.22: not None;
+    0.5.23: > 0, :987-1000 @0.5.23). The radix-off / explicit R test is the sizing chain's (it varies in the
+    search). Returns (per request, constant, SWA bytes per token, full bytes per token, the least R counted: 1 on
+    0.5.23, ``max(1, R // dp)`` in compute_swa_request_cap, :956 @0.5.23; 0 before), or None.
+    """
+    if _v(args.rules.version) < _REQUEST_CAP_SINCE or not is_hybrid_swa(args, model) \
+            or not model.sliding.full_layer_ids:
+        return None
+    cps = args.chunked_prefill_size
+    if cps is None or (_v(args.rules.version) >= (0, 5, 23) and cps <= 0):
+        return None
+    page = args.page_size
+    try:
+        interval = max(1, int(args.env.get("SGLANG_SWA_EVICTION_INTERVAL", 128)))
+    except ValueError:
+        raise Rejected("ValueError", f'"{args.env["SGLANG_SWA_EVICTION_INTERVAL"]}" is not a valid integer value',
+                       "srt/environ.py EnvInt") from None
+    per_request = sliding_window_size(model) + interval + page + page
+    chunks = 1 if args.disable_overlap_schedule else 2
+    f, sw, nf, ns = _per_token(args, model, kv_bytes)
+    return per_request, chunks * cps + page, sw * ns, f * nf, 1 if _v(args.rules.version) >= (0, 5, 23) else 0
+
+
+def capped(args: ResolvedArgs) -> bool:
+    """The launch asks for the request-capped SWA pool (radix cache off, explicit --max-running-requests)."""
+    return bool(args.disable_radix_cache) and args.max_running_requests is not None
+
+
+def request_cap_tokens(cap: tuple[int, int, int, int, int], r: int, page: int) -> int:
+    """ceil_align(cap, page) (pool_configurator.py:1017-1019 @0.5.23)."""
+    return -(-(cap[0] * max(r, cap[4]) + cap[1]) // page) * page
+
+
+def request_cap_error(swa_tokens: int, swa_bytes: int, available: int) -> Rejected:
+    """SWARequestCapPoolConfigurator.calculate_pool_sizes' RuntimeError (pool_configurator.py:1024-1031 @0.5.23;
+    :412-419 @0.5.14)."""
+    fixed = swa_tokens * swa_bytes
+    return Rejected("RuntimeError", f"SWA pool cap ({swa_tokens} tokens, {fixed / (1 << 30):.2f} GiB) leaves no room "
+                    f"for the full KV pool within the available {available / (1 << 30):.2f} GiB. Reduce "
+                    "--max-running-requests, lower SGLANG_SWA_EVICTION_INTERVAL, or increase --mem-fraction-static.",
+                    "srt/model_executor/pool_configurator.py:1024-1031 @0.5.23", stage="resolve_memory_pool_config")
+
+
 def validate(args: ResolvedArgs, model: ModelSpec, swa: int) -> None:
     """validate_swa_pool_size (srt/model_executor/pool_configurator.py:198-215 @0.5.23), 0.5.16+."""
     if _v(args.rules.version) < _VALIDATES_SINCE or not model.sliding.full_layer_ids:
@@ -201,14 +259,24 @@ def formula(key: str, args: ResolvedArgs, model: ModelSpec, kv_bytes: int, n: in
     full, swa = kinds(args, model, kv_bytes)
     page = args.page_size
     s = swa_tokens(args, model, n)
+    cap = request_cap(args, model, kv_bytes) if capped(args) else None
+    if cap is not None:  # the request-capped SWA pool (:func:`request_cap`)
+        s = request_cap_tokens(cap, args.max_running_requests, page)
+        mtt = args.max_total_tokens
+        if mtt is not None and mtt // page * page == n:
+            s = min(s, mtt)
     if key == "index_buffers":
         return (f"full_to_swa_index_mapping int64 (N {n:,} + page {page} + 1), free lists int64 (N / page, SWA "
                 f"{s:,} / page), K/V pointer tables of {full.layers} + {swa.layers} layers, request maps")
     what = "K" if key.endswith("_k") else "V"
     if key.startswith("kv_swa"):
         kind = f"chunk {swa.chunk}" if isinstance(swa, ChunkedLocalAttention) else f"window {swa.window}"
+        how = (f"the request cap: (window {sliding_window_size(model)} + eviction interval, page, decode "
+               f"{cap[0] - sliding_window_size(model)}) x R {args.max_running_requests} + chunks {cap[1]:,}, "
+               "page-aligned up" if cap is not None
+               else f"int(N x ratio {ratio(args.raw)}) page-aligned")
         return (f"{swa.layers} {'chunked' if isinstance(swa, ChunkedLocalAttention) else 'sliding'} layers ({kind}) "
-                f"x (SWA {s:,} = int(N x ratio {ratio(args.raw)}) page-aligned + page {page}) x "
+                f"x (SWA {s:,} = {how} + page {page}) x "
                 f"{swa.heads_per_gpu(args.tp_size)} heads x {swa.head_dim} x {kv_bytes} B ({what})")
     return (f"{full.layers} full layers x (N {n:,} + page {page}) x {full.heads_per_gpu(args.tp_size)} heads x "
             f"{full.head_dim} x {kv_bytes} B ({what})")
@@ -268,11 +336,3 @@ def adjustments(s: ArgState) -> None:
             listed = "fa3, aiter, triton, " + ("ascend, " if ascend else "") + "trtllm_mha or intel_xpu"
             raise Rejected("AssertionError", f"{listed} is required for Llama4 model but got {s.attn}",
                            "srt/server_args.py:2061-2067 @0.5.11")
-    if _v(s.rules.version) >= (0, 5, 14) and a.get("disable_radix_cache") and a.get("max_running_requests") \
-            is not None and not a.get("disable_hybrid_swa_memory"):
-        # 0.5.14-0.5.22 SWAChunkCapPoolConfigurator, 0.5.23 SWARequestCapPoolConfigurator (pool_configurator.py:461-540
-        # @0.5.16, :971-1042 @0.5.23)
-        raise _NotModelled("--disable-radix-cache with --max-running-requests on a hybrid sliding-window model: "
-                           f"SGLang {s.rules.version} sizes the SWA pool from the request cap "
-                           "(SWARequestCapPoolConfigurator / SWAChunkCapPoolConfigurator), which is not modelled by "
-                           "this planner yet")
