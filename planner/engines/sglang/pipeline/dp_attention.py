@@ -1,0 +1,64 @@
+"""DP attention: one attention-DP rank of ``--tp-size T --dp-size D --enable-dp-attention`` (0.5.23 also
+``--attn-dp-size D``), as SGLang sizes it. Verified against SGLang's own code (tests/golden/dp_ep/) on 0.5.16
+and 0.5.23 for MLA models (DeepSeek-V3 / R1, Kimi-K2) without speculative decoding; every other combination is
+refused by name.
+
+What changes per rank (each line cites the rule):
+- the attention widths: attn_dp_size = D, attn_tp_size = T // D (layers/dp_attention.py:293-307 @0.5.16;
+  arg_groups/parallel_hook.py:39-61 @0.5.23 turns the deprecated spelling into --attn-dp-size D, --dp-size 1);
+  MLA's latent cache is one head at every attention-TP width, so the KV cell does not change;
+- mem_fraction_static reserves max_bs x D x 3 MiB more, and max_bs x D x 1.5 MiB more again when the decode
+  graph's max bs > 300 (srt/server_args.py:4175-4183 @0.5.16; arg_groups/memory_hook.py:369-378 @0.5.23);
+- chunked_prefill_size // D, after the fraction was computed from the undivided size
+  (srt/server_args.py:5605-5609 @0.5.16; arg_groups/parallel_hook.py:331 @0.5.23);
+- --max-running-requests is per DP worker: R // D (mem_cache/kv_cache_configurator.py:1631 @0.5.16; max(1,
+  R // D), kv_cache_configurator.py:3128 @0.5.23), and the request pools are sized from it;
+- the weights: attention (q_b / kv_b / o projections) and the vocabulary embedding are split over attn_tp instead
+  of tp (models/deepseek_v2.py:1591-1707, get_embedding_tp_kwargs :185 @0.5.16); the LM head stays split over tp
+  (--enable-dp-lm-head is refused), the dense MLP layers too (enable_moe_dense_fully_dp is off by default).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERIFIED = ("0.5.16", "0.5.23")
+
+
+def width(raw: dict[str, Any]) -> int:
+    """attn_dp_size: --dp-size with --enable-dp-attention, or 0.5.23's --attn-dp-size; 1 without DP attention."""
+    adp = raw.get("attn_dp_size") or 1
+    if adp > 1:
+        return int(adp)
+    dp = raw.get("dp_size") or raw.get("data_parallel_size") or 1
+    return int(dp) if raw.get("enable_dp_attention") and dp > 1 else 1
+
+
+def refusal(raw: dict[str, Any], model, version: str) -> str | None:
+    """One line naming what is not verified for DP attention, else None (also None without DP attention)."""
+    d = width(raw)
+    if d <= 1:
+        return None
+    tp = int(raw.get("tp_size") or raw.get("tensor_parallel_size") or 1)
+    if version not in VERIFIED:
+        return (f"DP attention (--dp-size {d} --enable-dp-attention) on SGLang {version} is not modelled yet "
+                f"(verified: {', '.join(VERIFIED)})")
+    if model.mla is None or model.mla.dsa:
+        return ("DP attention is modelled for MLA models without the DSA indexer (DeepSeek-V3 / R1, Kimi-K2) only; "
+                f"{model.name} is not")
+    if raw.get("speculative_algorithm"):
+        return "DP attention with speculative decoding is not modelled by this planner yet"
+    if tp % d:
+        return None  # SGLang's own assertion rejects it (check_server_args)
+    return None
+
+
+def reserve_mib(gmax: int, d: int) -> float:
+    """The DP-attention term of mem_fraction_static's reserve (srt/server_args.py:4175-4183 @0.5.16;
+    arg_groups/memory_hook.py:369-378 @0.5.23), decode graphs on or off alike."""
+    if d <= 1:
+        return 0.0
+    extra = gmax * d * 3
+    if gmax > 300:
+        extra += gmax * d * 1.5
+    return extra
