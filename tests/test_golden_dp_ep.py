@@ -50,9 +50,32 @@ def test_the_sets_divide_per_rank():
 
 def test_unverified_combinations_are_refused_by_name():
     case = next(c for v, c, _ in ALL if v == "0.5.16")
-    with pytest.raises(BadInput, match=r"DP attention .* on SGLang 0\.5\.20 is not modelled"):
+    with pytest.raises(BadInput, match=r"DP attention on SGLang 0\.5\.20 is not modelled"):
         _plan(case, version="0.5.20")
-    with pytest.raises(BadInput, match=r"--dp-size: data parallelism is not modelled"):
+    with pytest.raises(BadInput, match=r"--dp-size 8: not modelled by this planner \(data-parallel replicas"):
         _plan(case, flags=["--tp-size", "8", "--dp-size", "8"])
     with pytest.raises(BadInput, match=r"speculative decoding is not modelled"):
         _plan(case, flags=list(case["flags"]) + ["--speculative-algorithm", "NEXTN"])
+    with pytest.raises(BadInput, match=r"without --dp-size > 1"):
+        _plan(case, flags=["--tp-size", "8", "--enable-dp-attention"])
+    with pytest.raises(BadInput, match=r"--enable-dp-lm-head"):
+        _plan(case, flags=list(case["flags"]) + ["--enable-dp-lm-head"])
+    v32 = resolve_model("deepseek-v3.2")
+    with pytest.raises(BadInput, match=r"MLA models without the DSA indexer"):
+        make_plan(find_profile("h200"), v32, list(case["flags"]), {}, 139.0, 60.28, version="0.5.16")
+
+
+def test_dp_attention_replicates_the_attention_weights():
+    """Under DP attention each GPU holds the attention projections and the embedding split over tp // D, not tp:
+    DeepSeek-V3 at tp 8, dp 8 loads about 10 GiB more per GPU than at tp 8 alone."""
+    from planner.catalog.weights import dp_attention_mla_bytes
+
+    spec = resolve_model("deepseek-v3").spec
+    extra = dp_attention_mla_bytes(spec, 8, 8)
+    assert 9 * 2**30 < extra < 11.5 * 2**30
+    assert dp_attention_mla_bytes(spec, 8, 2) < dp_attention_mla_bytes(spec, 8, 4) < extra
+    assert dp_attention_mla_bytes(spec, 8, 1) == 0
+    gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
+    one = make_plan(gpu, model, ["--tp-size", "8"], version="0.5.16")
+    dp = make_plan(gpu, model, ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], version="0.5.16")
+    assert one.free_after_bytes - dp.free_after_bytes == extra

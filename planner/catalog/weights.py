@@ -242,7 +242,7 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     for t in checkpoint_tensors(spec):
         if is_mtp_tensor(t.name, spec):
             continue
-        if isinstance(t, Linear) and t.name.rsplit(".", 1)[-1] in ("q_b_proj", "kv_b_proj", "o_proj") \
+        if isinstance(t, Linear) and t.name.rsplit(".", 1)[-1] in ("q_proj", "q_b_proj", "kv_b_proj", "o_proj") \
                 and ".self_attn." in t.name + ".":
             if block:
                 bn, bk = block

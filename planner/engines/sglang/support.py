@@ -198,7 +198,9 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
     value = raw[dest]
     if entry.enforced_by == "draft_quantization" and value != default:
         return draft_quantization_refusal(raw)
-    if value == default or entry.enforced_by:
+    if entry.enforced_by == "dp_attention" and raw.get("enable_dp_attention"):
+        return None  # --dp-size with DP attention: pipeline/dp_attention.py decides (check_scope, the hook)
+    if value == default or (entry.enforced_by and entry.enforced_by != "dp_attention"):
         return None
     if entry.cls == "refused" or (entry.allow and value not in entry.allow):
         shown = name if value is True else f"{name} {value}"

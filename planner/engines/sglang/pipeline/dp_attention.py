@@ -34,6 +34,20 @@ def width(raw: dict[str, Any]) -> int:
     return int(dp) if raw.get("enable_dp_attention") and dp > 1 else 1
 
 
+def scope_refusal(raw: dict[str, Any], rules) -> str | None:
+    """check_scope's part (no model needed): the release, DP attention without a DP width, --enable-dp-lm-head."""
+    version = getattr(rules, "version", None)
+    if version not in VERIFIED:
+        return (f"--enable-dp-attention: DP attention on SGLang {version} is not modelled by this planner yet "
+                f"(verified: {', '.join(VERIFIED)})")
+    if width(raw) <= 1:
+        return ("--enable-dp-attention without --dp-size > 1: not modelled (SGLang turns DP attention off at dp 1; "
+                "not verified here)")
+    if raw.get("enable_dp_lm_head"):
+        return "--enable-dp-lm-head: the LM head split over the attention-TP group is not modelled yet"
+    return None
+
+
 def refusal(raw: dict[str, Any], model, version: str) -> str | None:
     """One line naming what is not verified for DP attention, else None (also None without DP attention)."""
     d = width(raw)

@@ -217,8 +217,12 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
     dp = raw.get("data_parallel_size") or raw.get("dp_size") or 1
     if dp > 1 and not raw.get("enable_dp_attention"):
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
-    if raw.get("enable_dp_attention") and raw.get("enable_dp_lm_head"):
-        return "--enable-dp-lm-head: the LM head split over the attention-TP group is not modelled yet"
+    if raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1:
+        from planner.engines.sglang.pipeline.dp_attention import scope_refusal  # noqa: PLC0415
+
+        why = scope_refusal(raw, rules)
+        if why:
+            return why
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
     if raw.get("moe_a2a_backend", "none") != "none":
