@@ -20,13 +20,14 @@ from planner.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dp_ep"
 RELEASES = ("0.5.16", "0.5.23")
-ALL = [(v, {**c, "folder": HERE / f"sglang-{v}"}, e) for v in RELEASES for c, e in read_pairs(HERE, v)]
+ALL = [(v, {**c, "folder": HERE / f"sglang-{v}"}, e) for v in RELEASES
+       for c, e in read_pairs(HERE, v) + read_pairs(HERE, v, cases="random.jsonl", results="random_results.jsonl")]
 
 
 def _plan(case: dict, flags=None, version=None):
     gpu = find_profile(case["gpu"])
     assert gpu.capacity_mib == case["gpu_total_mib"] and gpu.compute_capability == case["gpu_sm"]
-    model = resolve_model(case["planner_model"])
+    model = resolve_model(case["planner_model"])  # the catalog's config, the one config_json names
     return make_plan(gpu, model, list(flags or case["flags"]), case.get("env") or {}, case["free_before_gib"],
                      case["free_after_gib"], version=version or case["version"])
 
@@ -34,7 +35,13 @@ def _plan(case: dict, flags=None, version=None):
 @pytest.mark.parametrize("version,case,expected", ALL, ids=[f"{v}-{c['id']}" for v, c, _ in ALL])
 def test_planner_matches_sglang(version, case, expected):
     got = build_summary(_plan(case))
-    diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
+    skip = set()
+    if expected["stage"] == "cuda_graph_batch_sizes" and got["stage"] == "tp_worker":
+        # R // D = 0 on 0.5.16: tp_worker's assert (max_running_request is zero, srt/managers/tp_worker.py:374-381
+        # @0.5.16) runs before the graphs are captured; the oracle runs no tp_worker and stops at the capture list
+        assert expected["error_message"] == "capture_bs=[0]" and got["error_message"] == "max_running_request is zero"
+        skip = {"outcome", "startup_ok", "stage", "error_type", "error_message", "cuda_graph_capture_max_bs"}
+    diffs = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if k not in skip and expected[k] != got[k]}
     assert not diffs, f"{version} {case['id']}: (oracle, planner) {diffs}"
 
 
