@@ -86,3 +86,34 @@ def test_dp_attention_replicates_the_attention_weights():
     one = make_plan(gpu, model, ["--tp-size", "8"], version="0.5.16")
     dp = make_plan(gpu, model, ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], version="0.5.16")
     assert one.free_after_bytes - dp.free_after_bytes == extra
+
+
+def test_expert_parallel_keeps_the_sizing_and_the_weights():
+    """--ep-size E dividing tp (a2a none): SGLang's sizing is the same with and without it (the golden summaries are
+    equal pairwise), and the planner's weights per GPU too (E experts shards, each TP-split tp // E ways)."""
+    for version in RELEASES:
+        rows = {c["id"]: e for v, c, e in ALL if v == version and c["id"].startswith(("h200_", "b200_"))}
+        pairs = [(k, k.replace("_ep8_", "_")) for k in rows if "_dp8_ep8_" in k or "_dp4_ep8_" in k]
+        pairs = [(a, b) for a, b in pairs if b in rows]
+        assert len(pairs) >= 6, version
+        for with_ep, without in pairs:  # e.g. h200_tp8_dp8_ep8_default vs h200_tp8_dp8_default
+            assert rows[with_ep] == rows[without], (version, with_ep)
+    gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
+    for version in RELEASES:
+        plain = make_plan(gpu, model, ["--tp-size", "8"], version=version)
+        ep = make_plan(gpu, model, ["--tp-size", "8", "--ep-size", "8"], version=version)
+        assert plain.free_after_bytes == ep.free_after_bytes
+        assert build_summary(plain) == build_summary(ep)
+
+
+def test_deepep_and_redundant_experts_are_refused_by_name():
+    case = next(c for v, c, _ in ALL if v == "0.5.23")
+    with pytest.raises(BadInput, match=r"--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the "
+                                       r"deep_ep library"):
+        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--moe-a2a-backend", "deepep"])
+    with pytest.raises(BadInput, match=r"--ep-num-redundant-experts 32: not modelled"):
+        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--ep-num-redundant-experts", "32"])
+    with pytest.raises(BadInput, match=r"--ep-size 3: not modelled"):
+        _plan(case, flags=["--tp-size", "8", "--ep-size", "3"])
+    with pytest.raises(BadInput, match=r"expert parallelism on SGLang 0\.5\.20 is not modelled yet; modelled: 0\.5\.16, 0\.5\.23"):
+        _plan(case, flags=["--tp-size", "8", "--ep-size", "8"], version="0.5.20")

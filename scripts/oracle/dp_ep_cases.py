@@ -40,6 +40,16 @@ def cases(version):
                 out.append(dict(id=cid, gpu=gpu, gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
                                 planner_model="deepseek-v3", config_json=V3, flags=["--tp-size", str(tp)] + dpf + extra,
                                 free_before_gib=fb, free_after_gib=fa, env={}))
+    for gpu in ("h200", "b200"):  # expert parallel (--moe-a2a-backend none), with and without DP attention
+        total, sm, name, fb, fa = GPUS[gpu]
+        for tp, dp, ep in ((8, 1, 8), (8, 1, 4), (8, 1, 2), (8, 8, 8), (8, 4, 8), (8, 2, 4), (4, 4, 4)):
+            for extra in ([], ["--max-running-requests", "512"], ["--kv-cache-dtype", "fp8_e4m3"]):
+                dpf = ["--dp-size", str(dp), "--enable-dp-attention"] if dp > 1 else []
+                cid = f"{gpu}_tp{tp}_dp{dp}_ep{ep}_" + ("_".join(x.lstrip("-").replace("-", "") for x in extra) or "default")
+                out.append(dict(id=cid, gpu=gpu, gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
+                                planner_model="deepseek-v3", config_json=V3,
+                                flags=["--tp-size", str(tp)] + dpf + ["--ep-size", str(ep)] + extra,
+                                free_before_gib=fb, free_after_gib=fa, env={}))
     if version == "0.5.23":  # the new spelling
         total, sm, name, fb, fa = GPUS["h200"]
         out.append(dict(id="h200_tp8_attn_dp8", gpu="h200", gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
@@ -85,6 +95,8 @@ def random_cases(version, seed, count):
             flags += ["--attention-backend", rng.choice(["triton", "flashinfer", "fa3", "flashmla", "trtllm_mla"])]
         if rng.random() < 0.1:
             flags += ["--disable-radix-cache"]
+        if rng.random() < 0.4:
+            flags += ["--ep-size", str(rng.choice([e for e in (2, 4, 8) if tp % e == 0]))]
         fa = round(total / 1024 * rng.choice([0.1, 0.2, 0.35, 0.5]), 2)
         out.append(dict(id=f"r{seed}_{i:03d}", gpu=gpu, gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
                         planner_model=model, config_json=MODELS[model], flags=flags, free_before_gib=fb,

@@ -14,8 +14,13 @@ What changes per rank (each line cites the rule):
 - --max-running-requests is per DP worker: R // D (mem_cache/kv_cache_configurator.py:1631 @0.5.16; max(1,
   R // D), kv_cache_configurator.py:3128 @0.5.23), and the request pools are sized from it;
 - the weights: attention (q_b / kv_b / o projections) and the vocabulary embedding are split over attn_tp instead
-  of tp (models/deepseek_v2.py:1591-1707, get_embedding_tp_kwargs :185 @0.5.16); the LM head stays split over tp
-  (--enable-dp-lm-head is refused), the dense MLP layers too (enable_moe_dense_fully_dp is off by default).
+  of tp (models/deepseek_v2.py:1591-1707, layers/vocab_parallel_embedding.py:185 get_embedding_tp_kwargs @0.5.16;
+  parallel_group="attn_tp", models/deepseek_v2.py:2078-2160, vocab_parallel_embedding.py:166-185 @0.5.23); the LM
+  head stays split over tp (--enable-dp-lm-head is refused), the dense MLP layers too (enable_moe_dense_fully_dp is
+  off by default, models/deepseek_v2.py:2129-2142 @0.5.16).
+
+Expert parallel (--ep-size E dividing tp, --moe-a2a-backend none): see :func:`ep_refusal`. DeepEP and the other
+all-to-all backends, --ep-num-redundant-experts, EPLB and --enable-dp-lm-head stay refused by name.
 """
 
 from __future__ import annotations
@@ -48,8 +53,28 @@ def scope_refusal(raw: dict[str, Any], rules) -> str | None:
     return None
 
 
+def ep_refusal(raw: dict[str, Any], model, version: str) -> str | None:
+    """--ep-size E (--moe-a2a-backend none): the experts are sharded E ways and each shard TP-split tp // E ways
+    (moe_tp_size = tp // ep // moe_dp, srt/server_args.py:5567-5580 @0.5.16), so each GPU holds the same expert
+    bytes as the plain 1/tp split, and SGLang's sizing does not read the width (tests/golden/dp_ep: equal
+    summaries with and without --ep-size). Verified for MLA models on 0.5.16 / 0.5.23 only."""
+    ep = int(raw.get("ep_size") or raw.get("expert_parallel_size") or 1)
+    if ep <= 1:
+        return None
+    if version not in VERIFIED:
+        return (f"--ep-size {ep}: expert parallelism on SGLang {version} is not modelled yet; modelled: "
+                f"{', '.join(VERIFIED)}")
+    if model.mla is None or model.mla.dsa:
+        return (f"--ep-size {ep}: expert parallelism for {model.name} is not modelled yet; modelled: MLA models "
+                "without the DSA indexer (DeepSeek-V3 / R1, Kimi-K2)")
+    return None
+
+
 def refusal(raw: dict[str, Any], model, version: str) -> str | None:
-    """One line naming what is not verified for DP attention, else None (also None without DP attention)."""
+    """One line naming what is not verified for DP attention or expert parallelism, else None."""
+    why = ep_refusal(raw, model, version)
+    if why:
+        return why
     d = width(raw)
     if d <= 1:
         return None

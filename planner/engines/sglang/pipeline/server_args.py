@@ -226,6 +226,10 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
     if raw.get("moe_a2a_backend", "none") != "none":
+        if raw["moe_a2a_backend"] == "deepep":  # its buffers: the deep_ep library's size hints, not SGLang's code
+            return ("--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the deep_ep library "
+                    "(Config.get_nvl_buffer_size_hint / get_rdma_buffer_size_hint, Buffer.get_low_latency_rdma_size_hint; "
+                    "layers/moe/token_dispatcher/deepep.py:212-223 @0.5.16), which this planner cannot read")
         return f"--moe-a2a-backend {raw['moe_a2a_backend']}: expert-parallel all-to-all buffers are not modelled yet"
     if raw.get("weight_cache_mode", "off") != "off":
         return "--weight-cache-mode: preloaded weight caches are not modelled by this planner yet"
