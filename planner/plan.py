@@ -244,6 +244,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
 
         plan.notes.append(trie_note(int(plan.args.raw.get("speculative_ngram_capacity") or 0),
                                     rules.ngram_trie_node_bytes, plan.args.tp_size, rules.version))
+    if plan.args is not None and plan.args.attn_dp_size > 1:  # DP attention: the numbers are one rank's
+        from planner.engines.sglang.pipeline.dp_attention import rank_note  # noqa: PLC0415
+
+        plan.notes.append(rank_note(plan.args, plan.profile))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)

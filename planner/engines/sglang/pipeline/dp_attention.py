@@ -92,6 +92,18 @@ def refusal(raw: dict[str, Any], model, version: str) -> str | None:
     return None
 
 
+def rank_note(args, profile) -> str:
+    """The per-rank line: what one attention-DP rank (one GPU) gets, times the ranks."""
+    d, tp = args.attn_dp_size, args.tp_size
+    line = (f"per rank: DP attention, {d} attention-DP ranks of attn_tp {tp // d} over {tp} GPUs; the pools, "
+            "verdict and capacity above are one rank's (one GPU's)")
+    if profile is not None and profile.max_running_requests and profile.max_total_num_tokens:
+        line += (f"; x {d} ranks: {profile.max_running_requests * d:,} running requests, "
+                 f"{profile.max_total_num_tokens * d:,} KV tokens (each request lives on one rank)")
+    return line + ("; the post-pool estimates (graphs, activations) are not calibrated for DP attention's gathered "
+                   "buffers: SGLang holds back max_bs x D x 3-4.5 MiB for them in mem_fraction_static")
+
+
 def reserve_mib(gmax: int, d: int) -> float:
     """The DP-attention term of mem_fraction_static's reserve (srt/server_args.py:4175-4183 @0.5.16;
     arg_groups/memory_hook.py:369-378 @0.5.23), decode graphs on or off alike."""
