@@ -302,3 +302,12 @@ def test_the_readme_commands_of_the_refusal_section_run_as_written(capsys):
         assert code == expect, (ln, out.err)
         if "SGLang 0.5.10 rules" in comment:
             assert "SGLang 0.5.10 rules (0.5.10.post1: rules of 0.5.10" in " ".join(out.out.split())
+
+
+@pytest.mark.parametrize("algo", ["EAGLE", "EAGLE3", "NEXTN"])
+def test_a_draft_algorithm_without_a_draft_path_on_a_plain_target_is_refused(algo, capsys):
+    """SGLang builds that draft from the target's own checkpoint: a second KV pool over every layer (the oracle on
+    Qwen3-8B, 0.5.11 and 0.5.23: a 45.9 / 50.2 GB draft KV pool), which the planner would have left out and called
+    FITS. STANDALONE without a path (the target as its own draft) is modelled (tests/golden/spec)."""
+    line = refused(["--gpu", "h100-sxm", "--model", "qwen3-8b", "--no-search", "--speculative-algorithm", algo], capsys)
+    assert f"--speculative-algorithm {algo} without --speculative-draft-model-path" in line

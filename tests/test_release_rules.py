@@ -18,6 +18,9 @@ from planner.plan import make_plan
 GIB = 1 << 30
 SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
         "--speculative-num-draft-tokens", "4"]
+# a dense target's EAGLE draft is a head given by path (without one SGLang drafts with a second copy of the whole model,
+# refused by name: tests/test_refusals.py)
+DENSE_DRAFT = ["--speculative-draft-model-path", "qwen3-8b-eagle3"]
 
 
 def _plan(gpu: str, model: str, flags: list[str], version: str, before: float = 80.0, after: float = 60.0):
@@ -55,7 +58,7 @@ def test_0_5_10_spec_turns_overlap_off_and_extra_buffer_gets_4_slots():
 
 def test_0_5_10_spec_v2_env_forces_overlap_on_and_refuses_topk_above_1():
     flags = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
-             "--speculative-num-draft-tokens", "6", "--disable-overlap-schedule"]
+             "--speculative-num-draft-tokens", "6", "--disable-overlap-schedule", *DENSE_DRAFT]
     p = make_plan(find_profile("h100-sxm"), resolve_model("qwen3-8b"), flags, {"SGLANG_ENABLE_SPEC_V2": "1"},
                   75.0, 58.0, version="0.5.10")
     assert p.error_type == "ValueError"  # srt/server_args.py:3005-3012 @0.5.10
@@ -68,8 +71,8 @@ def test_0_5_10_no_piecewise_graph_under_spec():
     # 0.5.11 keeps it. reserved = 512 + 8192 x 1.5 + 256 x 2 + 1/8 x 1024 (+ 8 x 58) + 4096 (EAGLE)
     gpu = find_profile("h100-sxm").capacity_mib
     base = 512 + 8192 * 1.5 + 256 * 2 + 1 / 8 * 1024 + 4096
-    p10 = _plan("h100-sxm", "qwen3-8b", SEED, "0.5.10")
-    p11 = _plan("h100-sxm", "qwen3-8b", SEED, "0.5.11")
+    p10 = _plan("h100-sxm", "qwen3-8b", [*SEED, *DENSE_DRAFT], "0.5.10")
+    p11 = _plan("h100-sxm", "qwen3-8b", [*SEED, *DENSE_DRAFT], "0.5.11")
     assert p10.args.mem_fraction_static == round((gpu - base) / gpu, 3)
     assert p11.args.mem_fraction_static == round((gpu - base - 8 * len(_pcg_tokens(8192))) / gpu, 3)
 

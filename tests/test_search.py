@@ -45,7 +45,9 @@ FIELDS = ("outcome", "stage", "max_total_num_tokens", "max_running_requests", "m
 @st.composite
 def grid_points(draw):
     gpu, model = draw(st.sampled_from(CASES))
-    combo = draw(st.sampled_from(COMBOS))
+    # EAGLE without a draft path is the hybrid models' own MTP layer; on a dense target it is refused by name
+    combo = draw(st.sampled_from(COMBOS if model != "llama-3.1-8b-instruct" else
+                                 [c for c in COMBOS if "EAGLE" not in c and "NEXTN" not in c]))
     k = draw(st.integers(1, 6))
     pts = {
         "mfs": np.array([draw(st.sampled_from(MFS_VALUES)) for _ in range(k)], dtype=np.float64),

@@ -10,7 +10,7 @@ release's own code (the oracle).
     mla_cases.py regen --version 0.5.23 [--py ~/.cache/sglang-oracle/0.5.23/venv/bin/python]
                        [--oracle /work/shared/tools/sglang-oracle] [--seed 1] [--count 40]
 
-0.5.11 / 0.5.16 / 0.5.23 run through the shared oracle; 0.5.9 through the repository's adapter
+0.5.11 / 0.5.16 / 0.5.23 run through the shared oracle; the other releases through the repository's adapters
 (``bash scripts/oracle/oracle_copy.sh /tmp/oracle-mla``).
 
 Models: the catalog's block-FP8 DeepSeek-V3, Kimi-K2-Instruct and DeepSeek-V3.2 configs, and DeepSeek-V3's config
@@ -19,9 +19,9 @@ model (free_after = free_before - weights / tp - overhead) where the checkpoint 
 (H100 / A100 / RTX PRO 6000 and small TP: these checkpoints are 641-958 GiB) free_after is given as a measured value
 would be, a fraction of the GPU, so that SGLang's MLA defaults and pools on SM80 / SM90 / SM120 are exercised: those
 cases check the sizing from free memory, not that the weights fit. Kimi-K2's config carries an ``auto_map`` to remote
-code: SGLang 0.5.9 and 0.5.11 reject it without the checkpoint's .py files (kept: the planner refuses it there by name).
+code: SGLang 0.5.9-0.5.11 reject it without the checkpoint's .py files (kept: the planner refuses it there by name).
 Flags are spelled the same in 0.5.11, 0.5.16 and 0.5.23. Speculative decoding: NEXTN / EAGLE on the checkpoint's own
-MTP layer (DeepSeek-V3, V3.2; not Kimi-K2, whose config has none).
+MTP layer (DeepSeek-V3, V3.2; not Kimi-K2, whose config has none; not on NO_NEXTN's releases).
 """
 from __future__ import annotations
 
@@ -42,10 +42,10 @@ GOLDEN = os.path.join(REPO, "tests", "golden", "mla")
 SHARED_ORACLE = "/work/shared/tools/sglang-oracle"
 ADAPTED_ORACLE = "/tmp/oracle-mla"  # bash scripts/oracle/oracle_copy.sh /tmp/oracle-mla (0.5.9's adapter)
 SHARED_RELEASES = ("0.5.11", "0.5.16", "0.5.23")
-RELEASES = ("0.5.9", "0.5.10", "0.5.11", "0.5.13", "0.5.14", "0.5.16", "0.5.17", "0.5.18", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
+RELEASES = tuple(f"0.5.{n}" for n in range(9, 24))  # every release 0.5.9-0.5.23
 # releases where the oracle's draft worker cannot build DeepseekV3ForCausalLMNextN (its model registry stand-in):
 # no NEXTN cases there, and the planner refuses NEXTN on MLA there by name
-NO_NEXTN = ("0.5.20", "0.5.21")
+NO_NEXTN = ("0.5.15", "0.5.20", "0.5.21")
 
 BF16 = "../configs/deepseek-ai__DeepSeek-V3.bf16-test.config.json"
 # catalog id (or a test-input path relative to the cases file) -> (config file under CONFIGS, weights GiB as loaded:

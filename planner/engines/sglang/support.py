@@ -384,13 +384,21 @@ def _own_mtp_refusal(version_dir: str, spec: ModelSpec, flags: list[str]) -> str
     SGLang builds e.g. Glm4MoeForCausalLMNextN from the target's config (srt/configs/model_config.py:351-354
     @0.5.11); no golden case checks that draft's pools, so it is refused. EAGLE3 heads given by path are
     modelled."""
-    if spec.hybrid is not None or not spec.mtp_layers or spec.mla is not None:  # MLA: _mla_spec_refusal
+    if spec.hybrid is not None or spec.mla is not None:  # MLA: _mla_spec_refusal
         return None
     raw = _parsed(version_dir, tuple(flags), spec.name)
-    if raw is None or raw.get("speculative_algorithm") not in ("EAGLE", "NEXTN", "MTP"):
+    algo = raw.get("speculative_algorithm") if raw is not None else None
+    # STANDALONE without a path drafts with the target itself, which is modelled (tests/golden/spec standalone sets,
+    # pathless_*_self_draft)
+    if algo not in ("EAGLE", "NEXTN", "MTP", "EAGLE3") or raw.get("speculative_draft_model_path"):
         return None
-    if raw.get("speculative_draft_model_path"):
-        return None
+    if not spec.mtp_layers or algo == "EAGLE3":
+        # no draft path and no MTP layer: SGLang builds the EAGLE draft worker from the target's own checkpoint, a
+        # second KV pool over every layer (SGLang's own code, the oracle, on Qwen3-8B at 0.5.11 / 0.5.23: a 45.9 /
+        # 50.2 GB draft KV pool for EAGLE, EAGLE3 and NEXTN alike), which the planner does not size
+        return (f"--speculative-algorithm {algo} without --speculative-draft-model-path: SGLang would build the draft "
+                f"from the {spec.architecture} target's own checkpoint (a second full KV pool), which is not modelled; "
+                "give the draft's path (an EAGLE3 head), or use STANDALONE (the target as its own draft, modelled)")
     return (f"--speculative-algorithm {raw['speculative_algorithm']}: the {spec.architecture} target's own "
             f"{spec.mtp_layers} MTP / NextN layer(s) as the draft are not modelled; modelled: EAGLE3 heads "
             "(--speculative-draft-model-path), NGRAM, or the hybrid Qwen3.5 / 3.6 / Next MTP layer")

@@ -9,14 +9,15 @@ release by release; each rule below is called from the hook that runs it in SGLa
   (srt/server_args.py:1766-1777 @0.5.11; srt/arg_groups/model_overrides/deepseek_v2.py @0.5.23);
 * the page sizes the MLA backends force: flashmla 64, cutlass_mla 128, trtllm_mla 32 / 64 else 64, and
   trtllm_mla only on Blackwell (srt/server_args.py:2580-2612 @0.5.11; arg_groups/overrides.py:1143-1170 @0.5.23);
-* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1006-1013 @0.5.9, :1258-1262 @0.5.10, :1407-1414 @0.5.11,
-  :4019-4024 @0.5.16) or min(8192, chunked prefill) (srt/arg_groups/memory_hook.py:233-237 @0.5.23); 0.5.16
-  disables the breakable prefill graph for MLA (``_disable_breakable_cudagraph_if_incompatible``,
-  srt/server_args.py:3772-3774 @0.5.16); where it is on, mem_fraction_static reserves a flat 1.5 GiB for it
+* the prefill CUDA graph: its capture list stops at 2,048 tokens (srt/server_args.py:1006-1013 @0.5.9,
+  :1258-1262 @0.5.10, :1407-1414 @0.5.11, :4019-4024 @0.5.16) or min(8192, chunked prefill)
+  (srt/arg_groups/memory_hook.py:233-237 @0.5.23); 0.5.15 / 0.5.16 disable the breakable prefill graph for MLA
+  (``_disable_breakable_cudagraph_if_incompatible``, srt/server_args.py:3352 @0.5.15, :3772-3774 @0.5.16), 0.5.17
+  for non-DSA MLA only (:4464-4471 @0.5.17); where it is on, mem_fraction_static reserves a flat 1.5 GiB for it
   instead of 8 MiB per captured size (srt/server_args.py:1308-1312 @0.5.10, :1457-1463 @0.5.11, :4187-4194 @0.5.16;
   srt/arg_groups/memory_hook.py:384-389 @0.5.23); 0.5.9's opt-in piecewise graph keeps the 8 MiB per size
   (srt/server_args.py:1043-1046 @0.5.9);
-* DeepSeek-V3.2 (DSA, ``index_topk`` set): attention backend nsa (0.5.11) / dsa (0.5.16+), page size 64, the KV
+* DeepSeek-V3.2 (DSA, ``index_topk`` set): attention backend nsa (0.5.9-0.5.12) / dsa (0.5.13+), page size 64, the KV
   dtype ``auto`` -> fp8_e4m3 on SM >= 10 else bfloat16 and only bf16 / fp8_e4m3 accepted
   (srt/server_args.py:1681-1756, 1570-1596 @0.5.11; srt/arg_groups/overrides.py:491-545 @0.5.23); its
   piecewise graph is off on 0.5.11 (``is_piecewise_cuda_graph_disabled_model``, srt/configs/model_config.py:
@@ -26,9 +27,9 @@ release by release; each rule below is called from the hook that runs it in SGLa
   :mod:`planner.cache_kinds.indexer`); the token pool's pointer table is one uint64 per layer
   (``data_ptrs``, srt/mem_cache/memory_pool.py:1545-1549 @0.5.11).
 
-Releases: the rules were read in, and the pools checked against the oracle of, 0.5.9, 0.5.10, 0.5.13, 0.5.14,
-0.5.17, 0.5.18, 0.5.20, 0.5.21 and 0.5.22 (the repository's adapters), 0.5.11, 0.5.16 and 0.5.23 (tests/golden/mla/). Any other release
-is refused for MLA models by name (:func:`release_refusal`).
+Releases: the rules were read in, and the pools checked against the oracle of every release 0.5.9-0.5.23
+(0.5.11, 0.5.16, 0.5.23: the shared oracle; the others: the repository's adapters; tests/golden/mla/). A release
+outside the table is refused for MLA models by name (:func:`release_refusal`).
 """
 
 from __future__ import annotations
@@ -64,14 +65,18 @@ _RULES = {
     "0.5.9": _MlaRules("2048", True, False, "nsa", False, True, False, _FP4, True),
     "0.5.10": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.11": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
+    "0.5.12": _MlaRules("2048", True, True, "nsa", False, False, True, _FP4, True),
     "0.5.13": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
     "0.5.14": _MlaRules("2048", True, True, "dsa", False, False, False, _FP4, True),
+    # 0.5.15: its breakable prefill graph is off for "MLA attention" (srt/server_args.py:3352 @0.5.15)
+    "0.5.15": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, False),
     "0.5.16": _MlaRules("2048", False, True, "dsa", False, False, False, _FP4, True),
-    # 0.5.20 / 0.5.21: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so
+    # 0.5.15 / 0.5.20 / 0.5.21: the oracle's draft worker could not resolve DeepseekV3ForCausalLMNextN (an oracle gap), so
     # NEXTN is not verified there
     # 0.5.17: the breakable prefill graph off for "MLA attention (non-DSA)" (srt/server_args.py:4464-4471 @0.5.17)
     "0.5.17": _MlaRules("2048", "dsa", True, "dsa", True, False, False, _FP4, True),
     "0.5.18": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, True),
+    "0.5.19": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, True),
     "0.5.20": _MlaRules("2048", True, True, "dsa", True, False, False, _FP4, False),
     "0.5.21": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), False),
     "0.5.22": _MlaRules("2048", True, True, "dsa", True, False, False, ("fp8_e4m3", "bf16", "auto"), True),
