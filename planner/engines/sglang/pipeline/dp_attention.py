@@ -39,12 +39,25 @@ def width(raw: dict[str, Any]) -> int:
     return int(dp) if raw.get("enable_dp_attention") and dp > 1 else 1
 
 
+def _flag(raw: dict[str, Any]) -> str:
+    """The launch's DP-attention flags as the user spelled them."""
+    if (raw.get("attn_dp_size") or 1) > 1:
+        return f"--attn-dp-size {raw['attn_dp_size']}"
+    dp = raw.get("dp_size") or raw.get("data_parallel_size") or 1
+    return f"--dp-size {dp} --enable-dp-attention" if dp > 1 else "--enable-dp-attention"
+
+
+def _standalone(raw: dict[str, Any]) -> bool:
+    """STANDALONE with DP attention at dp > 1: SGLang rejects it itself (server_args.standalone_dp_attention)."""
+    return str(raw.get("speculative_algorithm") or "").upper() == "STANDALONE" and width(raw) > 1
+
+
 def scope_refusal(raw: dict[str, Any], rules) -> str | None:
     """check_scope's part (no model needed): the release, DP attention without a DP width, --enable-dp-lm-head."""
     version = getattr(rules, "version", None)
     if version not in VERIFIED:
-        return (f"--enable-dp-attention: DP attention on SGLang {version} is not modelled by this planner yet "
-                f"(verified: {', '.join(VERIFIED)})")
+        return (f"{_flag(raw)}: DP attention on SGLang {version} is not modelled by this planner yet; modelled: "
+                f"{', '.join(VERIFIED)}")
     if width(raw) <= 1:
         return ("--enable-dp-attention without --dp-size > 1: not modelled (SGLang turns DP attention off at dp 1; "
                 "not verified here)")
@@ -72,6 +85,8 @@ def ep_refusal(raw: dict[str, Any], model, version: str) -> str | None:
 
 def refusal(raw: dict[str, Any], model, version: str) -> str | None:
     """One line naming what is not verified for DP attention or expert parallelism, else None."""
+    if _standalone(raw):
+        return None  # SGLang rejects it itself (pipeline/arg_groups/speculative_hook.py)
     why = ep_refusal(raw, model, version)
     if why:
         return why
@@ -80,13 +95,13 @@ def refusal(raw: dict[str, Any], model, version: str) -> str | None:
         return None
     tp = int(raw.get("tp_size") or raw.get("tensor_parallel_size") or 1)
     if version not in VERIFIED:
-        return (f"DP attention (--dp-size {d} --enable-dp-attention) on SGLang {version} is not modelled yet "
-                f"(verified: {', '.join(VERIFIED)})")
+        return (f"{_flag(raw)}: DP attention on SGLang {version} is not modelled by this planner yet; modelled: "
+                f"{', '.join(VERIFIED)}")
     if model.mla is None or model.mla.dsa:
-        return ("DP attention is modelled for MLA models without the DSA indexer (DeepSeek-V3 / R1, Kimi-K2) only; "
-                f"{model.name} is not")
+        return (f"{_flag(raw)}: DP attention for {model.name} is not modelled yet; modelled: MLA models without the "
+                "DSA indexer (DeepSeek-V3 / R1, Kimi-K2)")
     if raw.get("speculative_algorithm"):
-        return "DP attention with speculative decoding is not modelled by this planner yet"
+        return f"{_flag(raw)}: DP attention with speculative decoding is not modelled by this planner yet"
     if tp % d:
         return None  # SGLang's own assertion rejects it (check_server_args)
     return None
