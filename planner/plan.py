@@ -13,7 +13,7 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes
+from planner.catalog.weights import dp_attention_mla_bytes, mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -135,7 +135,7 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
 
-def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> tuple[int, str]:
+def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1) -> tuple[int, str]:
     """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
@@ -152,6 +152,11 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False) -> t
     if mla_repl:
         per += mla_repl
         detail += f" + {mla_repl:,} B of MLA q_a / kv_a projections and MoE routers replicated on every GPU"
+    dp_repl = dp_attention_mla_bytes(model.spec, tp, attn_dp)
+    if dp_repl:
+        per += dp_repl
+        detail += (f" + {dp_repl:,} B: DP attention splits the attention projections and the embedding over "
+                   f"attn_tp {tp // attn_dp} instead of tp {tp}")
     repl = replicated_kv_bytes(model.spec, tp)
     if repl:
         per += repl
@@ -202,7 +207,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram)
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags))
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
@@ -239,6 +244,10 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
 
         plan.notes.append(trie_note(int(plan.args.raw.get("speculative_ngram_capacity") or 0),
                                     rules.ngram_trie_node_bytes, plan.args.tp_size, rules.version))
+    if plan.args is not None and plan.args.attn_dp_size > 1:  # DP attention: the numbers are one rank's
+        from planner.engines.sglang.pipeline.dp_attention import rank_note  # noqa: PLC0415
+
+        plan.notes.append(rank_note(plan.args, plan.profile))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)
@@ -353,6 +362,23 @@ def _ngram_in(flags: list[str]) -> bool:
         if v is not None and v.upper() == "NGRAM":
             return True
     return False
+
+
+def _attn_dp_from_flags(flags: list[str]) -> int:
+    """The attention-DP width (pipeline/dp_attention.py width), read leniently: --attn-dp-size, or --dp-size with
+    --enable-dp-attention; 1 otherwise."""
+    def value(name: str) -> int:
+        for i, f in enumerate(flags):
+            v = flags[i + 1] if f == name and i + 1 < len(flags) else f[len(name) + 1:] if f.startswith(name + "=") else None
+            if v is not None:
+                try:
+                    return max(1, int(v))
+                except ValueError:
+                    return 1
+        return 1
+    if value("--attn-dp-size") > 1:
+        return value("--attn-dp-size")
+    return value("--dp-size") if "--enable-dp-attention" in flags else 1
 
 
 def _tp_from_flags(flags: list[str]) -> int:

@@ -228,6 +228,10 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None, skipped_why=SEARCH_SKIPPED)
+    if plan0.args is not None and plan0.args.attn_dp_size > 1:  # the grid's R is not divided per DP worker yet
+        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
+                            closest=None, recommended=None,
+                            skipped_why="DP attention: the flag search is not modelled per attention-DP rank yet")
     fixed = given_dests(fixed_flags, plan0.rules)
     spec = model.spec
     derived = spec.derived_context_len

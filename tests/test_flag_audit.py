@@ -57,7 +57,8 @@ def test_no_stale_entries_and_valid_classes():
     assert {e.cls for e in audit.values()} == {"modelled", "no_effect", "refused"}
     for e in audit.values():
         assert e.why.strip(), e.dest
-        assert e.enforced_by in (None, "check_scope", "quant_support", "draft_quantization"), e.dest
+        assert e.enforced_by in (None, "check_scope", "quant_support", "draft_quantization", "dp_attention",
+                               "expert_parallel"), e.dest
 
 
 def test_a_flag_read_only_with_a_refused_feature_names_a_refused_flag():

@@ -223,3 +223,33 @@ def replicated_kv_bytes(spec: ModelSpec, tp: int) -> int:
     layers = len(spec.full_attention_layer_ids)
     # per GPU: one head; an even split would give kv / tp of one
     return layers * per * -(-(one_head * (tp - kv)) // tp)
+
+
+def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
+    """Bytes per GPU above the even 1/tp split under DP attention for an MLA model: q_b_proj, kv_b_proj, o_proj
+    (models/deepseek_v2.py:1591-1707 @0.5.16, split over attn_tp_size) and the vocabulary embedding
+    (get_embedding_tp_kwargs, :185: use_attn_tp_group) are split over attn_tp = tp // attn_dp instead of tp.
+    Bytes as loaded: block-FP8 weight + float32 block scales when the checkpoint is fp8 with a
+    weight_block_size, else the model dtype."""
+    if spec.mla is None or attn_dp <= 1 or tp <= 1:
+        return 0
+    from planner.catalog.quant_tensors import Linear, checkpoint_tensors, is_mtp_tensor, numel  # noqa: PLC0415
+
+    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
+    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    total = 0
+    for t in checkpoint_tensors(spec):
+        if is_mtp_tensor(t.name, spec):
+            continue
+        if isinstance(t, Linear) and t.name.rsplit(".", 1)[-1] in ("q_proj", "q_b_proj", "kv_b_proj", "o_proj") \
+                and ".self_attn." in t.name + ".":
+            if block:
+                bn, bk = block
+                total += t.out * t.inp + -(-t.out // bn) * -(-t.inp // bk) * 4
+            else:
+                total += numel(t) * per
+        elif "embed_tokens" in t.name:
+            total += numel(t) * per
+    attn_tp = max(1, tp // attn_dp)
+    return -(-total // attn_tp) - -(-total // tp)

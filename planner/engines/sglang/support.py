@@ -199,7 +199,11 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
     value = raw[dest]
     if entry.enforced_by == "draft_quantization" and value != default:
         return draft_quantization_refusal(raw)
-    if value == default or entry.enforced_by:
+    if entry.enforced_by == "dp_attention" and raw.get("enable_dp_attention"):
+        return None  # --dp-size with DP attention: pipeline/dp_attention.py decides (check_scope, the hook)
+    if entry.enforced_by == "expert_parallel" and _ep_scope(raw):
+        return None  # --ep-size: pipeline/dp_attention.py decides with the model (the hook)
+    if value == default or (entry.enforced_by and entry.enforced_by not in ("dp_attention", "expert_parallel")):
         return None
     if entry.cls == "refused" or (entry.allow and value not in entry.allow):
         shown = name if value is True else f"{name} {value}"
@@ -208,6 +212,14 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
             return f"{shown}: not modelled by this planner ({entry.why}){tail}"
         return f"{shown}: not modelled by this planner ({entry.why}); modelled: {', '.join(map(str, entry.allow))}"
     return None
+
+
+def _ep_scope(raw: dict[str, Any]) -> bool:
+    """--ep-size in the verified scope before the model is known: it divides --tp-size (an all-to-all backend is
+    refused by name in check_scope, the model and release in the pipeline)."""
+    ep = raw.get("ep_size") or raw.get("expert_parallel_size") or 1
+    tp = raw.get("tp_size") or raw.get("tensor_parallel_size") or 1
+    return ep > 1 and tp % ep == 0
 
 
 def _resolved_draft_quantization(value: Any, target: Any) -> Any:

@@ -77,3 +77,36 @@ def after_load_model(S, r):
     finally:
         S.kvd.configure_kv_cache_dtype = real
         S.resolve_sliding_window_size = real_window
+
+
+# ---- DP attention: one attention-DP rank (tests/golden/dp_ep/) ----
+# The shared adapter's ParallelState has attn_dp_size 1 and attn_tp_size = tp whatever the flags. SGLang's
+# ModelRunner takes them from compute_dp_attention_world_info (layers/dp_attention.py:293-307 @0.5.16):
+# attn_dp_size = dp_size if enable_dp_attention else 1, attn_tp_size = tp // attn_dp_size // attn_cp_size; the
+# KV configurator divides --max-running-requests by ps.attn_dp_size (mem_cache/kv_cache_configurator.py:1631,
+# 1718-1781; model_executor/pool_configurator.py:496, 605 @0.5.16). Rank 0 of the first attention-DP group.
+_shared_ps = _base._ps
+
+
+def _ps(S, sa):
+    ps = _shared_ps(S, sa)
+    if not getattr(sa, "enable_dp_attention", False) or sa.dp_size <= 1:
+        return ps
+    import dataclasses
+
+    _, attn_tp, _, attn_dp = _world_info(sa)
+    grp = S.get_parallel()._overrides
+    grp.update(attn_tp_size=attn_tp, attn_dp_size=attn_dp,
+               attn_tp_group=type(grp["attn_tp_group"])(**{**vars(grp["attn_tp_group"]), "world_size": attn_tp,
+                                                           "ranks": list(range(attn_tp))}))
+    S.parallel_state._ATTN_TP = grp["attn_tp_group"]
+    return dataclasses.replace(ps, attn_tp_size=attn_tp, attn_dp_size=attn_dp)
+
+
+def _world_info(sa):
+    from sglang.srt.layers.dp_attention import compute_dp_attention_world_info
+
+    return compute_dp_attention_world_info(True, 0, sa.tp_size, sa.dp_size, 1)
+
+
+_base._ps = _ps

@@ -3,3 +3,31 @@ Kept as a separate file only because oracle.py picks versions/v<newest <= instal
 from versions.v0_5_21 import *  # noqa: F401,F403
 
 VERSION = "0.5.23"
+
+# ---- DP attention: one attention-DP rank (tests/golden/dp_ep/) ----
+# v0_5_19's stand-in stamps attn_dp_size 1 and attn_tp_size = tp whatever the flags. SGLang publishes the
+# widths it resolved from the server args (runtime_context.get_parallel(): attn_dp_size from --attn-dp-size, or
+# from --dp-size with the deprecated --enable-dp-attention, arg_groups/parallel_hook.py:39-61 @0.5.23;
+# attn_tp_size = tp // attn_dp_size // attn_cp_size); the KV configurator divides --max-running-requests by
+# attn_dp_size (mem_cache/kv_cache_configurator.py:3128, 3284-3373; model_executor/pool_configurator.py:956
+# @0.5.23). Those two published widths are kept here for rank 0 of the first attention-DP group.
+from versions import v0_5_19 as _v19  # noqa: E402
+
+_base_install = _v19.install_distributed_standins
+
+
+def install_distributed_standins(S, tp_size):
+    par = S.get_parallel()
+    cfg = getattr(par, "_config", None)  # the published parallel config, not a previous case's overrides
+    try:
+        attn_dp, attn_tp = int(cfg.attn_dp_size), int(cfg.attn_tp_size)
+    except Exception:
+        attn_dp, attn_tp = 1, tp_size
+    _base_install(S, tp_size)
+    if attn_dp > 1:
+        ov = S.get_parallel()._overrides
+        ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
+                  attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
+                                                            "ranks": list(range(attn_tp))}))
+        if hasattr(S.parallel_state, "_ATTN_TP"):
+            S.parallel_state._ATTN_TP = ov["attn_tp_group"]

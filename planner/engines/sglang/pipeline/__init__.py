@@ -432,7 +432,8 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     bs = None
     if not args.disable_cuda_graph:
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
-        bs = batch_sizes_to_capture(args.cuda_graph_bs, size)
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, size,
+                                    args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1)
         if bs and bs[0] > 0:
             res.capture_bs = bs
 

@@ -8,9 +8,12 @@ the list's maximum exceeds R, R is appended, then everything above R is dropped.
 from __future__ import annotations
 
 
-def batch_sizes_to_capture(cuda_graph_bs: list[int], max_running_requests: int) -> list[int]:
+def batch_sizes_to_capture(cuda_graph_bs: list[int], max_running_requests: int, mul_base: int = 1) -> list[int]:
+    """``mul_base``: DP attention's attn_tp_size (require_gathered_buffer): R is padded up to a multiple of it and
+    only multiples of it are captured (model_executor/runner/base_cuda_graph_runner.py:71-95 @0.5.16)."""
     capture = list(cuda_graph_bs)
+    max_running_requests = -(-max_running_requests // mul_base) * mul_base
     if max(capture) > max_running_requests:
         capture += [max_running_requests]
-    capture = [bs for bs in capture if bs <= max_running_requests]
+    capture = [bs for bs in capture if bs % mul_base == 0 and bs <= max_running_requests]
     return sorted(set(capture))

@@ -553,6 +553,15 @@ def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe
     return r_req, r_pool
 
 
+def per_dp_worker(args: ResolvedArgs) -> int:
+    """--max-running-requests per attention-DP worker: R // attn_dp_size (mem_cache/kv_cache_configurator.py:1631
+    @0.5.16; max(1, R // attn_dp_size), :3128 @0.5.23); R without DP attention."""
+    r, d = args.max_running_requests, args.attn_dp_size
+    if d <= 1:
+        return r
+    return r // d if args.rules.version == "0.5.16" else max(1, r // d)
+
+
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
                  free_before_bytes: int, free_after_bytes: int, draft: ModelSpec | None = None) -> dict:
     """The scalar inputs of :func:`size_chain` for one resolved configuration."""
@@ -560,7 +569,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     return dict(
         pre_gib=available_gib(free_before_bytes, tp), post_gib=available_gib(free_after_bytes, tp),
         mfs=args.mem_fraction_static, per_req=state.per_req_bytes if state else 0,
-        spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else args.max_running_requests,
+        spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else per_dp_worker(args),
         ndraft=args.speculative_num_draft_tokens or 0,
         m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size,
         radix_off=args.disable_radix_cache, ratio=args.mamba_full_memory_ratio, cell=cell_size(model, args, draft),

@@ -128,6 +128,10 @@ def slack_floor_gib(args: Any, mambaish: bool) -> float:
 SEARCH_SKIPPED = (f"no flag search under {ENV}=1: the search sizes the KV pool before capture, so only the flags "
                   "given are planned (unset it to search)")
 
+DP_SEARCH_SKIPPED = ("no flag search under DP attention: the search's grid does not divide the running requests per "
+                     "attention-DP rank yet, so only the flags given are planned (per rank)")
+
+
 def search_requested(env: dict[str, str], version: str) -> bool:
     """The variable is set on a release that models it: a searched point may pass the gate where the launch does
     not (another chunk size), and the grid would size it before capture, so the search is skipped."""
@@ -142,6 +146,11 @@ def search_requested(env: dict[str, str], version: str) -> bool:
 def search_skipped(plan: Any) -> bool:
     """The flag search sizes the KV pool before capture; under post-capture sizing it would rank numbers SGLang does
     not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here)."""
+    args = getattr(plan, "args", None)
+    if args is not None and getattr(args, "attn_dp_size", 1) > 1:  # DP attention (pipeline/dp_attention.py)
+        if DP_SEARCH_SKIPPED not in plan.notes:
+            plan.notes.append(DP_SEARCH_SKIPPED)
+        return True
     if getattr(plan, "post_capture", None) is None and not search_requested(plan.env, plan.sglang_version):
         return False
     if SEARCH_SKIPPED not in plan.notes:

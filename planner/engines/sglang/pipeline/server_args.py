@@ -164,6 +164,7 @@ class ResolvedArgs:
     post_capture_kv: bool = False
     # pre_capture_activation_reserve_mb for this launch (srt/arg_groups/overrides.py:194-210 @0.5.23); 0 when off
     post_capture_reserve_mib: float = 0.0
+    attn_dp_size: int = 1  # DP attention: the attention-DP width (pipeline/dp_attention.py); 1 without it
 
     @property
     def spec_on(self) -> bool:
@@ -182,7 +183,6 @@ class ResolvedArgs:
 
 # Flags this planner does not model: they change the memory picture in ways we do not reproduce.
 _OUT_OF_SCOPE = {
-    "enable_dp_attention": "DP attention",
     "enable_lora": "LoRA",
     "lora_paths": "LoRA",
     "enable_hierarchical_cache": "hierarchical cache",
@@ -214,13 +214,22 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
             return f"--{key.replace('_', '-')}: {what} is not modelled by this planner yet"
     if (raw.get("pipeline_parallel_size") or 1) > 1:
         return "--pp-size: pipeline parallelism is not modelled by this planner yet"
-    if (raw.get("data_parallel_size") or 1) > 1:
+    dp = raw.get("data_parallel_size") or raw.get("dp_size") or 1
+    if dp > 1 and not raw.get("enable_dp_attention"):
         return "--dp-size: data parallelism is not modelled by this planner yet (plan one replica)"
+    if raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1:
+        from planner.engines.sglang.pipeline.dp_attention import scope_refusal  # noqa: PLC0415
+
+        why = scope_refusal(raw, rules)
+        if why:
+            return why
     if raw.get("disaggregation_mode", "null") != "null":
         return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
-    if (raw.get("attn_dp_size") or 1) > 1:
-        return "--attn-dp-size: attention data parallelism is not modelled by this planner yet"
     if raw.get("moe_a2a_backend", "none") != "none":
+        if raw["moe_a2a_backend"] == "deepep":  # its buffers: the deep_ep library's size hints, not SGLang's code
+            return ("--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the deep_ep library "
+                    "(Config.get_nvl_buffer_size_hint / get_rdma_buffer_size_hint, Buffer.get_low_latency_rdma_size_hint; "
+                    "layers/moe/token_dispatcher/deepep.py:212-223 @0.5.16), which this planner cannot read")
         return f"--moe-a2a-backend {raw['moe_a2a_backend']}: expert-parallel all-to-all buffers are not modelled yet"
     if raw.get("weight_cache_mode", "off") != "off":
         return "--weight-cache-mode: preloaded weight caches are not modelled by this planner yet"

@@ -34,6 +34,7 @@ from planner.engines.sglang.pipeline.arg_groups import (
     speculative_hook,
     validation,
 )
+from planner.engines.sglang.pipeline import dp_attention
 from planner.engines.sglang.pipeline.post_capture import activation_reserve_mib
 from planner.engines.sglang.pipeline.server_args import ArgState, Device, ResolvedArgs, normalize
 from planner.engines.sglang.rules import RULES, Rules
@@ -47,6 +48,7 @@ HOOKS = (
     memory_hook.gpu_memory_defaults,  # 0.3 / 0.4
     cuda_graph_hook.graph_backends,
     memory_hook.mem_fraction_static,
+    memory_hook.dp_attention_chunked_prefill,
     model_hook.backend_inputs,  # 0.5
     model_hook.model_specific_adjustments,
     attention_hook.attention_backend_compatibility,  # 0.6
@@ -92,7 +94,7 @@ def resolved(s: ArgState) -> ResolvedArgs:
     a = s.a
     _post_capture_unchanged(s)
     return ResolvedArgs(
-        raw=s.raw, tp_size=s.tp, mem_fraction_static=s.mfs, mem_fraction_static_user=s.mfs_user,
+        raw=s.raw, tp_size=s.tp, attn_dp_size=dp_attention.width(s.raw), mem_fraction_static=s.mfs, mem_fraction_static_user=s.mfs_user,
         chunked_prefill_size=s.cps, max_prefill_tokens=a["max_prefill_tokens"], cuda_graph_max_bs=s.gmax,
         cuda_graph_bs=s.graph_bs, disable_cuda_graph=s.disable_graph, page_size=s.page, attention_backend=s.attn,
         mamba_scheduler_strategy=a["mamba_scheduler_strategy"], disable_radix_cache=s.radix_off,

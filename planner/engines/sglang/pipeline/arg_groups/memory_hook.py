@@ -6,7 +6,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline import mla
+from planner.engines.sglang.pipeline import dp_attention, mla
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
 from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
 from planner.engines.sglang.pipeline.server_args import (
@@ -91,6 +91,10 @@ def mem_fraction_static(s: ArgState) -> None:
     if not pc_on and requested(s.env, rules.version) and rules.version in MODELLED:
         s.warn.append(f"{ENV}=1 has no effect here: {pc_why}, so SGLang sizes the KV pool before capture as usual "
                       "(post_capture_kv_sizing_planned, srt/arg_groups/overrides.py:1791-1862 @0.5.23)")
+    if pc_on and dp_attention.width(s.raw) > 1:
+        from planner.engines.sglang.pipeline.server_args import _NotModelled  # noqa: PLC0415
+
+        raise _NotModelled(f"{ENV}=1 with DP attention is not modelled by this planner yet")
     if mfs is None and pc_on:
         # post-capture KV sizing: no activation / graph reserve (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
         reserved = fraction_reserve_mib(s.tp, rules.version)
@@ -115,6 +119,7 @@ def mem_fraction_static(s: ArgState) -> None:
             reserved += mla.PREFILL_RESERVE_MIB  # flat for MLA (srt/arg_groups/memory_hook.py:384-389 @0.5.23)
         elif s.prefill_graph_on:
             reserved += len(s.pcg_tokens) * 8
+        reserved += dp_attention.reserve_mib(s.gmax, dp_attention.width(s.raw))  # inside reserve_for_graph_mb
         if gpu_mem > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
         if spec_user is not None and not rules.cuda_graph_config:  # no speculative term since 0.5.14
@@ -131,6 +136,20 @@ def mem_fraction_static(s: ArgState) -> None:
             mfs = mfs * f
             s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
     s.mfs = mfs
+
+
+def dp_attention_chunked_prefill(s: ArgState) -> None:
+    """DP attention: chunked_prefill_size // attn_dp_size, after the fraction (srt/server_args.py:5605-5609
+    @0.5.16; arg_groups/parallel_hook.py:331 @0.5.23), and the launch refused by name where not verified."""
+    from planner.engines.sglang.pipeline.server_args import _NotModelled  # noqa: PLC0415
+
+    why = dp_attention.refusal(s.raw, s.model, s.rules.version)
+    if why:
+        raise _NotModelled(why)
+    d = dp_attention.width(s.raw)
+    if d > 1 and s.cps is not None and s.cps > 0:
+        s.cps = s.cps // d
+        s.why["chunked_prefill_size"] = f"// attn_dp_size {d} (DP attention, srt/server_args.py:5605-5609 @0.5.16)"
 
 
 def _post_capture_gate(s: ArgState) -> tuple[bool, str]:
