@@ -687,7 +687,9 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         mtt = args.max_total_tokens  # calculate_pool_sizes_from_max_tokens: SWA = min(cap, mtt) (:1034-1042)
         prof.swa_tokens = min(swa_tok, mtt) if mtt is not None and 0 <= mtt < full else swa_tok
     elif model.sliding is not None:
-        _swa_checks(args, model, prof, inp, out)
+        from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
+
+        swa.profile_checks(args, model, prof, inp, out)
     if bool(out["fail"]):
         if args.rules.oom_message_names_fraction and mamba:
             # <= 0.5.10 computes the request count, and with it the ratio, before MemoryPoolConfig raises
@@ -728,24 +730,6 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         exc.profile = prof
         raise exc
     return prof
-
-
-def _swa_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, inp: dict, out: dict) -> None:
-    """The hybrid SWA pool's own check, on the profiled and then the capped token count, before the
-    MemoryPoolConfig's (pipeline/swa.py validate)."""
-    from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
-
-    if not swa.is_hybrid_swa(args, model):
-        return
-    page = args.page_size
-    profiled = max(int(int(out["available"]) // inp["cell"]), 0) // page * page
-    try:
-        swa.validate(args, model, swa.swa_tokens(args, model, profiled))
-        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < profiled:
-            swa.validate(args, model, swa.swa_tokens(args, model, int(out["n"])))
-    except Rejected as exc:
-        exc.profile = prof
-        raise
 
 
 def _ratio_inside_spec_solve(args: ResolvedArgs, inp: dict, out: dict, mamba: bool) -> None:

@@ -336,3 +336,19 @@ def adjustments(s: ArgState) -> None:
             listed = "fa3, aiter, triton, " + ("ascend, " if ascend else "") + "trtllm_mha or intel_xpu"
             raise Rejected("AssertionError", f"{listed} is required for Llama4 model but got {s.attn}",
                            "srt/server_args.py:2061-2067 @0.5.11")
+
+
+def profile_checks(args: ResolvedArgs, model: ModelSpec, prof, inp: dict, out: dict) -> None:
+    """The hybrid SWA pool's own check, on the profiled and then the capped token count, before the
+    MemoryPoolConfig's (:func:`validate`); ``prof`` is memory_profile's Profile, ``inp`` / ``out`` its chain's."""
+    if not is_hybrid_swa(args, model):
+        return
+    page = args.page_size
+    profiled = max(int(int(out["available"]) // inp["cell"]), 0) // page * page
+    try:
+        validate(args, model, swa_tokens(args, model, profiled))
+        if args.max_total_tokens is not None and 0 <= args.max_total_tokens < profiled:
+            validate(args, model, swa_tokens(args, model, int(out["n"])))
+    except Rejected as exc:
+        exc.profile = prof
+        raise
