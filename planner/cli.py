@@ -26,6 +26,7 @@ from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInpu
 from planner.flag_hints import flag_error, spelling_default, spelling_range_note
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
+from planner.pp import pp_size_of; from planner.pp_cli import pp_main  # noqa: E702
 from planner.report import render_search, render_text, to_dict
 from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
@@ -777,6 +778,8 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     if ns.batch:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
+    if pp_size_of(sglang_flags) > 1:  # one plan per pipeline-parallel rank (planner/pp.py)
+        return pp_main(ns, model, sglang_flags, env, write_out)
     default, release_notes = _paste_release(ns, paste)
     plan, res = _plan_and_search(ns, model, sglang_flags, env, default)
     plan.notes.extend(notes + release_notes)
