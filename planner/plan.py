@@ -189,6 +189,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         from planner.engines.sglang.env_vars import env_refusal  # noqa: PLC0415
 
         refusal = env_refusal(env, rules.version)
+    if not refusal and pp_stage is None and "SGLANG_PP_LAYER_PARTITION" in env:  # get_pp_indices reads it
+        refusal = "SGLANG_PP_LAYER_PARTITION: the layer split of --pp-size > 1 (planner/pp.py); drop it for one rank"
     if refusal:
         raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)

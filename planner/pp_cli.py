@@ -32,6 +32,9 @@ def pp_main(ns, model: str | None, flags: list[str], env: dict[str, str], write_
                            version=version)
     out = []
     for s in stages:
+        if ns.free_before_load_gib is None:
+            s.plan.notes.append("free memory before loading is modelled as for the TP group alone: the pp group's "
+                                "NCCL communicator is not counted (measure it: --free-before-load-gib)")
         out.append(f"=== pp rank {s.rank} of {size}: layers [{s.start}, {s.end}) ===")
         out.append(render_report(s.plan, None, user_flags=True, verbose=ns.verbose))
     fits = all(s.plan.verdict == "fits" for s in stages)

@@ -22,15 +22,19 @@ from planner.summary import SUMMARY_FIELDS, build_summary
 HERE = Path(__file__).parent / "golden" / "pp_pd"
 
 
-def _pairs(version: str):
+def _pairs(version: str, prefix: str = ""):
     folder = HERE / f"sglang-{version}"
-    cases = [json.loads(x) for x in (folder / "cases.jsonl").read_text().splitlines() if x.strip()]
-    results = [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines() if x.strip()]
+    if not (folder / f"{prefix}cases.jsonl").exists():
+        assert prefix, f"no curated pp golden cases for {version}"
+        return []
+    cases = [json.loads(x) for x in (folder / f"{prefix}cases.jsonl").read_text().splitlines() if x.strip()]
+    results = [json.loads(x) for x in (folder / f"{prefix}results.jsonl").read_text().splitlines() if x.strip()]
     assert [c["id"] for c in cases] == [r["id"] for r in results]
     return list(zip(cases, results))
 
 
-CASES = [(v, c, r) for v in sorted(VERIFIED) for c, r in _pairs(v)]
+# the curated set and the random launches (pp_pd_cases.py regen --seed 1 --count 6)
+CASES = [(v, c, r) for v in sorted(VERIFIED) for p in ("", "random_") for c, r in _pairs(v, p)]
 
 
 @pytest.mark.parametrize("version,case,expected", CASES, ids=[f"{v}-{c['id']}" for v, c, _ in CASES])
