@@ -73,12 +73,47 @@ def run_rank(oracle: Path, py: str, case: dict, rank: int, min_tokens: int | Non
         return summary, own
 
 
-def regen(version: str, oracle: Path) -> None:
+def random_cases(seed: int, count: int) -> list[dict]:
+    """Random PP launches of Qwen3-32B: pp 2-4, tp 1-2 (4090: tp 2), an even or a random partition, a context
+    length / max-running-requests / page size now and then, per-rank free memory around the weights' share."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        gpu = rng.choice(["rtx4090", "h100"])
+        pp = rng.choice([2, 3, 4])
+        tp = 2 if gpu == "rtx4090" else rng.choice([1, 2])
+        flags = ["--tp-size", str(tp), "--pp-size", str(pp)]
+        env = {}
+        if rng.random() < 0.4:
+            cuts = sorted(rng.sample(range(8, 57), pp - 1))
+            parts = [b - a for a, b in zip([0, *cuts], [*cuts, 64])]
+            env["SGLANG_PP_LAYER_PARTITION"] = ",".join(map(str, parts))
+        if rng.random() < 0.3:
+            flags += ["--max-running-requests", str(rng.choice([8, 64, 256]))]
+        if rng.random() < 0.3:
+            flags += ["--context-length", str(rng.choice([8192, 32768]))]
+        if rng.random() < 0.2:
+            flags += ["--page-size", str(rng.choice([16, 64]))]
+        total = GPUS[gpu]["gpu_total_mib"] / 1024
+        before = round(total - rng.uniform(1.0, 2.0), 2)
+        share = 61.0 / (tp * pp)
+        after = [round(max(0.5, before - share * rng.uniform(0.85, 1.15)), 2) for _ in range(pp)]
+        out.append(dict(id=f"random_{seed}_{i}", gpu=gpu, planner_model="qwen3-32b",
+                        config_json=CFG + "Qwen__Qwen3-32B.config.json", flags=flags,
+                        free_before_gib=before, free_after_gib=after, env=env))
+    return out
+
+
+def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None) -> None:
     py = str(Path.home() / f".cache/sglang-oracle/{version}/venv/bin/python")
-    folder = REPO / "tests/golden/pp_pd" / f"sglang-{version}"
+    folder = folder or REPO / "tests/golden/pp_pd" / f"sglang-{version}"
     folder.mkdir(parents=True, exist_ok=True)
+    cases = CASES if seed is None else random_cases(seed, count)
+    prefix = "" if seed is None else "random_"
     results = []
-    for case in CASES:
+    for case in cases:
         pp = _pp(case["flags"])
         first = [run_rank(oracle, py, case, r, None) for r in range(pp)]
         caps = [own for _, own in first]
@@ -89,12 +124,38 @@ def regen(version: str, oracle: Path) -> None:
             m, stages = None, [s for s, _ in first]
         results.append(dict(id=case["id"], rank_capacity_at_all_reduce=caps, pp_min_tokens=m, stages=stages))
         print(case["id"], caps, m, [s["outcome"] for s in stages], file=sys.stderr)
-    with open(folder / "cases.jsonl", "w") as f:
-        for case in CASES:
+    with open(folder / f"{prefix}cases.jsonl", "w") as f:
+        for case in cases:
             f.write(json.dumps(dict(case, **GPUS[case["gpu"]])) + "\n")
-    with open(folder / "results.jsonl", "w") as f:
+    with open(folder / f"{prefix}results.jsonl", "w") as f:
         for r in results:
             f.write(json.dumps(r) + "\n")
+
+
+def agree(version: str, oracle: Path, seed: int, count: int) -> int:
+    """Fresh random launches: the oracle's ranks against the planner's, every summary field (run with the repo's
+    venv python, which imports the planner). Prints one line per launch and the count equal."""
+    sys.path.insert(0, str(REPO))
+    from planner.catalog.catalog import resolve_model
+    from planner.hardware.profiles import find_profile
+    from planner.pp import make_pp_plans, pp_size_of
+    from planner.summary import SUMMARY_FIELDS, build_summary
+
+    with tempfile.TemporaryDirectory() as td:
+        regen(version, oracle, seed, count, Path(td))
+        cases = [json.loads(x) for x in (Path(td) / "random_cases.jsonl").read_text().splitlines()]
+        results = [json.loads(x) for x in (Path(td) / "random_results.jsonl").read_text().splitlines()]
+    equal = 0
+    for c, r in zip(cases, results):
+        stages = make_pp_plans(find_profile(c["gpu"]), resolve_model(c["planner_model"]), c["flags"], c["env"],
+                               pp_size_of(c["flags"]), c["free_before_gib"], c["free_after_gib"], version=version)
+        diffs = [{k: (e[k], g[k]) for k in SUMMARY_FIELDS if e[k] != g[k]}
+                 for e, g in zip(r["stages"], (build_summary(s.plan) for s in stages))]
+        ok = len(stages) == len(r["stages"]) and not any(diffs)
+        equal += ok
+        print(c["id"], "equal" if ok else diffs)
+    print(f"{version} seed {seed}: {equal}/{len(cases)} launches equal on every rank")
+    return 0 if equal == len(cases) else 1
 
 
 def main() -> None:
@@ -103,8 +164,17 @@ def main() -> None:
     g = sub.add_parser("regen")
     g.add_argument("--version", required=True)
     g.add_argument("--oracle", default="/tmp/oracle-pppd")
+    g.add_argument("--seed", type=int, default=None, help="random launches instead of the curated set")
+    g.add_argument("--count", type=int, default=6)
+    g = sub.add_parser("agree")
+    g.add_argument("--version", required=True)
+    g.add_argument("--oracle", default="/tmp/oracle-pppd")
+    g.add_argument("--seed", type=int, required=True)
+    g.add_argument("--count", type=int, default=6)
     a = ap.parse_args()
-    regen(a.version, Path(a.oracle))
+    if a.cmd == "agree":
+        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count))
+    regen(a.version, Path(a.oracle), a.seed, a.count)
 
 
 if __name__ == "__main__":
