@@ -147,7 +147,8 @@ def make_pp_plans(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: 
             fa = free_after_gib[r] if isinstance(free_after_gib, (list, tuple)) else free_after_gib
             p = make_plan(gpu, m, flags, env, free_before_gib, fa, version=version,
                           pp_stage=(r, size, min_tokens), **kw)
-            cap = p.profile.max_total_num_tokens if p.profile is not None and p.outcome == "ok" else None
+            # the capacity reached the all-reduce when the sizing completed (a later startup check may still fail)
+            cap = p.profile.max_total_num_tokens if p.profile is not None else None
             out.append(Stage(r, start, end, p, cap))
         return out
 
