@@ -71,13 +71,15 @@ def pp_indices(num_layers: int, rank: int, size: int, env: dict[str, str]) -> tu
 def refusal(model: ResolvedModel, flags: list[str], version: str) -> str | None:
     """One line naming what this planner does not model for a --pp-size > 1 launch, else None."""
     spec = model.spec
+    size = pp_size_of(flags)
+    modelled = "; modelled: tensor parallelism (--tp-size), --pp-size for dense Qwen3 (Qwen3ForCausalLM) on SGLang "
+    modelled += " and ".join(sorted(VERIFIED))
     if version not in VERIFIED:
-        return (f"--pp-size on SGLang {version}: pipeline parallelism is verified on "
-                f"{', '.join(sorted(VERIFIED))} only")
+        return f"--pp-size {size}: pipeline parallelism on SGLang {version} is not modelled (not verified){modelled}"
     arch = (spec.raw.get("architectures") or ["?"])[0]
     if (arch not in _ARCHS or spec.is_mambaish or spec.sliding is not None or spec.mla is not None
             or spec.vision is not None or spec.mtp_layers):
-        return f"--pp-size with {arch}: pipeline parallelism is modelled for dense Qwen3 (Qwen3ForCausalLM) only"
+        return f"--pp-size {size}: pipeline parallelism with {arch} is not modelled{modelled}"
     if spec.dtype not in _DTYPE_BYTES or model.spec.raw.get("quantization_config"):
         return "--pp-size with a quantized checkpoint: the per-stage weight split is not modelled"
     for f in flags:

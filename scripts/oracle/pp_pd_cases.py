@@ -113,6 +113,9 @@ def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, f
     cases = CASES if seed is None else random_cases(seed, count)
     prefix = "" if seed is None else "random_"
     results = []
+    # written as each launch completes, so a stopped run keeps what it finished
+    (folder / f"{prefix}cases.jsonl").write_text("")
+    (folder / f"{prefix}results.jsonl").write_text("")
     for case in cases:
         pp = _pp(case["flags"])
         first = [run_rank(oracle, py, case, r, None) for r in range(pp)]
@@ -124,12 +127,10 @@ def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, f
             m, stages = None, [s for s, _ in first]
         results.append(dict(id=case["id"], rank_capacity_at_all_reduce=caps, pp_min_tokens=m, stages=stages))
         print(case["id"], caps, m, [s["outcome"] for s in stages], file=sys.stderr)
-    with open(folder / f"{prefix}cases.jsonl", "w") as f:
-        for case in cases:
+        with open(folder / f"{prefix}cases.jsonl", "a") as f:
             f.write(json.dumps(dict(case, **GPUS[case["gpu"]])) + "\n")
-    with open(folder / f"{prefix}results.jsonl", "w") as f:
-        for r in results:
-            f.write(json.dumps(r) + "\n")
+        with open(folder / f"{prefix}results.jsonl", "a") as f:
+            f.write(json.dumps(results[-1]) + "\n")
 
 
 def agree(version: str, oracle: Path, seed: int, count: int) -> int:
