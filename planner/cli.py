@@ -26,7 +26,7 @@ from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInpu
 from planner.flag_hints import flag_error, spelling_default, spelling_range_note
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
-from planner.deploy import add_hardware_args, hardware_main, is_gpu_set
+from planner.cli_modes import add_hardware_args, other_mode
 from planner.report import render_search, render_text, to_dict
 from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
 
@@ -738,12 +738,11 @@ def _plan_and_search(ns, model, sglang_flags, env, default=None):
     raise_flag_error(plan, sglang_flags, getattr(ns, "launcher", None))
     if ns.top < 1 or ns.top > 1000:
         raise BadInput(f"--top: expected a positive integer up to 1000, got {ns.top}")
-    res = None
-    if not ns.no_search and not search_skipped(plan):
-        needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv,
-                            ns.allow_bf16_ssm, ns.objective, ns.allow_no_radix)
-        res = do_search(plan, needs, ns.top, ns.free_before_load_gib, ns.free_after_load_gib)
-    return plan, res
+    if ns.no_search or search_skipped(plan):
+        return plan, None
+    needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv,
+                        ns.allow_bf16_ssm, ns.objective, ns.allow_no_radix)
+    return plan, do_search(plan, needs, ns.top, ns.free_before_load_gib, ns.free_after_load_gib)
 
 
 def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
@@ -778,9 +777,10 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     if ns.batch:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
+    mode = other_mode(ns, model, sglang_flags, env, write_out, build_needs, resolve_model_safely)  # pp, --gpu any
+    if mode is not None:
+        return mode
     default, release_notes = _paste_release(ns, paste)
-    if is_gpu_set(ns.gpu) or ns.export:  # which hardware: GPU type x count x layout (planner/deploy.py)
-        return hardware_main(ns, model and resolve_model_safely(model), sglang_flags, env, build_needs, write_out)
     plan, res = _plan_and_search(ns, model, sglang_flags, env, default)
     plan.notes.extend(notes + release_notes)
     user_flags = bool(sglang_flags)

@@ -168,8 +168,10 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn
 def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict[str, str] | None = None,
               free_before_gib: float | None = None, free_after_gib: float | None = None,
               draft: ModelSpec | None = None, free_before_source: str | None = None,
-              version: str | None = None, default: tuple[str, str] | None = None) -> Plan:
-    """``default``: :func:`default_version`'s (version, why) when the caller has it already (a batch asks once)."""
+              version: str | None = None, default: tuple[str, str] | None = None,
+              pp_stage: tuple[int, int, int | None] | None = None) -> Plan:
+    """``default``: :func:`default_version`'s (version, why) when the caller has it already (a batch asks once).
+    ``pp_stage``: one pipeline-parallel rank (planner/pp.py drives the ranks; ``model`` holds its layers)."""
     env = dict(env or {})
     if version is None:
         version, version_source = default or default_version()
@@ -184,13 +186,16 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     if draft is None and algorithm == "STANDALONE":  # --- STANDALONE ---
         draft = model.spec  # no draft path: the draft worker loads the target itself (standalone_draft_source)
     # what the pipeline does not model: exit 2 (measured free memory after the weights needs no weight model)
-    refusal = unmodelled(rules.flags, model.spec, flags, draft, measured_weights=free_after_gib is not None)
+    scope = flags if pp_stage is None else without_flag(without_flag(flags, "--pp-size"), "--pipeline-parallel-size")
+    refusal = unmodelled(rules.flags, model.spec, scope, draft, measured_weights=free_after_gib is not None)
     if not refusal and free_after_gib is None and model.weight_source == NOT_MODELLED:
         refusal = model.weight_detail
     if not refusal and env:
         from planner.engines.sglang.env_vars import env_refusal  # noqa: PLC0415
 
         refusal = env_refusal(env, rules.version)
+    if not refusal and pp_stage is None and "SGLANG_PP_LAYER_PARTITION" in env:  # get_pp_indices reads it
+        refusal = "SGLANG_PP_LAYER_PARTITION: the layer split of --pp-size > 1 (planner/pp.py); drop it for one rank"
     if refusal:
         raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)
@@ -232,7 +237,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 free_after_source=fa_src, assumptions=assumptions, weights_per_gpu_bytes=w)
     job = EngineInput(gpu=gpu, model=model, flags=plan.flags, env=env, rules=rules, free_before_bytes=fb,
                       free_after_bytes=fa, weights_per_gpu_bytes=w,
-                      draft_checkpoint=standalone_checkpoint_weights(flags, model) if algorithm == "STANDALONE" else None)
+                      draft_checkpoint=standalone_checkpoint_weights(flags, model) if algorithm == "STANDALONE" else None,
+                      pp_stage=pp_stage)
     _take(plan, engine.run(job, draft))
     if plan.args is not None:  # what the planner assumed where its input is incomplete (the engine says so)
         plan.notes.extend(w for w in plan.args.warnings if w.startswith(("planner assumption:",

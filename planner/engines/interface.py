@@ -41,6 +41,9 @@ class EngineInput:
     free_after_bytes: int  # per GPU, after the weights the engine loads before sizing
     weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
     draft_checkpoint: tuple[int, str] | None = None  # STANDALONE: the draft checkpoint's bytes and their source
+    # one pipeline-parallel rank (planner/pp.py): (pp_rank, pp_size, the group's min token capacity or None);
+    # the model's spec then holds that rank's layers only
+    pp_stage: tuple[int, int, int | None] | None = None
 
 
 @dataclass

@@ -17,7 +17,8 @@ cp -r "$SRC" "$DIR"
 for f in "$REPO"/scripts/oracle/adapters/v0_5_*.py; do
     b=$(basename "$f"); [ -e "$DIR/versions/$b" ] && cp "$DIR/versions/$b" "$DIR/versions/shared_$b"
 done
-cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$REPO"/scripts/oracle/adapters/standins.py "$DIR/versions/"
+cp "$REPO"/scripts/oracle/adapters/v0_5_*.py "$REPO"/scripts/oracle/adapters/standins.py \
+   "$REPO"/scripts/oracle/adapters/pp_stage.py "$DIR/versions/"
 # 0.5.9 ships no _triton_stub.py: the shim falls back to a verbatim copy of 0.5.10's (3 lines changed)
 cp "$REPO"/scripts/oracle/adapters/shim/* "$DIR/shim/"
 echo "$DIR"

@@ -30,6 +30,15 @@ from versions.standins import give_model_quant_config, give_model_sliding_window
 VERSION = _base.VERSION
 
 
+def load():
+    """The shared adapter's load, then the pp-stage stand-ins when ORACLE_PP_RANK is set (pp_stage.py)."""
+    from versions import pp_stage
+
+    S = _base.load()
+    pp_stage.install(S, _base)
+    return S
+
+
 def __getattr__(name):  # private helpers oracle.py may reach for
     return getattr(_base, name)
 

@@ -45,6 +45,9 @@ def load():
     S.kvc_fields = frozenset(f.name for f in dataclasses.fields(S.kvc.KVCacheConfigurator) if f.init)
     S.layer_indices_params = frozenset(inspect.signature(S.resolve_layer_indices).parameters)
     S.post_capture_params = frozenset(inspect.signature(S.is_post_capture_kv_active).parameters)
+    from versions import pp_stage
+
+    pp_stage.install(S, _base)  # one pp rank when ORACLE_PP_RANK is set (pp_stage.py); else nothing
     return S
 
 
@@ -113,7 +116,7 @@ def after_load_model(S, r):
     if "attn_dp_size" in S.kvc_fields:
         par["attn_dp_size"] = S.get_parallel().attn_dp_size
     if "pp_size" in S.kvc_fields:
-        par["pp_size"] = 1
+        par["pp_size"] = getattr(S, "pp_stage", (0, 1))[1]  # self.pp_group.world_size
     if "draft_parallel_layout" in S.kvc_fields:
         par["draft_parallel_layout"] = _draft_parallel_layout(S, r)
     pc_kw = dict(server_args=rec, is_draft_worker=r.is_draft_worker)

@@ -120,7 +120,8 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
     except SGLangArgError as exc:
         raise _Stop(Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                     OUTCOME_REJECTED) from None
-    problem = check_scope(raw, rules) or check_values(raw) or post_capture_refusal(job.env, rules.version)
+    scope_raw = {**raw, "pp_size": 1} if job.pp_stage is not None else raw  # one rank (planner/pp.py)
+    problem = check_scope(scope_raw, rules) or check_values(raw) or post_capture_refusal(job.env, rules.version)
     if problem:
         raise BadInput(problem)
     dev = device_for(job)
@@ -287,6 +288,13 @@ def _dspark_draft_config_check(args: ResolvedArgs, draft: ModelSpec | None) -> N
 def memory_pool_config(job: EngineInput, args: ResolvedArgs, state: MambaState | None, draft: ModelSpec | None,
                        res: EngineResult) -> Profile:
     """resolve_memory_pool_config: the profile (M, N, R); a failure keeps the numbers computed before it."""
+    if job.pp_stage is not None and job.pp_stage[2] is not None:
+        # the pp group's MIN all-reduce of the token capacity after the user cap (KVCacheConfigurator.
+        # _apply_token_constraints, mem_cache/kv_cache_configurator.py:1593-1620 @0.5.16), re-aligned to the page
+        cap = job.pp_stage[2] if args.max_total_tokens is None else min(args.max_total_tokens, job.pp_stage[2])
+        from dataclasses import replace  # noqa: PLC0415
+
+        args = replace(args, max_total_tokens=cap)
     try:
         return profile(args, job.model.spec, state, job.free_before_bytes, job.free_after_bytes, draft)
     except Rejected as exc:

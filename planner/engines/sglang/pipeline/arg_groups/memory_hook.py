@@ -111,7 +111,7 @@ def mem_fraction_static(s: ArgState) -> None:
         # reserve_for_graph_mb 4164-4190 @0.5.16). The terms are whole or half MiB, so their float
         # sum does not depend on the order the two releases add them in.
         reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
-        reserved += s.tp * 1 / 8 * 1024  # tp_size * pp_size / 8 * 1024 (pp=1)
+        reserved += s.tp * (s.a.get("pp_size") or 1) / 8 * 1024  # tp_size * pp_size / 8 * 1024
         # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
         if s.decode_graph_on or rules.decode_term_always:
             reserved += s.gmax * 2

@@ -1,0 +1,108 @@
+"""Pipeline-parallel stage stand-ins for the oracle: one process plays ONE pp rank of a ``--pp-size P`` launch.
+
+Environment (read when the adapter's ``load()`` runs, before any sizing):
+  ORACLE_PP_RANK=R          this process plays pp rank R (0 <= R < --pp-size); unset: pp stays 1 (no change)
+  ORACLE_PP_MIN_TOKENS=N    the other ranks' token capacities, min-reduced (the all-reduce's answer, see below)
+  ORACLE_PP_LOG=FILE        where the rank's own capacity at the all-reduce is appended (one integer a line)
+
+What each stand-in replaces (no arithmetic of SGLang's is touched):
+- the parallel state: get_parallel() answers pp_size = P, pp_rank = R, and a pp group of world size P with
+  rank_in_group R (as init_distributed_environment / initialize_model_parallel give a real rank);
+  ParallelState (<= 0.5.20) carries the same pp_size / pp_rank; the 0.5.21+ KVCacheConfigurator gets
+  pp_size = P, as ModelRunner.init_kv_cache_configurator passes ``self.pp_group.world_size``.
+- the loaded model's layer range: a real model class builds its layers with ``make_layers(..., pp_rank,
+  pp_size)``, which calls ``get_pp_indices(num_hidden_layers, pp_rank, pp_size)`` (srt/distributed/utils.py:95-131
+  @0.5.16, SGLANG_PP_LAYER_PARTITION included) and keeps ``start_layer`` / ``end_layer`` on the model, which
+  ``resolve_layer_indices`` reads (layer_setup.py:182-186 @0.5.16). The oracle's empty model gets the same two
+  attributes from SGLang's own ``get_pp_indices`` before resolve_layer_indices runs.
+- the pp all-reduce: KVCacheConfigurator._apply_token_constraints min-reduces the token capacity over the world
+  group when pp_size > 1 (mem_cache/kv_cache_configurator.py:1610-1618 @0.5.16). The oracle runs one process, so
+  the reduce would return this rank's own value; the stand-in logs that value (ORACLE_PP_LOG) and, when
+  ORACLE_PP_MIN_TOKENS gives the other ranks' minimum, answers min(own, given): the real reduce's result.
+  scripts/oracle/pp_pd_cases.py runs every rank twice: first to log each capacity, then with the minimum.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+
+
+def stage() -> tuple[int, int | None]:
+    """(pp_rank, min_tokens) from the environment; pp_rank -1 when this run plays no pp stage."""
+    r = os.environ.get("ORACLE_PP_RANK")
+    m = os.environ.get("ORACLE_PP_MIN_TOKENS")
+    return (int(r) if r not in (None, "") else -1), (int(m) if m not in (None, "") else None)
+
+
+def _pp_size() -> int:
+    import sys
+
+    argv = sys.argv
+    for i, a in enumerate(argv):
+        if a in ("--pp-size", "--pipeline-parallel-size") and i + 1 < len(argv):
+            return int(argv[i + 1])
+        if a.startswith(("--pp-size=", "--pipeline-parallel-size=")):
+            return int(a.split("=", 1)[1])
+    return 1
+
+
+def install(S, base) -> None:
+    """Patch ``base`` (the adapter module whose functions build the parallel state) and S for one pp rank."""
+    rank, min_tokens = stage()
+    if rank < 0:
+        return
+    size = _pp_size()
+    if not 0 <= rank < size:
+        raise ValueError(f"ORACLE_PP_RANK={rank} is outside --pp-size {size}")
+    S.pp_stage = (rank, size)
+
+    real_overrides = base._parallel_overrides
+
+    def _parallel_overrides(S_, tp):
+        world, ov = real_overrides(S_, tp)
+        ov = dict(ov, pp_size=size, pp_rank=rank,
+                  pp_group=types.SimpleNamespace(world_size=size, rank_in_group=rank, cpu_group=None,
+                                                 device_group=None, ranks=list(range(size)), local_rank=0,
+                                                 rank=rank, is_first_rank=rank == 0,
+                                                 is_last_rank=rank == size - 1))
+        return world, ov
+
+    base._parallel_overrides = _parallel_overrides
+
+    real_ps = base._ps
+
+    def _ps(S_, sa):
+        ps = real_ps(S_, sa)
+        return None if ps is None else dataclasses.replace(ps, pp_size=size, pp_rank=rank)
+
+    base._ps = _ps
+
+    from sglang.srt.distributed.utils import get_pp_indices  # SGLang's own partition
+
+    real_indices = S.resolve_layer_indices
+
+    def resolve_layer_indices(**kw):
+        model, cfg = kw["model"], kw["model_config"]
+        model.start_layer, model.end_layer = get_pp_indices(cfg.num_hidden_layers, rank, size)
+        return real_indices(**kw)
+
+    S.resolve_layer_indices = resolve_layer_indices
+
+    import torch
+
+    real_all_reduce = torch.distributed.all_reduce
+
+    def all_reduce(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
+        if op == torch.distributed.ReduceOp.MIN and tensor.numel() == 1 and tensor.dtype == torch.int64:
+            own = int(tensor.item())
+            log = os.environ.get("ORACLE_PP_LOG")
+            if log:
+                with open(log, "a") as f:
+                    f.write(f"{own}\n")
+            if min_tokens is not None:
+                tensor.fill_(min(own, min_tokens))
+            return None
+        return real_all_reduce(tensor, op=op, group=group, async_op=async_op)
+
+    torch.distributed.all_reduce = all_reduce
