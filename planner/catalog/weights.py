@@ -182,27 +182,39 @@ def replicated_mla_bytes(spec: ModelSpec, tp: int) -> int:
     (srt/models/deepseek_v2.py, DeepseekV2AttentionMLA / DeepseekV2MoE @0.5.23), so every GPU holds them whole.
     Their bytes as loaded: block-FP8 weight + float32 block scales when the checkpoint is fp8 with a
     weight_block_size, else the model dtype."""
-    m = spec.mla
-    if m is None or tp <= 1:
+    if spec.mla is None or tp <= 1:
         return 0
+    from planner.catalog.quant_tensors import Linear, numel  # noqa: PLC0415
+
+    total = 0
+    for t, loaded in _mla_main_tensors(spec):
+        leaf = t.name.rsplit(".", 1)[-1] if isinstance(t, Linear) else t.name.rsplit(".", 2)[-2]
+        if isinstance(t, Linear) and leaf in ("q_a_proj", "kv_a_proj_with_mqa"):
+            total += loaded
+        elif isinstance(t, Linear) and t.name.endswith("mlp.gate"):  # the router: never block-quantized
+            total += numel(t) * DTYPE_BYTES.get(spec.dtype, 2)
+        elif t.name.endswith("e_score_correction_bias"):
+            total += numel(t) * 4
+    return total - -(-total // tp)
+
+
+def _mla_main_tensors(spec: ModelSpec):
+    """(tensor, its bytes as loaded) for an MLA checkpoint's tensors outside the NextN layers: a Linear of a
+    block-FP8 checkpoint (fp8 with a weight_block_size) as its FP8 weight + float32 block scales, anything else at
+    the model dtype."""
     from planner.catalog.quant_tensors import Linear, checkpoint_tensors, is_mtp_tensor, numel  # noqa: PLC0415
 
     q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
     block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
     per = DTYPE_BYTES.get(spec.dtype, 2)
-    total = 0
     for t in checkpoint_tensors(spec):
         if is_mtp_tensor(t.name, spec):
             continue
-        leaf = t.name.rsplit(".", 1)[-1] if isinstance(t, Linear) else t.name.rsplit(".", 2)[-2]
-        if isinstance(t, Linear) and leaf in ("q_a_proj", "kv_a_proj_with_mqa") and block:
+        if block and isinstance(t, Linear):
             bn, bk = block
-            total += t.out * t.inp + -(-t.out // bn) * -(-t.inp // bk) * 4
-        elif isinstance(t, Linear) and (leaf in ("q_a_proj", "kv_a_proj_with_mqa") or t.name.endswith("mlp.gate")):
-            total += numel(t) * per
-        elif t.name.endswith("e_score_correction_bias"):
-            total += numel(t) * 4
-    return total - -(-total // tp)
+            yield t, t.out * t.inp + -(-t.out // bn) * -(-t.inp // bk) * 4
+        else:
+            yield t, numel(t) * per
 
 
 def replicated_kv_bytes(spec: ModelSpec, tp: int) -> int:
@@ -233,23 +245,14 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     weight_block_size, else the model dtype."""
     if spec.mla is None or attn_dp <= 1 or tp <= 1:
         return 0
-    from planner.catalog.quant_tensors import Linear, checkpoint_tensors, is_mtp_tensor, numel  # noqa: PLC0415
+    from planner.catalog.quant_tensors import Linear  # noqa: PLC0415
 
-    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
-    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
-    per = DTYPE_BYTES.get(spec.dtype, 2)
     total = 0
-    for t in checkpoint_tensors(spec):
-        if is_mtp_tensor(t.name, spec):
-            continue
+    for t, loaded in _mla_main_tensors(spec):
         if isinstance(t, Linear) and t.name.rsplit(".", 1)[-1] in ("q_proj", "q_b_proj", "kv_b_proj", "o_proj") \
                 and ".self_attn." in t.name + ".":
-            if block:
-                bn, bk = block
-                total += t.out * t.inp + -(-t.out // bn) * -(-t.inp // bk) * 4
-            else:
-                total += numel(t) * per
+            total += loaded
         elif "embed_tokens" in t.name:
-            total += numel(t) * per
+            total += loaded
     attn_tp = max(1, tp // attn_dp)
     return -(-total // attn_tp) - -(-total // tp)
