@@ -75,4 +75,56 @@ class Engine(Protocol):
     def run(self, job: EngineInput, draft: ModelSpec | None = None) -> EngineResult: ...
 
 
-__all__ = ["Engine", "EngineInput", "EngineResult", "NeedLine", "OUTCOME_OK", "OUTCOME_REJECTED", "OUTCOME_FAILED"]
+# ---- the front end: what the CLI, batch, TUI and --compare-engines ask of an engine (issue #26) ----------------
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """One ``plan`` invocation as the core parsed it, engine-neutral. ``flags`` are the engine's own launch flags
+    (without the model); ``measured`` holds device quantities the user measured, under the engine's own names
+    (SGLang: free_before_gib / free_after_gib; vLLM: the vLLM oracle's cuda_total_mib, non_torch_gib, ...)."""
+
+    gpu: GpuProfile
+    model: ResolvedModel
+    flags: tuple[str, ...]
+    env: dict[str, str]
+    version: str | None  # None: the engine's default (installed here, else its latest)
+    measured: dict[str, float] = field(default_factory=dict)
+    need_context: int | None = None  # --need-context / --need-concurrency: what the search must reach
+    need_concurrency: int | None = None
+    search: bool = True  # recommend flags when the launch does not fit (or does not reach the needs)
+
+
+@dataclass
+class PlanOutcome:
+    """What an engine's front end answers for one request: everything the CLI prints or returns."""
+
+    engine: str  # registry name: "sglang" | "vllm"
+    version: str  # the release whose rules were used
+    verdict: str  # fits | rejected | oom_risk
+    exit_code: int  # 0 fits, 1 does not fit / the engine rejects (2 is raised as planner.errors.BadInput)
+    text: str  # the human report, as printed
+    json: dict[str, Any]  # the --json object (engine-specific keys under the engine's own names)
+    launch: str | None = None  # the recommended launch line, runnable as printed
+    # for --compare-engines: the same figures under each engine's rules (tokens in the KV cache, max concurrency
+    # at the launch's context, the context length, the KV bytes); None where the engine did not get there
+    capacity: dict[str, Any] = field(default_factory=dict)
+
+
+class EngineFrontend(Protocol):
+    """An engine as the core sees it (planner/engines/registry.py returns one per name)."""
+
+    name: str  # "sglang"
+    title: str  # "SGLang"
+    versions: tuple[str, ...]  # the releases modelled, oldest first
+
+    def default_version(self) -> tuple[str, str]: ...  # (release, where it came from: installed / latest)
+
+    def plan(self, request: PlanRequest) -> PlanOutcome: ...
+
+    def paste(self, tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
+        """This engine's launch command (``vllm serve M ...``) -> (model, flags, env); None when not its form."""
+        ...
+
+
+__all__ = ["Engine", "EngineFrontend", "EngineInput", "EngineResult", "NeedLine", "PlanOutcome", "PlanRequest",
+           "OUTCOME_OK", "OUTCOME_REJECTED", "OUTCOME_FAILED"]
