@@ -235,8 +235,15 @@ def test_estimate_end_to_end_gives_the_oracles_inputs():
 
 
 def test_extensible_kv_cache_and_eager_have_no_graph_estimate():
-    assert est.estimate(_spec("Qwen3-8B"), DEVICE, _cfg(enable_extensible_kv_cache=True)).cudagraph.bytes == 0
-    assert est.estimate(_spec("Qwen3-8B"), DEVICE, _cfg(cudagraph_mode="NONE")).cudagraph.bytes == 0
+    ext = est.estimate(_spec("Qwen3-8B"), DEVICE, _cfg(enable_extensible_kv_cache=True))
+    plain = est.estimate(_spec("Qwen3-8B"), DEVICE, _cfg())
+    assert ext.cudagraph.bytes == 0 and plain.cudagraph_actual is None
+    # 0.34's extensible KV cache measures the capture itself: the oracle's cudagraph_actual_gib gets the estimate
+    assert ext.cudagraph_actual.bytes == plain.cudagraph.bytes > 0
+    assert ext.measured().cudagraph_actual_gib == pytest.approx(plain.measured().cudagraph_gib)
+    assert plain.measured().cudagraph_actual_gib is None and len(ext.lines()) == 6
+    eager = est.estimate(_spec("Qwen3-8B"), DEVICE, _cfg(cudagraph_mode="NONE", enable_extensible_kv_cache=True))
+    assert eager.cudagraph.bytes == 0 and eager.cudagraph_actual.bytes == 0
 
 
 def test_a_class_without_logs_takes_the_largest_class_constant():
