@@ -264,3 +264,18 @@ def test_unmodelled_launches_are_refused_by_name():
 def test_gpu_classes():
     assert [est.gpu_class(s) for s in ("8.0", "8.6", "8.9", "9.0", "10.0", "12.0", "12.1", "x", None)] == [
         "sm80", "sm86", "sm89", "sm90", "sm100", "sm12x", "sm12x", "", ""]
+
+
+def test_end_to_end_through_vllms_sizing_against_the_log():
+    """lmcache#3430's launch with every input estimated, through vLLM 0.33.0's own sizing (the oracle, committed with
+    its command): 3 % fewer KV tokens than the A5000 gave, never more (the estimates err on the safe side)."""
+    case = json.loads((ORACLE / "e2e_cases.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    sizes = [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, 513, 16))
+    m = est.estimate(resolve_model("qwen3-8b").spec, DEVICE, _cfg(cudagraph_capture_sizes=tuple(sizes))).measured()
+    for key in ("startup_used_gib", "non_torch_gib", "peak_activation_gib", "cudagraph_gib"):
+        assert case[key] == round(getattr(m, key), 4), key  # else re-run the oracle (oracle/README.md)
+    result = json.loads((ORACLE / "e2e_results-0.33.0.jsonl").read_text(encoding="utf-8").splitlines()[0])["summary"]
+    assert abs(result["weights_bytes"] - est.vllm_weights_bytes(_spec("Qwen3-8B")).bytes) < MIB  # the meta model
+    log_available, log_tokens = 6.37, 46368
+    assert 0.95 * log_available < result["available_kv_bytes"] / GIB <= log_available
+    assert 0.95 * log_tokens < result["kv_cache_size_tokens"] <= log_tokens
