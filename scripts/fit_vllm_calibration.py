@@ -119,10 +119,11 @@ NOTES = """\
 ## What the residuals say
 
 * **Weights** are not fitted. Against the vLLM oracle's meta model (15 configs x TP 1/2/8, 0.33.0 = 0.34.0) the
-  estimate is exact to the MiB for Llama 3.x, Qwen3 dense / MoE / FP8, Qwen3-Next, Mixtral, gpt-oss at TP 1 and every
-  TP 1 of an enumerated checkpoint; the differences left (tests/test_vllm_estimates.py `WEIGHT_TOLERANCE`) are named
-  there: NemotronH and Llama 4 have no tensor list (the catalog's parameter estimate, -0.4 to -0.7 %), DeepSeek's
-  replicated MLA projections follow SGLang's split (+0.03 to +0.22 %), fp8 K/V replication at TP 8 (-25 MiB). On the
+  estimate is exact to the MiB for Llama 3.x, Qwen3 dense / MoE / FP8, Qwen3-Next, Mixtral, DeepSeek-V3, Kimi-K2,
+  gpt-oss at TP 1 and every TP 1 of an enumerated checkpoint; the differences left (tests/test_vllm_estimates.py
+  `WEIGHT_TOLERANCE`) are named there: NemotronH and Llama 4 have no tensor list (the catalog's parameter estimate,
+  -0.4 to -0.7 %), Qwen3.5/3.6 at TP 2/8 (-5 to -8 MiB), gpt-oss at TP 2/8 (-2 to -19 MiB), fp8 K/V replication at
+  TP 8 (-25 MiB). On the
   logs: gpt-oss-120b on an H100 loads 65.97 GiB of a 60.80 GiB checkpoint because Marlin (weight-only FP4 on SM90)
   pads the hidden size to 3072 and the expert width to 2944 (`MXFP4_PADDING["marlin"]`: 65.93 GiB estimated);
   Qwen3.6-27B at TP 2 loads 0.18 GiB (0.7 %) more than the meta model.

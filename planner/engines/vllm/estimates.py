@@ -134,7 +134,8 @@ def _replicated_bytes(spec: ModelSpec) -> int:
             continue
         leaf = t.name.rsplit(".", 1)[-1] if isinstance(t, Linear) else t.name
         if isinstance(t, Linear):
-            if t.unquantized or leaf in ("gate", "router"):
+            # DeepSeek's routers are in replicated_mla_bytes (with its q_a / kv_a projections)
+            if (t.unquantized or leaf in ("gate", "router")) and spec.mla is None:
                 total += numel(t) * per
         elif "norm" in t.name or t.name.endswith("sinks"):
             total += numel(t) * (4 if getattr(t, "float32", False) else per)
@@ -312,6 +313,8 @@ def non_torch_bytes(sm: str | None, tp: int = 1) -> Estimate:
     how = (f"{b / GIB:.2f} GiB: fitted on {logs} public log(s) of {GPU_CLASSES.get(src, src)}" if logs else
            f"{b / GIB:.2f} GiB: no public log of {GPU_CLASSES.get(cls, cls or 'this GPU')}, so the largest class "
            f"constant ({src})")
+    if tp > 1:  # NCCL's communicators and custom all-reduce buffers exist before the init snapshot: startup_used
+        how += "; tp > 1 adds nothing here (the communicators are in use at startup, startup_used_bytes)"
     return Estimate(b, how)
 
 
