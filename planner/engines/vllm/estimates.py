@@ -247,7 +247,9 @@ def vllm_weights_bytes(spec: ModelSpec, tp: int = 1, pp: int = 1, *, mtp: bool =
 # ------------------------------------------------------------------------------------------- the profile run's peak
 
 SAMPLER_FP32_BYTES = 20  # per logit in the warmup-parameter pass: fp32 copy (sampler.py:239) 4 + sort values 4 +
-#                          sort indices (int64) 8 + softmax probabilities 4 (topk_topp_sampler.py:242-255 @0.34.0)
+#                          sort indices (int64) 8 + softmax probabilities 4 (topk_topp_sampler.py:242-255 @0.34.0).
+#                          The sort path (sampler.py:334-346); FlashInfer's fused top-k/top-p sampler (sampler.py:300-
+#                          333, when FlashInfer is installed) allocates no sort buffers: there this is an upper bound
 FORWARD_HIDDEN_COPIES = 3  # residual, normed input and a layer's output live across the MLP (T x hidden each)
 NON_TORCH_FLOOR = 160 * MIB  # the smallest non-torch figure a public log reports (V0 breakdown, two H100 logs: 0.16 GiB)
 STARTUP_CONTEXT = 450 * MIB  # CUDA context + cuBLAS handles at init (torch's first CUDA call, pytorch/pytorch#109888)
