@@ -275,3 +275,22 @@ def test_end_to_end_through_vllms_sizing_against_the_log():
     log_available, log_tokens = 6.37, 46368
     assert 0.95 * log_available < result["available_kv_bytes"] / GIB <= log_available
     assert 0.95 * log_tokens < result["kv_cache_size_tokens"] <= log_tokens
+
+
+def test_estimate_takes_the_resolved_vllm_config():
+    """The front end passes config.VllmConfig (the contract on main): every field estimate() reads is one of its."""
+    from planner.engines.vllm.config import VllmConfig
+
+    cfg = VllmConfig(version="0.34.0", architecture="Qwen3ForCausalLM", model_runner="v2", dtype="bfloat16",
+                     kv_cache_dtype="auto", max_model_len=16384, max_num_seqs=256, max_num_batched_tokens=8192,
+                     enable_prefix_caching=False, enable_chunked_prefill=True, gpu_memory_utilization=0.9764,
+                     enable_extensible_kv_cache=False, tensor_parallel_size=1, pipeline_parallel_size=1,
+                     data_parallel_size=1, block_size=None, mamba_cache_mode=None, attention_backends=("FLASH_ATTN",),
+                     cudagraph_mode="FULL_AND_PIECEWISE",
+                     cudagraph_capture_sizes=tuple([1, 2, 4] + list(range(8, 256, 8)) + list(range(256, 513, 16))),
+                     max_cudagraph_capture_size=512, speculative_method=None, num_speculative_tokens=None,
+                     kv_cache_memory_bytes=None, num_gpu_blocks_override=None, enforce_eager=False, cpu_offload_gb=0.0,
+                     quantization=None)
+    case = json.loads((ORACLE / "e2e_cases.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    m = est.estimate(resolve_model("qwen3-8b").spec, DEVICE, cfg).measured()
+    assert round(m.cudagraph_gib, 4) == case["cudagraph_gib"] and round(m.peak_activation_gib, 4) == case["peak_activation_gib"]
