@@ -294,3 +294,15 @@ def test_estimate_takes_the_resolved_vllm_config():
     case = json.loads((ORACLE / "e2e_cases.jsonl").read_text(encoding="utf-8").splitlines()[0])
     m = est.estimate(resolve_model("qwen3-8b").spec, DEVICE, cfg).measured()
     assert round(m.cudagraph_gib, 4) == case["cudagraph_gib"] and round(m.peak_activation_gib, 4) == case["peak_activation_gib"]
+
+
+def test_the_catalogs_checkpoint_total_for_a_family_without_a_tensor_list():
+    """NemotronH has no tensor list: the parameter estimate is 0.7 % under the meta model, the catalog's published
+    parameter count (ResolvedModel.weight_bytes) is within 17 MiB of it at TP 1 / 2 / 8."""
+    r = resolve_model("nemotron-3-nano-30b-a3b")
+    for tp, meta in META["0.34.0"]["Nemotron-3-Nano-30B-A3B"].items():
+        got = est.vllm_weights_bytes(r.spec, int(tp), checkpoint_bytes=r.weight_bytes)
+        assert abs(got.bytes - meta) < 17 * MIB and "catalog's checkpoint total" in got.how
+    # a family with a tensor list keeps it: the catalog total does not override the checkpoint's tensors
+    q = resolve_model("qwen3-8b")
+    assert est.vllm_weights_bytes(q.spec, checkpoint_bytes=1).bytes == est.vllm_weights_bytes(q.spec).bytes

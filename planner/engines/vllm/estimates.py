@@ -142,8 +142,11 @@ def _replicated_bytes(spec: ModelSpec) -> int:
     return total
 
 
-def _loaded_bytes(spec: ModelSpec, mtp: bool) -> tuple[int, str]:
-    """The checkpoint's weights as loaded, whole (all ranks together), without the MTP layer unless ``mtp``."""
+def _loaded_bytes(spec: ModelSpec, mtp: bool, checkpoint_bytes: int | None = None,
+                  checkpoint_source: str = "the catalog's checkpoint total") -> tuple[int, str]:
+    """The checkpoint's weights as loaded, whole (all ranks together), without the MTP layer unless ``mtp``.
+    ``checkpoint_bytes`` (the catalog's ``ResolvedModel.weight_bytes``, MTP included as published) stands where the
+    family's tensor list is not enumerated (NemotronH, Llama 4, ...)."""
     from planner.catalog.weights import estimate_weight_bytes, mtp_weight_bytes  # noqa: PLC0415
 
     if spec.quant_method:
@@ -163,8 +166,11 @@ def _loaded_bytes(spec: ModelSpec, mtp: bool) -> tuple[int, str]:
         try:  # the checkpoint's tensor list (reproduces the published BF16 total_size, tests/test_quant_weights.py)
             tensors = checkpoint_tensors(spec)
         except NotEnumerated:
-            est = estimate_weight_bytes(spec)
-            total, how = est.total, est.detail
+            if checkpoint_bytes:
+                total, how = checkpoint_bytes, f"{checkpoint_source}: {checkpoint_bytes:,} B"
+            else:
+                est = estimate_weight_bytes(spec)
+                total, how = est.total, est.detail
             mtp_b = mtp_weight_bytes(spec)
         else:
             def size(t) -> int:
@@ -209,17 +215,20 @@ def mxfp4_padding_bytes(spec: ModelSpec, tp: int, backend: str = "default") -> i
 
 
 def vllm_weights_bytes(spec: ModelSpec, tp: int = 1, pp: int = 1, *, mtp: bool = False,
-                       mxfp4_backend: str = "default") -> Estimate:
+                       mxfp4_backend: str = "default", checkpoint_bytes: int | None = None,
+                       checkpoint_source: str = "the catalog's checkpoint total") -> Estimate:
     """The weights of one rank as vLLM's ``load_model`` measures them (the oracle's ``weights_bytes_meta``), from the
     catalog's weights: see the module docstring. ``mtp``: MTP speculative decoding (the drafter's layer is loaded
-    into the same profiler, ``gpu/model_runner.py:419-424``). ``pp`` > 1 is not modelled (refused by name)."""
+    into the same profiler, ``gpu/model_runner.py:419-424``). ``pp`` > 1 is not modelled (refused by name).
+    ``checkpoint_bytes``: the catalog's published checkpoint total (``ResolvedModel.weight_bytes``), used for a family
+    without a tensor list; ``mxfp4_backend``: the MXFP4 MoE backend's padding (:data:`MXFP4_PADDING`)."""
     if pp != 1:
         raise BadInput("vLLM weights per pipeline stage (--pipeline-parallel-size > 1) are not modelled")
     if tp < 1:
         raise BadInput(f"tensor parallel size {tp}")
     from planner.catalog.weights import replicated_kv_bytes, replicated_mla_bytes  # noqa: PLC0415
 
-    total, how = _loaded_bytes(spec, mtp)
+    total, how = _loaded_bytes(spec, mtp, checkpoint_bytes, checkpoint_source)
     per = DTYPE_BYTES.get(spec.dtype, 2)
     pad = (-spec.vocab_size) % VOCAB_PADDING * spec.hidden_size * per * (1 if spec.tie_word_embeddings else 2)
     replicated = _replicated_bytes(spec) if tp > 1 else 0
