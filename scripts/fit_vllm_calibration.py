@@ -136,6 +136,9 @@ NOTES = """\
 * **CUDA graphs**: two RTX 3090-class logs fitted (0.52 GiB for 86 graphs x 36 layers, 0.13 GiB for 5 x 65), one held
   out (0.17 GiB for 7 x 65 layers at TP 4: 0.15 GiB estimated, -13 %). 0.34's default extensible KV cache makes the
   estimate 0 (the capture is measured after warmup).
+* **End to end** (tests/data/calibration/vllm/oracle/README.md): lmcache#3430's A5000 launch with every input
+  estimated, through vLLM 0.33.0's own sizing (the oracle): 6.17 GiB / 44,944 KV tokens / 2.74x against the log's
+  6.37 GiB / 46,368 / 2.83x (3 % under, the safe side).
 * **Startup**: the two TP logs that print `Free memory on device (F/T GiB) on startup`: 1.13 / 0.90 GiB on the two
   ranks of a 2 x RTX 5090 launch (the second rank held out: 0.23 GiB over), 1.55 GiB on an H100-class TP 4 rank.
 """
