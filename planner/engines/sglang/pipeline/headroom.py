@@ -225,6 +225,14 @@ def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:
     # no constant term: SGLang's heuristic reserves 512 MiB of "constant meta data (e.g., from attention backend)"
     # beside its activation term (server_args.py:1435-1441 @0.5.11), and that is the attention-workspace line here
     # (FlashInfer's buffer + the backend init the logs measure before graph capture), not an activation
+    if args.disaggregation_mode == "decode" and args.max_running_requests:
+        # a PD decode role runs no prefill forward (the prompt's KV arrives by transfer): its largest forward is the
+        # decode batch, R x draft tokens, the count SGLang's own decode reserve uses (srt/server_args.py:4062-4069
+        # @0.5.16, arg_groups/memory_hook.py:298-303 @0.5.23)
+        tokens = args.max_running_requests * (args.speculative_num_draft_tokens or 1)
+        return NeedLine("activations (decode batch)", tokens * per_token,
+                        f"R {args.max_running_requests} x {args.speculative_num_draft_tokens or 1} token(s) x (6 x "
+                        f"hidden {model.hidden_size} + 3 x intermediate {inter}/tp) x 2 B (PD decode role)")
     act = chunk * per_token
     heuristic = int(max(chunk, 2048) * 1.5 * MIB)
     return NeedLine("activations (prefill chunk)", act,
