@@ -130,3 +130,27 @@ def test_what_is_not_modelled_is_refused_by_name(flags, what, capsys):
     code = main(["--gpu", "h100", "--model", "qwen3.6-27b", "--no-search", *flags])
     err = capsys.readouterr().err
     assert code == 2 and what in err, err
+
+
+@pytest.mark.parametrize("version", sorted(VERIFIED))
+def test_the_decode_role_allocates_beyond_what_its_budget_charged(version):
+    """The failure the issue names: a decode server whose pools outgrow the budget they charged. The same launch as a
+    plain server fits; as a decode role its 64 extra slots raise the mamba pool from 33 to 97 slots (SGLang's own
+    sizes, golden hybrid_decode_tight_mrr32), past the memory the weights leave: the verdict says so, and how much."""
+    case, exp = _golden(version, "hybrid_decode_tight_mrr32")
+    decode = _plan(version, case)
+    assert build_summary(decode)["pool_total_bytes"] == exp["pool_total_bytes"]
+    assert decode.verdict == "oom_risk"
+    assert any("beyond what the KV budget charged (64 extra request slots)" in w for w in decode.args.warnings)
+    plain = make_plan(find_profile(case["gpu"]), resolve_model(case["planner_model"]),
+                      [f for f in case["flags"] if f not in ("--disaggregation-mode", "decode")], {},
+                      case["free_before_gib"], case["free_after_gib"], version=version)
+    assert plain.verdict == "fits"
+    assert decode.pools.total - plain.pools.total > 8 << 30
+
+
+def test_a_role_is_planned_without_the_flag_search(capsys):
+    code = main(["--gpu", "h100", "--model", "qwen3-32b", "--tp-size", "2", "--disaggregation-mode", "prefill",
+                 "--sglang-version", "0.5.16"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no flag search for a PD role" in out and "Verdict: FITS" in out
