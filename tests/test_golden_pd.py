@@ -125,6 +125,8 @@ def test_the_published_recipe_names_what_is_not_modelled(capsys):
     (["--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "mori"], "mori"),
     (["--disaggregation-mode", "decode", "--dp-size", "2", "--enable-dp-attention", "--tp-size", "2"], "DP attention"),
     (["--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache"], "hybrid (mamba)"),
+    (["--disaggregation-mode", "prefill", "--speculative-algorithm", "NEXTN", "--sglang-version", "0.5.23"],
+     "--disaggregation-mode prefill with --speculative-algorithm on SGLang 0.5.23"),
 ])
 def test_what_is_not_modelled_is_refused_by_name(flags, what, capsys):
     code = main(["--gpu", "h100", "--model", "qwen3.6-27b", "--no-search", *flags])

@@ -32,7 +32,10 @@ is refused by name):
 
 Not modelled, refused by name: DP attention / ``--dp-size``, pipeline parallelism, sliding-window, MLA / DSA
 models, the decode radix cache on a hybrid (mamba) model, PD role switching, decode KV offload, host receive,
-``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` with a role.
+``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` with a role, and on 0.5.23 a prefill role with speculative decoding (its
+pool and budget drop the speculative mamba states, ``_pd_prefill_skips_mamba_spec_state``,
+mem_cache/kv_cache_configurator.py:172-181 @0.5.23; 0.5.16 sizes them as a plain launch, which the oracle
+confirms).
 """
 
 from __future__ import annotations

@@ -26,6 +26,11 @@ def pd_hook(s: ArgState) -> None:
         raise _NotModelled(f"--disaggregation-mode {mode} with a {kind} model ({m.architecture}) is not modelled "
                            "by this planner yet (dense and hybrid GDN / Mamba models are)")
     a, rule = s.a, _HOOK[s.rules.version]
+    if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
+        # 0.5.23's prefill role skips the speculative mamba states in its pool and in the budget
+        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298)
+        raise _NotModelled(f"--disaggregation-mode prefill with --speculative-algorithm on SGLang {s.rules.version} "
+                           "is not modelled by this planner yet (its prefill pool drops the speculative states)")
     backend = a.get("disaggregation_transfer_backend") or "mooncake"
     if mode == "decode":
         if a.get("disaggregation_decode_enable_radix_cache"):
