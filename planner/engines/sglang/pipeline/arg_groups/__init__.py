@@ -26,12 +26,12 @@ from typing import Any
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.pipeline.arg_groups import (
     attention_hook,
-    pd_disaggregation_hook,
     cuda_graph_hook,
     kv_cache_hook,
     mamba_hook,
     memory_hook,
     model_hook,
+    pd_disaggregation_hook,
     speculative_hook,
     validation,
 )
