@@ -223,7 +223,8 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         if needs.context is None:  # the longest request is the context less one token
             needs = replace(needs, context=min(32768, draft.derived_context_len - 1))
     version = plan0.sglang_version
-    from planner.engines.sglang.pipeline.post_capture import SEARCH_SKIPPED, search_requested  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.post_capture import (  # noqa: PLC0415
+        PD_SEARCH_SKIPPED, SEARCH_SKIPPED, search_requested)
 
     if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
@@ -232,6 +233,9 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None,
                             skipped_why="DP attention: the flag search is not modelled per attention-DP rank yet")
+    if plan0.args is not None and plan0.args.disaggregation_mode != "null":  # pipeline/disaggregation.py
+        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
+                            closest=None, recommended=None, skipped_why=PD_SEARCH_SKIPPED)
     fixed = given_dests(fixed_flags, plan0.rules)
     spec = model.spec
     derived = spec.derived_context_len

@@ -212,7 +212,8 @@ def test_an_unknown_quant_method_in_config_json_is_refused(tmp_path, capsys):
     (["--offload-group-size", "4"], "host"),
     (["--enable-torch-compile"], "graph memory"),
     (["--load-format", "gguf"], "checkpoint formats"),
-    (["--disaggregation-mode", "prefill"], "PD disaggregation"),
+    (["--disaggregation-mode", "prefill", "--sglang-version", "0.5.11"], "PD disaggregation on SGLang 0.5.11"),
+    (["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "nixl"], "--disaggregation-transfer-backend nixl"),
     (["--enable-hierarchical-cache"], "hierarchical cache"),
 ])
 def test_flags_the_audit_refuses(flags, what, capsys):

@@ -119,3 +119,18 @@ def _world_info(sa):
 
 
 _base._ps = _ps
+
+
+# ---- PD disaggregation roles (tests/golden/pp_pd/, the pd set) ----
+# capture_device_graphs returns before any decode graph when the decode phase's backend is disabled
+# (model_executor/model_runner_components/cuda_graph_setup.py:283-286 @0.5.16), which a PD prefill role does by
+# default (_apply_cuda_graph_disaggregation_roles, srt/server_args.py:3680-3686 @0.5.16). The shared adapter asked
+# only --disable-cuda-graph.
+def capture_bs(S, runner):
+    from sglang.srt.model_executor.cuda_graph_config import check_cuda_graph_backend, Backend, Phase
+
+    if getattr(runner.server_args, "disable_cuda_graph", False) or check_cuda_graph_backend(Phase.DECODE,
+                                                                                           Backend.DISABLED):
+        return None
+    bs_list, _ = S.get_batch_sizes_to_capture(runner)
+    return bs_list

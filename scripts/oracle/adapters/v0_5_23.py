@@ -31,3 +31,18 @@ def install_distributed_standins(S, tp_size):
                                                             "ranks": list(range(attn_tp))}))
         if hasattr(S.parallel_state, "_ATTN_TP"):
             S.parallel_state._ATTN_TP = ov["attn_tp_group"]
+
+
+# ---- PD disaggregation roles (tests/golden/pp_pd/, the pd set) ----
+# no decode graph when the decode phase's backend is disabled (model_executor/model_runner_components/
+# cuda_graph_setup.py:729-732 @0.5.23), as a PD prefill role has it by default (arg_groups/cuda_graph_hook.py:557-576
+# @0.5.23); v0_5_19's capture_bs asked only --disable-cuda-graph.
+_v19_capture_bs = _v19.capture_bs
+
+
+def capture_bs(S, runner):
+    from sglang.srt.model_executor.cuda_graph_config import check_cuda_graph_backend, Backend, Phase
+
+    if check_cuda_graph_backend(Phase.DECODE, Backend.DISABLED):
+        return None
+    return _v19_capture_bs(S, runner)

@@ -371,6 +371,13 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
             _reject(res, exc, OUTCOME_FAILED)
             return
     res.headroom_bytes = job.free_after_bytes - res.pools.total
+    if args.disaggregation_mode == "decode":  # PD decode: pools beyond what the budget charged (disaggregation.py)
+        from planner.engines.sglang.pipeline.pools import beyond_budget_bytes  # noqa: PLC0415
+
+        extra = beyond_budget_bytes(args, job.model.spec, res.state, prof, draft, res.pools.total)
+        if extra:
+            args.warnings.append(f"decode role: its pools take {extra / (1 << 30):.2f} GiB beyond what the KV budget "
+                                 f"charged ({args.decode_extra_slots} extra request slots), out of the headroom")
     if res.headroom_bytes < 0:
         # the pools alone exceed what the weights leave: the tables allocated beside the KV budget (req_to_token
         # grows with the context: Llama 4's 10M-token default makes it tens of GiB) fail their own allocation

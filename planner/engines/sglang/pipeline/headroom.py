@@ -94,7 +94,7 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
         needs.append(cuda_graph_need(plan.capture_bs, args, model, draft))
     if prefill is not None and not args.rules.cuda_graph_config:  # 0.5.10-0.5.13: decode first, then piecewise
         needs.append(prefill)
-    needs.append(activation_need(args, model))
+    needs.append(activation_need(args, model, prof.max_running_requests))
     return needs
 
 
@@ -218,13 +218,23 @@ def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec,
     return NeedLine("CUDA graphs", n, how)
 
 
-def activation_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine:
+def activation_need(args: ResolvedArgs, model: ModelSpec, running: int | None = None) -> NeedLine:
+    """One prefill chunk's activations; a PD decode role's decode batch (``running``: the profile's R)."""
     chunk = args.chunked_prefill_size if args.chunked_prefill_size > 0 else args.max_prefill_tokens
     inter = _act_intermediate(model)
     per_token = activation_per_token(model.hidden_size, inter, args.tp_size)
     # no constant term: SGLang's heuristic reserves 512 MiB of "constant meta data (e.g., from attention backend)"
     # beside its activation term (server_args.py:1435-1441 @0.5.11), and that is the attention-workspace line here
     # (FlashInfer's buffer + the backend init the logs measure before graph capture), not an activation
+    running = running or args.max_running_requests
+    if args.disaggregation_mode == "decode" and running:
+        # a PD decode role runs no prefill forward (the prompt's KV arrives by transfer): its largest forward is the
+        # decode batch, R x draft tokens, the count SGLang's own decode reserve uses (srt/server_args.py:4062-4069
+        # @0.5.16, arg_groups/memory_hook.py:298-303 @0.5.23)
+        tokens = running * (args.speculative_num_draft_tokens or 1)
+        return NeedLine("activations (decode batch)", tokens * per_token,
+                        f"R {running} x {args.speculative_num_draft_tokens or 1} token(s) x (6 x "
+                        f"hidden {model.hidden_size} + 3 x intermediate {inter}/tp) x 2 B (PD decode role)")
     act = chunk * per_token
     heuristic = int(max(chunk, 2048) * 1.5 * MIB)
     return NeedLine("activations (prefill chunk)", act,

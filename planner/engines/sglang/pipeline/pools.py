@@ -20,6 +20,7 @@ and for the draft worker its own KV pool (1 layer for a mambaish MTP draft, kv_c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
 from planner.engines.sglang.pipeline.dflash import draft_kv_bytes
@@ -234,6 +235,10 @@ def pool_bytes(args: ResolvedArgs, state: MambaState | None, target: KvGeometry,
         out = unified_pool_bytes(args, state, target, n, r, m, available)
         out.pop("_unified_total")
         return out
+    if getattr(args, "disaggregation_mode", "null") == "decode":  # the decode role's pools (pipeline/disaggregation.py)
+        from planner.engines.sglang.pipeline.disaggregation import decode_pool_sizes  # noqa: PLC0415
+
+        r, m = decode_pool_sizes(args, r, m, state is not None)
     page = args.page_size
     d = args.speculative_num_draft_tokens or 0
     # 0.5.10: (R, ...) (srt/mem_cache/memory_pool.py:145 @0.5.10); 0.5.11+: (R + 1, ...)
@@ -411,6 +416,24 @@ def allocate(args: ResolvedArgs, model: ModelSpec, state: MambaState | None, pro
         labels["draft_kv_k"] = ("draft MLA latent KV (NextN)", labels["draft_kv_k"][1])
         labels["kv_k"] = ("MLA latent KV", "srt/mem_cache/memory_pool.py:1536-1569 @0.5.11, :4793-4870 @0.5.23 "
                           "(MLATokenToKVPool kv_buffer)")
-    lines = [PoolLine(k, labels[k][0], int(v), _formula(k, args, state, g, dg, n, r, m), labels[k][1])
+    rf, mf = r, m
+    if args.disaggregation_mode == "decode":  # the formulas show the decode role's rows and slots as allocated
+        from planner.engines.sglang.pipeline.disaggregation import decode_pool_sizes  # noqa: PLC0415
+
+        rf, mf = decode_pool_sizes(args, r, m if m is not None else 0, state is not None)
+        labels["req_to_token"] = (labels["req_to_token"][0] + f" (R {r} + {args.decode_extra_slots} extra decode "
+                                  "slots)", labels["req_to_token"][1])
+    lines = [PoolLine(k, labels[k][0], int(v), _formula(k, args, state, g, dg, n, rf, mf), labels[k][1])
              for k, v in sizes.items()]
     return Pools(lines, not (args.spec_on and dg is None and args.speculative_algorithm != "NGRAM"))
+
+
+def beyond_budget_bytes(args: Any, model: Any, state: Any, prof: Any, draft: Any, pools_total: int) -> int:
+    """What the decode role's pools allocate beyond the same pools sized as the budget charged them (R rows, M mamba
+    slots): the extra request slots' req_to_token rows, mamba slots and speculative states. 0 off the decode role."""
+    if getattr(args, "disaggregation_mode", "null") != "decode":
+        return 0
+    from dataclasses import replace  # noqa: PLC0415
+
+    charged = allocate(replace(args, disaggregation_mode="null"), model, state, prof, draft)
+    return pools_total - charged.total

@@ -131,6 +131,9 @@ SEARCH_SKIPPED = (f"no flag search under {ENV}=1: the search sizes the KV pool b
 DP_SEARCH_SKIPPED = ("no flag search under DP attention: the search's grid does not divide the running requests per "
                      "attention-DP rank yet, so only the flags given are planned (per rank)")
 
+PD_SEARCH_SKIPPED = ("no flag search for a PD role: the search's grid does not follow the role's forced chunk cache "
+                     "and its request-cap-dependent extra slots yet, so only the flags given are planned")
+
 
 def search_requested(env: dict[str, str], version: str) -> bool:
     """The variable is set on a release that models it: a searched point may pass the gate where the launch does
@@ -150,6 +153,10 @@ def search_skipped(plan: Any) -> bool:
     if args is not None and getattr(args, "attn_dp_size", 1) > 1:  # DP attention (pipeline/dp_attention.py)
         if DP_SEARCH_SKIPPED not in plan.notes:
             plan.notes.append(DP_SEARCH_SKIPPED)
+        return True
+    if args is not None and getattr(args, "disaggregation_mode", "null") != "null":  # pipeline/disaggregation.py
+        if PD_SEARCH_SKIPPED not in plan.notes:
+            plan.notes.append(PD_SEARCH_SKIPPED)
         return True
     if getattr(plan, "post_capture", None) is None and not search_requested(plan.env, plan.sglang_version):
         return False

@@ -165,6 +165,9 @@ class ResolvedArgs:
     # pre_capture_activation_reserve_mb for this launch (srt/arg_groups/overrides.py:194-210 @0.5.23); 0 when off
     post_capture_reserve_mib: float = 0.0
     attn_dp_size: int = 1  # DP attention: the attention-DP width (pipeline/dp_attention.py); 1 without it
+    # PD disaggregation (pipeline/disaggregation.py): the role, and the decode role's extra request slots
+    disaggregation_mode: str = "null"
+    decode_extra_slots: int = 0
 
     @property
     def spec_on(self) -> bool:
@@ -224,7 +227,11 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         if why:
             return why
     if raw.get("disaggregation_mode", "null") != "null":
-        return "--disaggregation-mode: PD disaggregation is not modelled by this planner yet"
+        from planner.engines.sglang.pipeline.disaggregation import scope_refusal  # noqa: PLC0415
+
+        why = scope_refusal(raw, rules.version if rules is not None else None)
+        if why:
+            return why
     if raw.get("moe_a2a_backend", "none") != "none":
         if raw["moe_a2a_backend"] == "deepep":  # its buffers: the deep_ep library's size hints, not SGLang's code
             return ("--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the deep_ep library "
@@ -432,6 +439,8 @@ class ArgState:
     mrr_user: bool = False
     unified: bool = False
     post_capture_kv: bool = False  # post_capture_kv_sizing_planned at the fraction's step (pipeline/post_capture.py)
+    pd_mode: str = "null"  # --disaggregation-mode (pipeline/disaggregation.py)
+    pd_extra: int = 0  # the decode role's disaggregation_decode_extra_slots, resolved
 
     @property
     def arch(self) -> str:

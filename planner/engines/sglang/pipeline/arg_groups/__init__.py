@@ -31,10 +31,11 @@ from planner.engines.sglang.pipeline.arg_groups import (
     mamba_hook,
     memory_hook,
     model_hook,
+    pd_disaggregation_hook,
     speculative_hook,
     validation,
 )
-from planner.engines.sglang.pipeline import dp_attention
+from planner.engines.sglang.pipeline import disaggregation, dp_attention
 from planner.engines.sglang.pipeline.post_capture import activation_reserve_mib
 from planner.engines.sglang.pipeline.server_args import ArgState, Device, ResolvedArgs, normalize
 from planner.engines.sglang.rules import RULES, Rules
@@ -44,6 +45,7 @@ HOOKS = (
     model_hook.context_length,  # ModelConfig
     model_hook.multimodal,
     mamba_hook.missing_default_strategy,  # 0.1
+    pd_disaggregation_hook.pd_hook,  # _handle_pd_disaggregation (srt/server_args.py:2938 @0.5.16, arg_groups/pipeline.py:147 @0.5.23)
     cuda_graph_hook.piecewise_cuda_graph,  # 0.2
     memory_hook.gpu_memory_defaults,  # 0.3 / 0.4
     cuda_graph_hook.graph_backends,
@@ -93,7 +95,7 @@ def resolved(s: ArgState) -> ResolvedArgs:
     """The ServerArgs fields the sizing reads, once every hook has run."""
     a = s.a
     _post_capture_unchanged(s)
-    return ResolvedArgs(
+    args = ResolvedArgs(
         raw=s.raw, tp_size=s.tp, attn_dp_size=dp_attention.width(s.raw), mem_fraction_static=s.mfs, mem_fraction_static_user=s.mfs_user,
         chunked_prefill_size=s.cps, max_prefill_tokens=a["max_prefill_tokens"], cuda_graph_max_bs=s.gmax,
         cuda_graph_bs=s.graph_bs, disable_cuda_graph=s.disable_graph, page_size=s.page, attention_backend=s.attn,
@@ -110,7 +112,10 @@ def resolved(s: ArgState) -> ResolvedArgs:
         gpu_sm=(s.dev.sm_major, s.dev.sm_minor), post_capture_kv=s.post_capture_kv,
         post_capture_reserve_mib=activation_reserve_mib(s.cps, a["max_prefill_tokens"], s.tp, s.dev.total_mib)
         if s.post_capture_kv else 0.0,
+        disaggregation_mode=s.pd_mode, decode_extra_slots=s.pd_extra,
     )
+    args.warnings.extend(disaggregation.notes(args))
+    return args
 
 
 __all__ = ["HOOKS", "resolve", "resolve_fraction", "resolved"]

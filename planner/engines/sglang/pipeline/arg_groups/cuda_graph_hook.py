@@ -18,7 +18,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Rejected,
     _piecewise_tokens,
 )
-from planner.engines.sglang.pipeline import mla
+from planner.engines.sglang.pipeline import disaggregation, mla
 from planner.engines.sglang.rules import RULES, Rules
 
 
@@ -60,6 +60,7 @@ def graph_backends(s: ArgState) -> None:
         if ((s.a.get("pp_size") or 1) > 1 and s.rules.version != "0.5.16"
                 and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/pp.py)
             s.prefill_graph_on = False  # breakable prefill graph off by default (arg_groups/cuda_graph_hook.py:146-155 @0.5.23)
+    disaggregation.graph_roles(s)  # PD roles: the other role's graph off
 
 
 def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: int,

@@ -6,7 +6,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline import dp_attention, mla
+from planner.engines.sglang.pipeline import disaggregation, dp_attention, mla
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
 from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
 from planner.engines.sglang.pipeline.server_args import (
@@ -110,14 +110,21 @@ def mem_fraction_static(s: ArgState) -> None:
         # _handle_gpu_memory_settings (srt/server_args.py:1434-1482 @0.5.11; 4040-4090 and
         # reserve_for_graph_mb 4164-4190 @0.5.16). The terms are whole or half MiB, so their float
         # sum does not depend on the order the two releases add them in.
-        reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
+        decode_tokens = disaggregation.decode_activation_tokens(s)  # PD decode: R x draft tokens
+        if decode_tokens is not None:
+            reserved = 512.0 + decode_tokens * 1.5
+        else:
+            reserved = 512.0 + max(cps if cps > 0 else a["max_prefill_tokens"], 2048) * 1.5
         reserved += s.tp * (s.a.get("pp_size") or 1) / 8 * 1024  # tp_size * pp_size / 8 * 1024
         # 0.5.11-0.5.14 count it even with graphs disabled (srt/server_args.py:3285 @0.5.14)
-        if s.decode_graph_on or rules.decode_term_always:
+        # reserve_for_graph_mb: no decode-graph term on a PD prefill role, no prefill-graph term on a decode role
+        # (srt/server_args.py:4169-4191 @0.5.16, arg_groups/memory_hook.py:364-385 @0.5.23)
+        if (s.decode_graph_on or rules.decode_term_always) and s.pd_mode != "prefill":
             reserved += s.gmax * 2
-        if s.prefill_graph_on and s.model.mla is not None and mla.flat_prefill_reserve(s):
+        prefill_term = s.prefill_graph_on and s.pd_mode != "decode"
+        if prefill_term and s.model.mla is not None and mla.flat_prefill_reserve(s):
             reserved += mla.PREFILL_RESERVE_MIB  # flat for MLA (srt/arg_groups/memory_hook.py:384-389 @0.5.23)
-        elif s.prefill_graph_on:
+        elif prefill_term:
             reserved += len(s.pcg_tokens) * 8
         reserved += dp_attention.reserve_mib(s.gmax, dp_attention.width(s.raw))  # inside reserve_for_graph_mb
         if gpu_mem > 60 * 1024:
@@ -131,7 +138,8 @@ def mem_fraction_static(s: ArgState) -> None:
         s.why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
             f" (_handle_gpu_memory_settings @{rules.version})")
-        if s.is_mm and not a["language_only"] and s.model.raw.get("vision_config") is not None:
+        if (s.is_mm and not a["language_only"] and s.model.raw.get("vision_config") is not None
+                and disaggregation.vlm_factor_applies(s)):
             f = vlm_factor(s.model)
             mfs = mfs * f
             s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"

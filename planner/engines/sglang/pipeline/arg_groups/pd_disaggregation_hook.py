@@ -1,0 +1,64 @@
+"""handle_pd_disaggregation (srt/arg_groups/pd_disaggregation_hook.py:15-96 @0.5.16, :39-200 @0.5.23): a PD
+role's validations, the decode role's radix cache and its extra request slots (pipeline/disaggregation.py holds
+the rest of what a role changes)."""
+
+from __future__ import annotations
+
+from planner.engines.sglang.pipeline.disaggregation import role
+from planner.engines.sglang.pipeline.post_capture import ENV, requested
+from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _NotModelled
+
+_HOOK = {"0.5.16": "srt/arg_groups/pd_disaggregation_hook.py:29-77 @0.5.16",
+         "0.5.23": "srt/arg_groups/pd_disaggregation_hook.py:98-160 @0.5.23"}
+
+
+def pd_hook(s: ArgState) -> None:
+    """handle_pd_disaggregation: validations, the decode role's radix cache and its extra slots."""
+    mode = role(s.raw)
+    s.pd_mode = mode
+    if mode == "null":
+        return
+    if requested(s.env, s.rules.version):
+        raise _NotModelled(f"--disaggregation-mode {mode} with {ENV}=1 is not modelled by this planner yet")
+    m = s.model
+    if m.sliding is not None or m.mla is not None:
+        kind = "sliding-window" if m.sliding is not None else "MLA"
+        raise _NotModelled(f"--disaggregation-mode {mode} with a {kind} model ({m.architecture}) is not modelled "
+                           "by this planner yet (dense and hybrid GDN / Mamba models are)")
+    a, rule = s.a, _HOOK[s.rules.version]
+    if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
+        # 0.5.23's prefill role skips the speculative mamba states in its pool and in the budget
+        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298)
+        raise _NotModelled(f"--disaggregation-mode prefill with --speculative-algorithm on SGLang {s.rules.version} "
+                           "is not modelled by this planner yet (its prefill pool drops the speculative states)")
+    backend = a.get("disaggregation_transfer_backend") or "mooncake"
+    if mode == "decode":
+        if a.get("disaggregation_decode_enable_radix_cache"):
+            if backend == "fake":
+                raise Rejected("ValueError", "--disaggregation-decode-enable-radix-cache is incompatible with "
+                               "--disaggregation-transfer-backend fake", rule)
+            if a.get("speculative_algorithm") is not None:
+                raise Rejected("ValueError", "--disaggregation-decode-enable-radix-cache is incompatible with "
+                               f"speculative decoding (--speculative-algorithm {a['speculative_algorithm']})",
+                               rule if s.rules.version == "0.5.16"
+                               else "srt/arg_groups/speculative_hook.py:164-172 @0.5.23")
+            if m.is_mambaish:
+                raise _NotModelled("--disaggregation-decode-enable-radix-cache with a hybrid (mamba) model is not "
+                                   "modelled by this planner yet")
+            a["disable_radix_cache"] = False
+            s.why["disable_radix_cache"] = f"--disaggregation-decode-enable-radix-cache ({rule})"
+        else:
+            a["disable_radix_cache"] = True
+            s.why["disable_radix_cache"] = f"the decode role forces the chunk cache ({rule})"
+        extra = a.get("disaggregation_decode_extra_slots")
+        if extra is None:
+            extra, mrr = 0, a.get("max_running_requests")
+            if mrr is not None:
+                per_worker = max(1, mrr // max(1, a.get("dp_size") or 1))
+                if per_worker <= 32:
+                    extra = per_worker * 2
+            s.why["disaggregation_decode_extra_slots"] = (
+                f"{extra}: 2 x the per-worker --max-running-requests when given and <= 32, else 0 ({rule})")
+        s.pd_extra = int(extra)
+    elif backend == "fake":
+        raise Rejected("AssertionError", "Prefill server does not support 'fake' as the transfer backend", rule)

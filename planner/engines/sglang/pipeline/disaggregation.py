@@ -1,0 +1,133 @@
+"""PD disaggregation (``--disaggregation-mode prefill|decode``): each role is its own ``sglang serve``, planned
+alone with its own verdict, as SGLang sizes it.
+
+What a role changes, by SGLang's code (0.5.16 and 0.5.23, the releases in :data:`VERIFIED`; every other release
+is refused by name):
+
+* ``handle_pd_disaggregation`` (srt/arg_groups/pd_disaggregation_hook.py:15-96 @0.5.16, :39-200 @0.5.23), run
+  right after the missing-default step: the decode role turns the radix cache off ("KV cache is forced as chunk
+  cache for decode server") unless ``--disaggregation-decode-enable-radix-cache``; its
+  ``--disaggregation-decode-extra-slots`` defaults to 2 x the per-worker ``--max-running-requests`` when that is
+  given and at most 32, else 0; the prefill role refuses the ``fake`` transfer backend.
+* the CUDA-graph roles (``_apply_cuda_graph_disaggregation_roles``, srt/server_args.py:3680-3686 @0.5.16,
+  arg_groups/cuda_graph_hook.py:557-576 @0.5.23): prefill captures no decode graph, decode no prefill graph,
+  unless that phase's backend was set on the command line.
+* ``mem_fraction_static``'s reserve (srt/server_args.py:4055-4080, reserve_for_graph_mb 4164-4196 @0.5.16;
+  arg_groups/memory_hook.py:281-330, 359-403 @0.5.23): on decode the activation term is
+  ``max(R x draft tokens, 2048) x 1.5`` MiB (R = ``--max-running-requests``, else the decode graph's max bs);
+  the decode-graph term counts only off the prefill role, the prefill-graph term only off the decode role; 0.5.23
+  skips the multimodal adjustment on decode (memory_hook.py:283-288 @0.5.23), 0.5.16 does not (:4089-4092).
+* the decode role's request pool (``_build_req_to_token_pool``, mem_cache/kv_cache_configurator.py:614-700
+  @0.5.16, :1571-1680 @0.5.23; disaggregation/decode.py:109-258 @0.5.16, :188-358 @0.5.23):
+  ``DecodeReqToTokenPool`` holds R + extra slots + 1 rows, and for a hybrid (mamba) model
+  ``HybridMambaDecodeReqToTokenPool`` raises the mamba pool to max(M, (R + extra) x slots per request) and
+  sizes the speculative intermediate states for R + extra requests. The KV budget charged only M and R: the
+  difference is allocated beyond the budget, out of the ``1 - mem_fraction_static`` headroom, which the
+  verdict counts (the pools' total is what the headroom is measured from).
+* the transfer backend: with ``mooncake`` (the default) and ``fake`` SGLang's own code allocates no GPU buffer
+  (mooncake registers the existing KV / mamba buffers in place, disaggregation/mooncake/conn.py:244-262
+  @0.5.16; the metadata buffers are on the CPU, disaggregation/utils.py:249-259 @0.5.16); ``nixl`` (UCX may
+  stage transfers through device buffers of its own size), ``mori``, ``ascend`` and the staging buffer
+  (``SGLANG_DISAGG_STAGING_BUFFER``) are refused by name.
+
+Not modelled, refused by name: DP attention / ``--dp-size``, pipeline parallelism, sliding-window, MLA / DSA
+models, the decode radix cache on a hybrid (mamba) model, PD role switching, decode KV offload, host receive,
+``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` with a role, and on 0.5.23 a prefill role with speculative decoding (its
+pool and budget drop the speculative mamba states, ``_pd_prefill_skips_mamba_spec_state``,
+mem_cache/kv_cache_configurator.py:172-181 @0.5.23; 0.5.16 sizes them as a plain launch, which the oracle
+confirms).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+VERIFIED = frozenset({"0.5.16", "0.5.23"})
+MODELLED_BACKENDS = ("mooncake", "mooncake_tcp", "fake")
+
+
+def role(raw: dict[str, Any]) -> str:
+    """``null``, ``prefill`` or ``decode``."""
+    return str(raw.get("disaggregation_mode") or "null")
+
+
+def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
+    """One line naming what is not modelled for a PD role, else None (the flags alone; the model is checked in
+    ``arg_groups/pd_disaggregation_hook.py``). This module imports nothing of the pipeline (it is read by
+    server_args, the hooks and the pools alike)."""
+    mode = role(raw)
+    if mode == "null":
+        return None
+    head = f"--disaggregation-mode {mode}"
+    if version not in VERIFIED:
+        return (f"{head}: PD disaggregation on SGLang {version} is not modelled (verified: "
+                f"{' and '.join(sorted(VERIFIED))})")
+    backend = raw.get("disaggregation_transfer_backend") or "mooncake"
+    if backend not in MODELLED_BACKENDS:
+        why = {"nixl": "NIXL / UCX may stage transfers through device buffers sized by those libraries, which the "
+                       "planner cannot read"}.get(backend, "not a CUDA transfer path this planner models")
+        return f"--disaggregation-transfer-backend {backend}: not modelled ({why}); modelled: mooncake, fake"
+    dp = raw.get("data_parallel_size") or raw.get("dp_size") or 1
+    if dp > 1 or raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1:
+        return f"{head} with DP attention / --dp-size: not modelled by this planner yet"
+    if (raw.get("pipeline_parallel_size") or raw.get("pp_size") or 1) > 1:
+        return f"{head} with --pp-size: not modelled by this planner yet"
+    for key, what in (("enable_pd_role_switch", "PD role switching"),
+                      ("disaggregation_decode_enable_offload_kvcache", "decode KV offload"),
+                      ("enable_hisparse", "HiSparse")):
+        if raw.get(key):
+            return f"--{key.replace('_', '-')}: {what} with {head} is not modelled by this planner yet"
+    threshold = raw.get("disaggregation_decode_host_receive_threshold")
+    if threshold is not None and threshold != 1 and threshold != 1.0:
+        return "--disaggregation-decode-host-receive-threshold below 1: decode host receive is not modelled yet"
+    return None
+
+
+def graph_roles(s: Any) -> None:
+    """_apply_cuda_graph_disaggregation_roles: the other role's graph is off unless its backend was given."""
+    if s.pd_mode == "prefill" and s.a.get("cuda_graph_backend_decode") is None:
+        s.decode_graph_on = False
+    elif s.pd_mode == "decode" and s.a.get("cuda_graph_backend_prefill") is None:
+        s.prefill_graph_on = False
+
+
+def decode_activation_tokens(s: Any) -> int | None:
+    """The decode role's activation tokens in the fraction's reserve (srt/server_args.py:4062-4069 @0.5.16,
+    arg_groups/memory_hook.py:298-303 @0.5.23); None off the decode role."""
+    if s.pd_mode != "decode":
+        return None
+    running = s.a.get("max_running_requests") or s.gmax or 1
+    return max(running * (s.a.get("speculative_num_draft_tokens") or 1), 2048)
+
+
+def vlm_factor_applies(s: Any) -> bool:
+    """0.5.23 leaves the decode role's fraction alone for a multimodal model (memory_hook.py:283-288 @0.5.23)."""
+    return not (s.pd_mode == "decode" and s.rules.version != "0.5.16")
+
+
+def decode_pool_sizes(args: Any, r, m, mamba: bool):
+    """The decode role's request rows and mamba slots as allocated (disaggregation/decode.py:133-146, 219-253
+    @0.5.16; :198-206, 308-340 @0.5.23): R + extra, and max(M, (R + extra) x (1 + tracking slots)). ``r`` and
+    ``m`` may be numpy arrays."""
+    extra = getattr(args, "decode_extra_slots", 0)
+    rows = r + extra
+    if not mamba:
+        return rows, m
+    tracking = (1 if args.disable_overlap_schedule else 2) if args.extra_buffer else 0
+    need = rows * (1 + tracking)
+    diff = need - m
+    return rows, m + diff * (diff > 0)
+
+
+def notes(args: Any) -> list[str]:
+    """What the role changes, in words, for the plan's warnings."""
+    mode = getattr(args, "disaggregation_mode", "null")
+    if mode == "null":
+        return []
+    backend = args.raw.get("disaggregation_transfer_backend") or "mooncake"
+    out = [f"PD {mode} role: planned alone (each role is its own server and verdict); transfer backend {backend}: "
+           "no GPU buffer from SGLang's code (the pools are registered in place); the transfer library's own "
+           "memory, if any, is not in this plan"]
+    return out
+

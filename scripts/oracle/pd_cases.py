@@ -1,0 +1,198 @@
+"""Golden cases for PD disaggregation roles: each role (``--disaggregation-mode prefill`` / ``decode``) sized by
+SGLang's own code, one oracle batch per release (SGLang imported once).
+
+    bash scripts/oracle/oracle_copy.sh /tmp/oracle-pd
+    python3 scripts/oracle/pd_cases.py regen --version 0.5.16 [--oracle /tmp/oracle-pd]            # curated set
+    python3 scripts/oracle/pd_cases.py regen --version 0.5.16 --seed 1 --count 12                  # random launches
+    python scripts/oracle/pd_cases.py agree --version 0.5.23 --seed 7 --count 8    # fresh seed vs the planner
+
+The oracle runs SGLang's own handle_pd_disaggregation, CUDA-graph roles, mem_fraction_static reserve and
+``_build_req_to_token_pool`` (DecodeReqToTokenPool / HybridMambaDecodeReqToTokenPool on meta tensors); the
+repo's adapters (scripts/oracle/adapters/v0_5_16.py, v0_5_23.py) only make the decode-graph capture list follow
+the decode phase's backend, as SGLang's capture_device_graphs does. Writes
+tests/golden/pp_pd/sglang-<version>/pd_cases.jsonl and pd_results.jsonl (pd_random_* for a seed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CFG = "planner/catalog/configs/"
+GPUS = {
+    "h100": dict(gpu_total_mib=81559, gpu_sm="9.0", gpu_name="NVIDIA H100 80GB HBM3"),
+    "h200": dict(gpu_total_mib=143771, gpu_sm="9.0", gpu_name="NVIDIA H200"),
+    "b200": dict(gpu_total_mib=183359, gpu_sm="10.0", gpu_name="NVIDIA B200"),
+}
+MODELS = {  # planner catalog id -> config the oracle reads
+    "qwen3-32b": CFG + "Qwen__Qwen3-32B.config.json",
+    "qwen3.6-27b": CFG + "Qwen__Qwen3.6-27B.config.json",
+    "qwen3.5-397b-a17b-fp8": CFG + "Qwen__Qwen3.5-397B-A17B-FP8.reconstructed.config.json",
+}
+
+# The Qwen3.5-397B-A17B-FP8 1P1D recipe (prefill TP4 / decode TP4 on B200, MTP on decode): SemiAnalysisAI/InferenceX
+# benchmarks/multi_node/srt-slurm-recipes/qwen3.5/sglang/b200-fp8/agentx/disagg-1p1d-p-tp4-d-tp4-mtp.yaml @10f1a60c,
+# "adapted from" the SGLang cookbook docs/cookbook/autoregressive/Qwen/Qwen3.5.mdx @191172fa. Its
+# --moe-runner-backend flashinfer_trtllm is refused by the planner by name (a kernel whose workspace it does not
+# model); RECIPE_* are the roles with SGLang's default MoE kernels.
+_RECIPE_COMMON = ["--tp-size", "4", "--quantization", "fp8", "--kv-cache-dtype", "fp8_e4m3",
+                  "--mamba-ssm-dtype", "bfloat16", "--attention-backend", "trtllm_mha",
+                  "--linear-attn-decode-backend", "flashinfer", "--page-size", "64", "--mem-fraction-static", "0.8",
+                  "--context-length", "262144", "--chunked-prefill-size", "16384", "--max-prefill-tokens", "16384",
+                  "--max-running-requests", "32", "--disaggregation-transfer-backend", "mooncake"]
+RECIPE_PREFILL = _RECIPE_COMMON + ["--disaggregation-mode", "prefill", "--disable-cuda-graph"]
+RECIPE_DECODE = _RECIPE_COMMON + ["--disaggregation-mode", "decode", "--disable-radix-cache",
+                                  "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+                                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+                                  "--cuda-graph-max-bs-decode", "16"]
+RECIPE_ENV = {"SGLANG_ENABLE_SPEC_V2": "1"}
+RECIPE_PUBLISHED_EXTRA = ["--moe-runner-backend", "flashinfer_trtllm"]
+
+
+def _c(id_, gpu, model, flags, before, after, env=None):
+    return dict(id=id_, gpu=gpu, planner_model=model, flags=flags, free_before_gib=before, free_after_gib=after,
+                env=env or {})
+
+
+DEC, PRE = ["--disaggregation-mode", "decode"], ["--disaggregation-mode", "prefill"]
+CASES = [
+    _c("dense_decode_default", "h100", "qwen3-32b", ["--tp-size", "2", *DEC], 78.5, 47.0),
+    _c("dense_prefill_default", "h100", "qwen3-32b", ["--tp-size", "2", *PRE], 78.5, 47.0),
+    _c("dense_decode_mrr16", "h100", "qwen3-32b", ["--tp-size", "2", *DEC, "--max-running-requests", "16"], 78.5, 47.0),
+    _c("dense_decode_mrr48", "h100", "qwen3-32b", ["--tp-size", "2", *DEC, "--max-running-requests", "48"], 78.5, 47.0),
+    _c("dense_decode_extra_radix", "h100", "qwen3-32b",
+       ["--tp-size", "2", *DEC, "--disaggregation-decode-extra-slots", "100",
+        "--disaggregation-decode-enable-radix-cache"], 78.5, 47.0),
+    _c("dense_decode_fake", "h100", "qwen3-32b",
+       ["--tp-size", "2", *DEC, "--disaggregation-transfer-backend", "fake", "--max-running-requests", "8"], 78.5, 47.0),
+    _c("dense_prefill_decode_graph_locked", "h100", "qwen3-32b",
+       ["--tp-size", "2", *PRE, "--cuda-graph-backend-decode", "full"], 78.5, 47.0),
+    _c("dense_prefill_fake_rejected", "h100", "qwen3-32b",
+       ["--tp-size", "2", *PRE, "--disaggregation-transfer-backend", "fake"], 78.5, 47.0),
+    _c("dense_decode_radix_spec_rejected", "h100", "qwen3-32b",
+       ["--tp-size", "2", *DEC, "--disaggregation-decode-enable-radix-cache", "--speculative-algorithm", "NGRAM"],
+       78.5, 47.0),
+    _c("hybrid_decode_mrr16", "h100", "qwen3.6-27b", ["--tp-size", "2", *DEC, "--max-running-requests", "16"],
+       78.5, 50.0),
+    _c("hybrid_decode_default", "h100", "qwen3.6-27b", ["--tp-size", "2", *DEC], 78.5, 50.0),
+    _c("hybrid_prefill_default", "h100", "qwen3.6-27b", ["--tp-size", "2", *PRE], 78.5, 50.0),
+    _c("hybrid_decode_mtp_mrr8", "h100", "qwen3.6-27b",
+       ["--tp-size", "2", *DEC, "--max-running-requests", "8", "--speculative-algorithm", "NEXTN",
+        "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],
+       78.5, 50.0),
+    _c("hybrid_decode_tight_mrr32", "h100", "qwen3.6-27b",
+       ["--tp-size", "1", *DEC, "--max-running-requests", "32", "--mem-fraction-static", "0.9"], 78.5, 24.0),
+    _c("recipe_qwen35_397b_fp8_prefill", "b200", "qwen3.5-397b-a17b-fp8", RECIPE_PREFILL, 175.9, 82.87, RECIPE_ENV),
+    _c("recipe_qwen35_397b_fp8_decode", "b200", "qwen3.5-397b-a17b-fp8", RECIPE_DECODE, 175.9, 80.38, RECIPE_ENV),
+]
+
+
+def random_cases(seed: int, count: int) -> list[dict]:
+    """Random roles: dense Qwen3-32B or hybrid Qwen3.6-27B on H100 / H200, tp 1-2, prefill or decode, a request cap,
+    extra slots, page size, context length, NEXTN on a hybrid decode role now and then; free memory around the
+    weights' share."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        model = rng.choice(["qwen3-32b", "qwen3.6-27b"])
+        gpu = rng.choice(["h100", "h200"])
+        tp = rng.choice([1, 2])
+        mode = rng.choice(["prefill", "decode"])
+        flags = ["--tp-size", str(tp), "--disaggregation-mode", mode]
+        if rng.random() < 0.6:
+            flags += ["--max-running-requests", str(rng.choice([4, 16, 32, 33, 128]))]
+        if mode == "decode" and rng.random() < 0.3:
+            flags += ["--disaggregation-decode-extra-slots", str(rng.choice([0, 8, 64]))]
+        if rng.random() < 0.3:
+            flags += ["--page-size", str(rng.choice([16, 64]))]
+        if rng.random() < 0.3:
+            flags += ["--context-length", str(rng.choice([8192, 32768]))]
+        if model == "qwen3.6-27b" and mode == "decode" and rng.random() < 0.3:
+            flags += ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "2", "--speculative-eagle-topk",
+                      "1", "--speculative-num-draft-tokens", "3"]
+        total = GPUS[gpu]["gpu_total_mib"] / 1024
+        before = round(total - rng.uniform(1.0, 2.5), 2)
+        share = (61.0 if model == "qwen3-32b" else 52.0) / tp
+        after = round(max(1.0, before - share * rng.uniform(0.95, 1.1)), 2)
+        out.append(_c(f"pd_random_{seed}_{i}", gpu, model, flags, before, after))
+    return out
+
+
+def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None) -> None:
+    py = str(Path.home() / f".cache/sglang-oracle/{version}/venv/bin/python")
+    folder = folder or REPO / "tests/golden/pp_pd" / f"sglang-{version}"
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = CASES if seed is None else random_cases(seed, count)
+    prefix = "pd_" if seed is None else "pd_random_"
+    with tempfile.TemporaryDirectory() as td:
+        batch = Path(td) / "cases.jsonl"
+        batch.write_text("".join(json.dumps(dict(id=c["id"], config_json=str(REPO / MODELS[c["planner_model"]]),
+                                                 flags=c["flags"], free_before_gib=c["free_before_gib"],
+                                                 free_after_gib=c["free_after_gib"], env=c["env"],
+                                                 **GPUS[c["gpu"]])) + "\n" for c in cases))
+        out = subprocess.run([py, str(oracle / "oracle.py"), "--batch", str(batch), "--summary-only"],
+                             check=False, capture_output=True, text=True)
+    print(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "", file=sys.stderr)
+    results = {r["id"]: r for r in (json.loads(x) for x in out.stdout.splitlines() if x.strip())}
+    with open(folder / f"{prefix}cases.jsonl", "w") as fc, open(folder / f"{prefix}results.jsonl", "w") as fr:
+        for c in cases:
+            fc.write(json.dumps(dict(c, **GPUS[c["gpu"]])) + "\n")
+            fr.write(json.dumps(dict(id=c["id"], summary=results[c["id"]]["summary"])) + "\n")
+            print(c["id"], results[c["id"]]["summary"]["outcome"], file=sys.stderr)
+
+
+def planner_summary(case: dict, version: str) -> dict:
+    """The planner's summary for one role (run with the repo's venv)."""
+    sys.path.insert(0, str(REPO))
+    from planner.catalog.catalog import resolve_model
+    from planner.hardware.profiles import find_profile
+    from planner.plan import make_plan
+    from planner.summary import build_summary
+
+    plan = make_plan(find_profile(case["gpu"]), resolve_model(case["planner_model"]), case["flags"], case["env"],
+                     case["free_before_gib"], case["free_after_gib"], version=version)
+    return build_summary(plan)
+
+
+def agree(version: str, oracle: Path, seed: int, count: int) -> int:
+    """Fresh random roles: the oracle's summary against the planner's, every field. One line per launch."""
+    sys.path.insert(0, str(REPO))
+    from planner.summary import SUMMARY_FIELDS
+
+    with tempfile.TemporaryDirectory() as td:
+        regen(version, oracle, seed, count, Path(td))
+        cases = [json.loads(x) for x in (Path(td) / "pd_random_cases.jsonl").read_text().splitlines()]
+        results = [json.loads(x) for x in (Path(td) / "pd_random_results.jsonl").read_text().splitlines()]
+    equal = 0
+    for c, r in zip(cases, results):
+        got, exp = planner_summary(c, version), r["summary"]
+        diff = {k: (exp[k], got[k]) for k in SUMMARY_FIELDS if exp[k] != got[k]}
+        equal += not diff
+        print(c["id"], " ".join(c["flags"]), "equal" if not diff else diff)
+    print(f"{version} seed {seed}: {equal}/{len(cases)} roles equal on every field")
+    return 0 if equal == len(cases) else 1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("regen", "agree"):
+        g = sub.add_parser(name)
+        g.add_argument("--version", required=True)
+        g.add_argument("--oracle", default="/tmp/oracle-pd")
+        g.add_argument("--seed", type=int, default=None, required=name == "agree")
+        g.add_argument("--count", type=int, default=12)
+    a = ap.parse_args()
+    if a.cmd == "agree":
+        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count))
+    regen(a.version, Path(a.oracle), a.seed, a.count)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""PD disaggregation roles against SGLang's own code: each role's summary, field by field.
+
+The expected values are what the sglang-oracle printed for each ``--disaggregation-mode prefill|decode`` launch
+(SGLang's handle_pd_disaggregation, CUDA-graph roles, fraction reserve and decode request / mamba pools), made by
+``scripts/oracle/pd_cases.py``; tests/golden/pp_pd/README.md gives the commands. Nothing here is hand-derived.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.catalog.catalog import resolve_model
+from planner.cli import main
+from planner.engines.sglang.pipeline.disaggregation import VERIFIED, decode_pool_sizes
+from planner.hardware.profiles import find_profile
+from planner.plan import make_plan
+from planner.summary import SUMMARY_FIELDS, build_summary
+
+HERE = Path(__file__).parent / "golden" / "pp_pd"
+sys.path.insert(0, str(Path(__file__).parents[1] / "scripts" / "oracle"))
+from pd_cases import RECIPE_DECODE, RECIPE_ENV, RECIPE_PREFILL, RECIPE_PUBLISHED_EXTRA  # noqa: E402
+
+
+def _pairs(version: str, prefix: str):
+    folder = HERE / f"sglang-{version}"
+    if not (folder / f"{prefix}cases.jsonl").exists():
+        assert prefix != "pd_", f"no curated PD golden cases for {version}"
+        return []
+    cases = [json.loads(x) for x in (folder / f"{prefix}cases.jsonl").read_text().splitlines() if x.strip()]
+    results = [json.loads(x) for x in (folder / f"{prefix}results.jsonl").read_text().splitlines() if x.strip()]
+    assert [c["id"] for c in cases] == [r["id"] for r in results]
+    return [(c, r["summary"]) for c, r in zip(cases, results)]
+
+
+CASES = [(v, c, r) for v in sorted(VERIFIED) for p in ("pd_", "pd_random_") for c, r in _pairs(v, p)]
+
+
+def _plan(version: str, case: dict):
+    gpu = find_profile(case["gpu"])
+    assert gpu.capacity_mib == case["gpu_total_mib"] and gpu.compute_capability == case["gpu_sm"]
+    return make_plan(gpu, resolve_model(case["planner_model"]), case["flags"], case["env"], case["free_before_gib"],
+                     case["free_after_gib"], version=version)
+
+
+@pytest.mark.parametrize("version,case,expected", CASES, ids=[f"{v}-{c['id']}" for v, c, _ in CASES])
+def test_every_role_matches_sglang(version, case, expected):
+    got = build_summary(_plan(version, case))
+    diff = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
+    assert not diff, diff
+
+
+def _golden(version: str, case_id: str) -> tuple[dict, dict]:
+    return next((c, r) for c, r in _pairs(version, "pd_") if c["id"] == case_id)
+
+
+@pytest.mark.parametrize("version", sorted(VERIFIED))
+def test_the_golden_set_exercises_what_a_role_changes(version):
+    """The cases hold what could hide an error: the decode role allocates beyond what its budget charged (extra
+    request rows; mamba slots raised above M for a hybrid model), the chunk cache is forced on decode, the prefill
+    role captures no decode graph, and the two roles reserve differently."""
+    _, plain_dec = _golden(version, "dense_decode_default")
+    _, plain_pre = _golden(version, "dense_prefill_default")
+    assert plain_dec["disable_radix_cache"] and not plain_pre["disable_radix_cache"]
+    assert plain_dec["mem_fraction_static"] != plain_pre["mem_fraction_static"]
+    assert plain_pre["cuda_graph_capture_max_bs"] is None  # no decode graph on a prefill role
+    _, locked = _golden(version, "dense_prefill_decode_graph_locked")
+    assert locked["cuda_graph_capture_max_bs"] is not None  # --cuda-graph-backend-decode given: kept
+    case, hyb = _golden(version, "hybrid_decode_mrr16")
+    m, r = hyb["max_mamba_cache_size"], hyb["max_running_requests"]
+    per_slot = hyb["mamba_cache_per_req_bytes"]
+    slots = (hyb["pool_mamba_conv_bytes"] + hyb["pool_mamba_ssm_bytes"]) // per_slot
+    assert slots == r + 2 * r + 1 > m + 1  # (R + extra) slots + padding, above the M the budget charged
+    _, mtp = _golden(version, "hybrid_decode_mtp_mrr8")
+    assert mtp["pool_mamba_intermediate_ssm_bytes"] > 0
+    assert _golden(version, "dense_prefill_fake_rejected")[1]["outcome"] == "rejected"
+    assert _golden(version, "dense_decode_radix_spec_rejected")[1]["outcome"] == "rejected"
+
+
+def test_decode_pool_sizes_follow_sglangs_decode_pools():
+    """HybridMambaDecodeReqToTokenPool (disaggregation/decode.py:219-253 @0.5.16): rows R + extra, mamba slots
+    max(M, (R + extra) x (1 + tracking slots)); a plain model keeps M."""
+    class A:
+        decode_extra_slots, disable_overlap_schedule, extra_buffer = 32, False, False
+    assert decode_pool_sizes(A, 16, 16, True) == (48, 48)
+    assert decode_pool_sizes(A, 16, 100, True) == (48, 100)
+    assert decode_pool_sizes(A, 16, 7, False) == (48, 7)
+    A.extra_buffer = True
+    assert decode_pool_sizes(A, 16, 16, True) == (48, 144)
+
+
+@pytest.mark.parametrize("version", sorted(VERIFIED))
+def test_qwen35_397b_recipe_gets_a_verdict_per_role_that_sglang_agrees_with(version):
+    """The public Qwen3.5-397B-A17B-FP8 1P1D recipe (scripts/oracle/pd_cases.py names it): each role planned on
+    B200 x4 from the planner's own weight model fits, and given the free memory the planner models, SGLang's own
+    code sizes every pool as the planner does (the golden cases recipe_qwen35_397b_fp8_*)."""
+    model, gpu = resolve_model("qwen3.5-397b-a17b-fp8"), find_profile("b200")
+    for role, flags in (("prefill", RECIPE_PREFILL), ("decode", RECIPE_DECODE)):
+        plan = make_plan(gpu, model, flags, RECIPE_ENV, version=version)
+        assert plan.verdict == "fits", (role, plan.verdict)
+        case, exp = _golden(version, f"recipe_qwen35_397b_fp8_{role}")
+        assert case["flags"] == flags
+        assert round(plan.free_after_bytes / (1 << 30), 2) == case["free_after_gib"]
+        assert exp["outcome"] == "ok" and exp["startup_ok"]
+        got = build_summary(_plan(version, case))
+        assert {k: got[k] for k in SUMMARY_FIELDS} == {k: exp[k] for k in SUMMARY_FIELDS}
+    # decode: the 64 extra slots (2 x 32 running requests) get mamba slots and MTP states beyond the budget
+    _, dec = _golden(version, "recipe_qwen35_397b_fp8_decode")
+    assert (dec["pool_mamba_conv_bytes"] + dec["pool_mamba_ssm_bytes"]) // dec["mamba_cache_per_req_bytes"] == 97
+
+
+def test_the_published_recipe_names_what_is_not_modelled(capsys):
+    code = main(["--gpu", "b200", "--model", "qwen3.5-397b-a17b-fp8", "--sglang-version", "0.5.23", "--no-search",
+                 *RECIPE_DECODE, *RECIPE_PUBLISHED_EXTRA])
+    err = capsys.readouterr().err
+    assert code == 2 and "--moe-runner-backend flashinfer_trtllm" in err
+
+
+@pytest.mark.parametrize("flags,what", [
+    (["--disaggregation-mode", "decode", "--sglang-version", "0.5.20"], "PD disaggregation on SGLang 0.5.20"),
+    (["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "nixl"], "nixl"),
+    (["--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "mori"], "mori"),
+    (["--disaggregation-mode", "decode", "--dp-size", "2", "--enable-dp-attention", "--tp-size", "2"], "DP attention"),
+    (["--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache"], "hybrid (mamba)"),
+    (["--disaggregation-mode", "prefill", "--speculative-algorithm", "NEXTN", "--sglang-version", "0.5.23"],
+     "--disaggregation-mode prefill with --speculative-algorithm on SGLang 0.5.23"),
+])
+def test_what_is_not_modelled_is_refused_by_name(flags, what, capsys):
+    code = main(["--gpu", "h100", "--model", "qwen3.6-27b", "--no-search", *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and what in err, err
+
+
+@pytest.mark.parametrize("version", sorted(VERIFIED))
+def test_the_decode_role_allocates_beyond_what_its_budget_charged(version):
+    """The failure the issue names: a decode server whose pools outgrow the budget they charged. The same launch as a
+    plain server fits; as a decode role its 64 extra slots raise the mamba pool from 33 to 97 slots (SGLang's own
+    sizes, golden hybrid_decode_tight_mrr32), past the memory the weights leave: the verdict says so, and how much."""
+    case, exp = _golden(version, "hybrid_decode_tight_mrr32")
+    decode = _plan(version, case)
+    assert build_summary(decode)["pool_total_bytes"] == exp["pool_total_bytes"]
+    assert decode.verdict == "oom_risk"
+    assert any("beyond what the KV budget charged (64 extra request slots)" in w for w in decode.args.warnings)
+    plain = make_plan(find_profile(case["gpu"]), resolve_model(case["planner_model"]),
+                      [f for f in case["flags"] if f not in ("--disaggregation-mode", "decode")], {},
+                      case["free_before_gib"], case["free_after_gib"], version=version)
+    assert plain.verdict == "fits"
+    assert decode.pools.total - plain.pools.total > 8 << 30
+
+
+def test_a_role_is_planned_without_the_flag_search(capsys):
+    code = main(["--gpu", "h100", "--model", "qwen3-32b", "--tp-size", "2", "--disaggregation-mode", "prefill",
+                 "--sglang-version", "0.5.16"])
+    out = capsys.readouterr().out
+    assert code == 0 and "no flag search for a PD role" in out and "Verdict: FITS" in out
