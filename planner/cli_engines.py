@@ -182,9 +182,14 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     return outcome.exit_code
 
 
+# --compare-engines --need-context C: each engine serves requests of C tokens under its own flag
+CONTEXT_FLAG = {"sglang": "--context-length", "vllm": "--max-model-len"}
+
+
 def compare_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | None, h: dict[str, Callable]) -> int:
-    """plan --compare-engines: the same GPU, model and context under each engine's rules (its defaults: engine
-    flags are each engine's own, so none are taken), capacity side by side; exit 0 when both fit."""
+    """plan --compare-engines: the same GPU, model and context under each engine's rules (its defaults, plus the
+    context flag when --need-context is given: engine flags are each engine's own, so none are taken), capacity
+    side by side; exit 0 when both fit."""
     from planner.engines.interface import PlanRequest  # noqa: PLC0415
     from planner.engines.registry import engine, names, title  # noqa: PLC0415
 
@@ -202,7 +207,8 @@ def compare_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | 
     for name in names():
         front = engine(name)
         version = ns.sglang_version if name == "sglang" else vllm_version(ns.vllm_version, None)[0]
-        request = PlanRequest(gpu=gpu, model=model, flags=(), env=env if name == "sglang" else {}, version=version,
+        ctx = () if ns.need_context is None else (CONTEXT_FLAG[name], str(ns.need_context))
+        request = PlanRequest(gpu=gpu, model=model, flags=ctx, env=env if name == "sglang" else {}, version=version,
                               measured=measured_of(ns, name), need_context=ns.need_context,
                               need_concurrency=ns.need_concurrency, search=False)
         outcomes.append((title(name), front.plan(request)))
@@ -228,22 +234,22 @@ def _cell(v: Any) -> str:
 
 
 def render_compare(gpu: str, model: str, context: int | None, outcomes: list[tuple[str, Any]]) -> str:
-    """The capacity figures of each engine in columns (PlanOutcome.capacity: kv_tokens, context_len,
-    max_concurrency at concurrency_context, kv_bytes)."""
+    """The capacity figures of each engine in columns (PlanOutcome.capacity: kv_tokens, context, max_concurrency,
+    requests_at_once, max_running_requests, kv_bytes; "-" where an engine does not give one)."""
     head = [f"{t} {o.version}" for t, o in outcomes]
     rows = [("verdict", [o.verdict for _, o in outcomes])]
-    for key, label in (("kv_tokens", "KV cache tokens"), ("context_len", "context length"),
-                       ("max_running_requests", "running requests (max)"),
-                       ("concurrency_context", "concurrency measured at (tokens)"),
-                       ("max_concurrency", "max concurrency at that length"), ("kv_bytes", "KV cache GiB")):
+    for key, label in (("kv_tokens", "KV cache tokens"), ("context", "context length (tokens)"),
+                       ("max_concurrency", "KV cache / context length"),
+                       ("requests_at_once", "requests of that length at once"),
+                       ("max_running_requests", "running-request limit"), ("kv_bytes", "KV cache GiB")):
         vals = [o.capacity.get(key) for _, o in outcomes]
         if key == "kv_bytes":
             vals = [None if v is None else v / (1 << 30) for v in vals]
         rows.append((label, vals))
     w0 = max(len(r[0]) for r in rows)
     ws = [max(len(head[i]), *(len(_cell(r[1][i])) for r in rows)) for i in range(len(head))]
-    lines = [f"Engines compared on {gpu}, model {model}: each engine's defaults"
-             + (f", requests of {context:,} tokens" if context else ""),
+    what = f"--context-length / --max-model-len {context:,}" if context else "each engine's defaults"
+    lines = [f"Engines compared on {gpu}, model {model}: {what}",
              "  " + " " * w0 + "".join(f"  {h:>{w}}" for h, w in zip(head, ws))]
     for label, vals in rows:
         lines.append("  " + f"{label:<{w0}}" + "".join(f"  {_cell(v):>{w}}" for v, w in zip(vals, ws)))

@@ -61,7 +61,7 @@ def _ref(name: str) -> dict[str, str]:
 
 
 def _summary() -> dict[str, Any]:
-    from planner.summary import SUMMARY_FIELDS  # noqa: PLC0415
+    from planner.engines.sglang.summary import SUMMARY_FIELDS  # noqa: PLC0415
 
     types: dict[str, Any] = {
         "summary_version": {"const": 1}, "sglang_version": _STR, "outcome": {"enum": list(OUTCOMES)},
