@@ -541,7 +541,8 @@ def check_main(argv: list[str], out=None) -> int:
     except BadInput as exc:
         from planner.cli_engines import vllm_check  # noqa: PLC0415 - a vLLM log goes to vLLM's check, when built
 
-        code = vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out) if "a vLLM log" in str(exc) else None
+        code = (vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out,
+                           ns.model and resolve_model_safely(ns.model)) if "a vLLM log" in str(exc) else None)
         if code is None:
             raise
         return code

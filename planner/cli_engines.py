@@ -234,13 +234,13 @@ def _cell(v: Any) -> str:
 
 
 def render_compare(gpu: str, model: str, context: int | None, outcomes: list[tuple[str, Any]]) -> str:
-    """The capacity figures of each engine in columns (PlanOutcome.capacity: kv_tokens, context, max_concurrency,
-    requests_at_once, max_running_requests, kv_bytes; "-" where an engine does not give one)."""
+    """The capacity figures of each engine in columns (PlanOutcome.capacity: kv_tokens, context_len,
+    max_concurrency_x, max_concurrency, max_running_requests, kv_bytes; "-" where an engine does not give one)."""
     head = [f"{t} {o.version}" for t, o in outcomes]
     rows = [("verdict", [o.verdict for _, o in outcomes])]
-    for key, label in (("kv_tokens", "KV cache tokens"), ("context", "context length (tokens)"),
-                       ("max_concurrency", "KV cache / context length"),
-                       ("requests_at_once", "requests of that length at once"),
+    for key, label in (("kv_tokens", "KV cache tokens"), ("context_len", "context length (tokens)"),
+                       ("max_concurrency_x", "KV cache / context length"),
+                       ("max_concurrency", "requests of that length at once"),
                        ("max_running_requests", "running-request limit"), ("kv_bytes", "KV cache GiB")):
         vals = [o.capacity.get(key) for _, o in outcomes]
         if key == "kv_bytes":
@@ -256,9 +256,11 @@ def render_compare(gpu: str, model: str, context: int | None, outcomes: list[tup
     return "\n".join(lines)
 
 
-def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool, write_out: Callable) -> int | None:
-    """plan check on a vLLM log, through vLLM's front end (planner.engines.vllm.check.check_log); None when this
-    build has no vLLM log check (the caller keeps its refusal)."""
+def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool, write_out: Callable,
+               model: Any = None) -> int | None:
+    """plan check on a vLLM log, through vLLM's front end (planner.engines.vllm.check.check_log(text, gpu=profile,
+    version=, model= when --model is given)); None when this build has no vLLM log check (the caller keeps its
+    refusal)."""
     from planner.engines.registry import optional  # noqa: PLC0415
 
     check_log = optional("vllm", "check", "check_log")
@@ -273,7 +275,7 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     except (OSError, EOFError, ValueError) as exc:
         raise BadInput(f"check: cannot read {str(text_path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
     full = vllm_version(version, None)[0] if version is not None else None
-    outcome = check_log(text, gpu=profile, version=full)
+    outcome = check_log(text, gpu=profile, version=full, **({} if model is None else {"model": model}))
     write_out((json.dumps(outcome.json, indent=2, default=str) if as_json else outcome.text.rstrip("\n")) + "\n")
     return outcome.exit_code
 

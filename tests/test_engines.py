@@ -194,8 +194,8 @@ class _FakeVllm:
         fits = "--max-num-seqs" in request.flags
         return PlanOutcome(engine="vllm", version=request.version, verdict="fits" if fits else "rejected",
                            exit_code=0 if fits else 1, text="vLLM REPORT\n", json={"engine": "vllm", "summary": {}},
-                           capacity={"kv_tokens": 1000, "context": 4096, "max_concurrency": 7.5,
-                                     "requests_at_once": 7, "kv_bytes": 1 << 30})
+                           capacity={"kv_tokens": 1000, "context_len": 4096, "max_concurrency_x": 7.5,
+                                     "max_concurrency": 7, "kv_bytes": 1 << 30})
 
 
 @pytest.fixture
@@ -241,11 +241,11 @@ def test_compare_engines_side_by_side(fake_vllm):
     assert lines[2].split()[1:] == ["fits", "rejected"]
     sg = registry.engine("sglang").plan(PlanRequest(gpu=find_profile("rtxpro6000"), model=resolve_model(
         "qwen3.6-27b"), flags=("--context-length", "4096"), env={}, version=None, search=False)).capacity
-    assert sg["context"] == 4096 and sg["requests_at_once"] == min(sg["max_running_requests"], sg["kv_tokens"] // 4096)
+    assert sg["context_len"] == 4096 and sg["max_concurrency"] == min(sg["max_running_requests"], sg["kv_tokens"] // 4096)
     assert lines[3].split()[-2:] == [f"{sg['kv_tokens']:,}", "1,000"]
     assert lines[4].split()[-2:] == ["4,096", "4,096"]
-    assert lines[5].split()[-2:] == [f"{sg['max_concurrency']:,.2f}", "7.50"]
-    assert lines[6].split()[-2:] == [f"{sg['requests_at_once']:,}", "7"]
+    assert lines[5].split()[-2:] == [f"{sg['max_concurrency_x']:,.2f}", "7.50"]
+    assert lines[6].split()[-2:] == [f"{sg['max_concurrency']:,}", "7"]
     assert lines[7].split()[-2:] == [f"{sg['max_running_requests']:,}", "-"]
     code, out, _ = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--compare-engines", "--json"])
     d = json.loads(out)

@@ -50,20 +50,22 @@ def finish_plan(plan, flags: list[str], env: dict[str, str], default, base) -> N
 
 
 def capacity(plan) -> dict[str, Any]:
-    """The figures ``--compare-engines`` puts beside vLLM's (the same keys as vLLM's front end): KV tokens, the
-    context length, how many requests of that length the KV cache holds (``max_concurrency``, tokens / context, as
-    vLLM's "Maximum concurrency" figure) and how many run at once (``requests_at_once``: also capped by the
-    running-request limit), the running-request limit, the KV bytes; None where SGLang does not get there."""
+    """The figures ``--compare-engines`` puts beside vLLM's (vLLM's front end gives the same keys): KV tokens, the
+    context length (``concurrency_context``: the length the concurrency is counted at), the requests of that length
+    running at once (``max_concurrency``: whole requests, capped by the running-request limit), the KV cache over
+    the context (``max_concurrency_x``, as vLLM's "Maximum concurrency" figure), the running-request limit, the KV
+    bytes; None where SGLang does not get there."""
     from planner.engines.sglang.summary import build_summary  # noqa: PLC0415
 
     s = build_summary(plan)
     tokens, running, ctx = s.get("max_total_num_tokens"), s.get("max_running_requests"), s.get("context_len")
-    conc = at_once = None
+    conc = ratio = None
     if tokens is not None and ctx:
-        conc = round(tokens / ctx, 2)
-        at_once = tokens // ctx if running is None else min(running, tokens // ctx)
-    return {"kv_tokens": tokens, "context": ctx, "max_concurrency": conc, "requests_at_once": at_once,
-            "max_running_requests": running, "kv_bytes": s.get("available_kv_bytes")}
+        ratio = round(tokens / ctx, 2)
+        conc = tokens // ctx if running is None else min(running, tokens // ctx)
+    return {"kv_tokens": tokens, "context_len": ctx, "concurrency_context": ctx, "max_concurrency": conc,
+            "max_concurrency_x": ratio, "max_running_requests": running, "kv_bytes": s.get("available_kv_bytes"),
+            "verdict": plan.verdict}
 
 
 class SGLangFrontend:
