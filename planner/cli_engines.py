@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from typing import Any, Callable
 
 from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput
@@ -62,6 +63,14 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     for name, (unit, _, what) in VLLM_MEASURED.items():
         e.add_argument("--" + name.replace("_", "-"), type=float, default=None, metavar=unit,
                        help=f"vLLM, measured: {what}")
+
+
+def one_gpu(gpu: Any, why: str) -> None:
+    """--gpu any / a list of GPU types (the hardware search, SGLang's only) refused by name for ``why``."""
+    t = gpu.strip().lower() if isinstance(gpu, str) else ""
+    if t == "any" or ("," in t and not re.fullmatch(r"[\d,\s]+", t)):
+        raise BadInput(f"--gpu {gpu[:60]}: the hardware search (--gpu any / a list of GPU types) is SGLang's only; "
+                       f"give one GPU {why}")
 
 
 def _given(argv: list[str], option: str) -> bool:
@@ -169,6 +178,7 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
             raise BadInput("--engine vllm: the pasted command is not a vLLM launch ('vllm serve MODEL ...')")
         model, flags, env = model or got[0], [*flags, *got[1]], {**got[2], **env}
     version, _ = vllm_version(ns.vllm_version, paste)
+    one_gpu(ns.gpu, "with --engine vllm")
     front = engine("vllm")  # "vLLM engine: not available in this build" (exit 2) while its front end is absent
     if not ns.gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
@@ -201,6 +211,7 @@ def compare_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | 
             raise BadInput(f"{opt}: not taken with --compare-engines")
     if not ns.gpu or not ns.model:
         raise BadInput("--compare-engines: give --gpu and --model")
+    one_gpu(ns.gpu, "with --compare-engines")
     gpu, model = h["profile_for"](ns.gpu), h["resolve_model"](ns.model)
     env = h["parse_env"](ns.env)
     outcomes = []

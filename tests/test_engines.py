@@ -151,6 +151,9 @@ def test_vllm_absent_is_refused_by_name(argv):
      "0.34.0)"),
     (["--engine", "vlm"], "argument --engine: invalid choice: 'vlm'"),
     (["--engine", "sglang", "--", "vllm", "serve", "M"], "--engine sglang: the pasted command is a vLLM launch"),
+    (["--engine", "vllm", "--gpu", "any"], "--gpu any: the hardware search (--gpu any / a list of GPU types) is "
+     "SGLang's only; give one GPU with --engine vllm"),
+    (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
 ])
 def test_engine_option_errors_are_one_line(argv, message):
     code, out, err = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *argv])
