@@ -150,8 +150,13 @@ def measured_of(ns: Any, engine: str) -> dict[str, float]:
             out[name] = float(v)
     else:
         for opt, name in SGLANG_MEASURED.items():
-            if getattr(ns, opt) is not None:
-                out[name] = float(getattr(ns, opt))
+            v = getattr(ns, opt)
+            if v is not None:
+                if not math.isfinite(v) or v <= 0 or v > 1 << 20:
+                    raise BadInput(f"--{opt.replace('_', '-')}: {v:g} GiB is out of range (0, 1048576]")
+                out[name] = float(v)
+        if "free_before_gib" in out and out.get("free_after_gib", 0) > out["free_before_gib"]:
+            raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     return out
 
 
@@ -171,12 +176,12 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     env = h["parse_env"](ns.env)
     model = ns.model
     if paste is not None:
-        from planner.paste import parse_vllm_paste  # noqa: PLC0415
+        from planner.engines.registry import detect_paste  # noqa: PLC0415
 
-        got = parse_vllm_paste(paste)
-        if got is None:
+        got = detect_paste(paste)  # vLLM's front end reads its own launch command (its paste())
+        if got is None or got[0] != "vllm":
             raise BadInput("--engine vllm: the pasted command is not a vLLM launch ('vllm serve MODEL ...')")
-        model, flags, env = model or got[0], [*flags, *got[1]], {**got[2], **env}
+        model, flags, env = model or got[1], [*flags, *got[2]], {**got[3], **env}
     version, _ = vllm_version(ns.vllm_version, paste)
     one_gpu(ns.gpu, "with --engine vllm")
     front = engine("vllm")  # "vLLM engine: not available in this build" (exit 2) while its front end is absent

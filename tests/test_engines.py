@@ -154,6 +154,9 @@ def test_vllm_absent_is_refused_by_name(argv):
     (["--engine", "vllm", "--gpu", "any"], "--gpu any: the hardware search (--gpu any / a list of GPU types) is "
      "SGLang's only; give one GPU with --engine vllm"),
     (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
+    (["--compare-engines", "--free-after-load-gib", "-3"], "--free-after-load-gib: -3 GiB is out of range"),
+    (["--engine", "vllm", "--", "python", "-m", "sglang.launch_server", "--model-path", "X"],
+     "--engine vllm: the pasted command is an SGLang launch; drop --engine or paste a vLLM command"),
 ])
 def test_engine_option_errors_are_one_line(argv, message):
     code, out, err = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *argv])
