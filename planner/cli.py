@@ -28,7 +28,7 @@ from planner.hardware.profiles import find_profile
 from planner.engines.sglang.plan import Plan, make_plan
 from planner.cli_engines import add_engine_args, wants_engine
 from planner.cli_io import _ClosedStdout, _say_error, one_line, write_out
-from planner.cli_modes import add_hardware_args, other_mode
+from planner.engines.sglang.cli_modes import add_hardware_args, other_mode
 from planner.engines.sglang.report import render_search, render_text, to_dict
 from planner.engines.sglang.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search, search_dict
 

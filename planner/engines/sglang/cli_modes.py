@@ -1,4 +1,4 @@
-"""Launch shapes the CLI hands to their own modules before its one-plan path: one plan per pipeline-parallel rank
+"""SGLang's launch shapes the CLI hands to their own modules before its one-plan path: one plan per pipeline-parallel rank
 (``--pp-size`` > 1, :mod:`planner.engines.sglang.pp_cli`) and the hardware search / export (``--gpu any`` or a list of GPU types,
 ``--export``, :mod:`planner.engines.sglang.deploy`). The CLI passes its own helpers in, so neither module imports the CLI."""
 
