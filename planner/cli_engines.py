@@ -96,6 +96,16 @@ def wants_engine(ns: Any, argv: list[str], paste: list[str] | None) -> str:
     return name
 
 
+def batch_engine_options(ns: Any, argv: list[str]) -> None:
+    """--batch takes the engine per line: --engine vllm, --vllm-version, --compare-engines or a vLLM measured input
+    on its command line would be ignored, so each is bad input naming the line's key instead."""
+    keys = {"--engine": '"engine": "vllm"', "--vllm-version": '"vllm_version"', "--compare-engines": None,
+            **{"--" + m.replace("_", "-"): f'"measured": {{"{m}": ...}}' for m in VLLM_MEASURED}}
+    for opt, key in keys.items():
+        if _given(argv, opt) and not (opt == "--engine" and ns.engine == "sglang"):
+            raise BadInput(f"{opt}: not taken with --batch" + (f"; give {key} on each line" if key else ""))
+
+
 def vllm_version(text: str | None, paste: list[str] | None) -> tuple[str, str]:
     """(release, where it came from): --vllm-version (0.33 / 0.34 / 0.33.0 / 0.34.0), else the release the pasted
     command names (docker tag, pip / uv pin), else the vllm installed here (its metadata: vllm is never

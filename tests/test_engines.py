@@ -155,6 +155,9 @@ def test_vllm_absent_is_refused_by_name(argv):
      "SGLang's only; give one GPU with --engine vllm"),
     (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
     (["--compare-engines", "--free-after-load-gib", "-3"], "--free-after-load-gib: -3 GiB is out of range"),
+    (["--batch", "x.jsonl", "--engine", "vllm"], '--engine: not taken with --batch; give "engine": "vllm" on each line'),
+    (["--batch", "x.jsonl", "--weights-gib", "3"], '--weights-gib: not taken with --batch; give "measured": '
+     '{"weights_gib": ...} on each line'),
     (["--engine", "vllm", "--", "python", "-m", "sglang.launch_server", "--model-path", "X"],
      "--engine vllm: the pasted command is an SGLang launch; drop --engine or paste a vLLM command"),
 ])
