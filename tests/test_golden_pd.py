@@ -17,8 +17,8 @@ from planner.catalog.catalog import resolve_model
 from planner.cli import main
 from planner.engines.sglang.pipeline.disaggregation import VERIFIED, decode_pool_sizes
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "pp_pd"
 sys.path.insert(0, str(Path(__file__).parents[1] / "scripts" / "oracle"))

@@ -152,8 +152,8 @@ def planner_summary(case: dict, version: str) -> dict:
     sys.path.insert(0, str(REPO))
     from planner.catalog.catalog import resolve_model
     from planner.hardware.profiles import find_profile
-    from planner.plan import make_plan
-    from planner.summary import build_summary
+    from planner.engines.sglang.plan import make_plan
+    from planner.engines.sglang.summary import build_summary
 
     plan = make_plan(find_profile(case["gpu"]), resolve_model(case["planner_model"]), case["flags"], case["env"],
                      case["free_before_gib"], case["free_after_gib"], version=version)
@@ -163,7 +163,7 @@ def planner_summary(case: dict, version: str) -> dict:
 def agree(version: str, oracle: Path, seed: int, count: int) -> int:
     """Fresh random roles: the oracle's summary against the planner's, every field. One line per launch."""
     sys.path.insert(0, str(REPO))
-    from planner.summary import SUMMARY_FIELDS
+    from planner.engines.sglang.summary import SUMMARY_FIELDS
 
     with tempfile.TemporaryDirectory() as td:
         regen(version, oracle, seed, count, Path(td))
