@@ -70,6 +70,33 @@ class FullAttentionSpec:
         return replace(self, block_size=block_size)
 
 
+@dataclass(frozen=True)
+class MambaSpec:
+    """``MambaSpec`` (``v1/kv_cache_interface.py:1121-1175``; 0.33 ``:1100-1141``): the page is the states' bytes
+    (each rounded to ``state_alignment``, 1 without FlashInfer ReplaySSM) or ``page_size_padded``; one request holds
+    ``2 + num_speculative_blocks + num_prefill_checkpoint_blocks`` pages in ``align`` mode, ``1 +
+    num_speculative_blocks`` otherwise."""
+
+    block_size: int
+    state_bytes: tuple[int, ...]
+    mamba_cache_mode: str
+    page_size_padded: int | None = None
+    num_speculative_blocks: int = 0
+    num_prefill_checkpoint_blocks: int = 0
+    is_draft: bool = field(default=False, compare=False)
+
+    type_name = "MambaSpec"
+
+    @property
+    def page_size_bytes(self) -> int:
+        return self.page_size_padded if self.page_size_padded is not None else sum(self.state_bytes)
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        if self.mamba_cache_mode == "align":
+            return self.page_size_bytes * (2 + self.num_speculative_blocks + self.num_prefill_checkpoint_blocks)
+        return self.page_size_bytes * (1 + self.num_speculative_blocks)
+
+
 def kv_dtype_bytes(kv_cache_dtype: str, model_dtype: str) -> int:
     name = model_dtype if kv_cache_dtype == "auto" else kv_cache_dtype
     if name not in DTYPE_BYTES:
