@@ -34,6 +34,7 @@ from planner.engines.vllm.kv_spec import DTYPE_BYTES, FullAttentionSpec, MambaSp
     pp_layer_range, text_config
 from planner.errors import BadInput
 
+MAMBA2_ARCHS = {"NemotronHForCausalLM"}
 GDN_ARCHS = {"Qwen3NextForCausalLM", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"}
 CHECKPOINT_ALIGNMENT = 64  # FLASHINFER_GDN_CHECKPOINT_ALIGNMENT, v1/attention/backends/gdn_attn.py
 
@@ -67,6 +68,72 @@ class HybridLayers:
     log: tuple[str, ...]
 
 
+def align_block_size(*, block_size: int, attn_1tok: int, mamba_page: int, backends: tuple[str, ...],
+                     checkpoint_alignment: int | None, mamba_cache_mode: str):
+    """``_align_hybrid_block_size`` (platforms/interface.py:950-1115 @0.34.0): (block size, padded Mamba page or
+    None, log lines)."""
+    attn = [b for b in backends if b in grouping.KERNEL_BLOCK_SIZES]
+    if not attn:
+        raise BadInput(f"vLLM: attention backends {backends} are not modelled")
+    mins = [min(list(grouping.KERNEL_BLOCK_SIZES[b][0]) + [m for m in [grouping.KERNEL_BLOCK_SIZES[b][1]] if m])
+            for b in attn]
+    a = max(mins[0], block_size)
+    if mamba_cache_mode == "align":
+        a = math.lcm(a, checkpoint_alignment or 1)
+    attn_block = a * cdiv(mamba_page, a * attn_1tok)
+    align = math.lcm(*mins)
+    attn_block = align * cdiv(attn_block, align)
+    log = []
+    if block_size < attn_block:
+        block_size = attn_block
+        log.append(f"Setting attention block size to {attn_block} tokens to ensure that attention page size is >= "
+                   "mamba page size.")
+    attn_page = block_size * attn_1tok
+    padded = attn_page if attn_page != mamba_page else None
+    if padded is not None:
+        log.append(f"Padding mamba page size by {100 * (attn_page - mamba_page) / mamba_page:.2f}% to ensure that "
+                   "mamba page size and attention page size are exactly equal.")
+    return block_size, padded, log
+
+
+def mamba2_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                  model_dtype: str, mamba_cache_mode: str, max_model_len: int, backends: tuple[str, ...]
+                  ) -> "HybridLayers":
+    """NemotronH: ``hybrid_override_pattern`` ``M`` = Mamba2 mixer, ``*`` = attention (``-`` MLP and ``E`` MoE hold
+    no cache). Mamba2 state (``mamba_utils.py:194-219`` ``mamba2_state_shape``): conv ``(conv_kernel - 1,
+    (intermediate + 2 x n_groups' x state) / tp)`` with ``n_groups`` padded up to a TP multiple, recurrent ``(heads /
+    tp, head_dim, state)``; recurrent dtype ``mamba_ssm_cache_dtype`` of the config, else float32
+    (``model_executor/models/config.py`` NemotronH entry); Mamba2 layers declare no prefill-checkpoint alignment
+    and hold one checkpoint block (``layers/mamba/mamba_mixer2.py`` ``get_kv_cache_spec``)."""
+    tc = text_config(raw)
+    pattern = tc["hybrid_override_pattern"]
+    ssm_dtype = tc.get("mamba_ssm_cache_dtype") or "float32"
+    if ssm_dtype not in DTYPE_BYTES or model_dtype not in DTYPE_BYTES:
+        raise BadInput(f"vLLM: Mamba2 state dtype {ssm_dtype} is not modelled")
+    heads, hd, state, groups = tc["mamba_num_heads"], tc["mamba_head_dim"], tc["ssm_state_size"], tc["n_groups"]
+    if groups % tp:
+        groups += tp - groups
+    conv_dim = heads * hd + 2 * groups * state
+    if conv_dim % tp or heads % tp:
+        raise BadInput(f"vLLM: Mamba2 heads not divisible by TP {tp}")
+    conv = (tc["conv_kernel"] - 1) * (conv_dim // tp) * DTYPE_BYTES[model_dtype]
+    ssm = (heads // tp) * hd * state * DTYPE_BYTES[ssm_dtype]
+    kv_heads, head = attention_shape(raw, tp)
+    attn_1tok = kv_heads * 2 * head * kv_bytes
+    block_size, padded, log = align_block_size(block_size=block_size, attn_1tok=attn_1tok, mamba_page=conv + ssm,
+                                               backends=backends, checkpoint_alignment=None,
+                                               mamba_cache_mode=mamba_cache_mode)
+    mamba_block = block_size if mamba_cache_mode == "align" else max_model_len
+    mspec = MambaSpec(mamba_block, (conv, ssm), mamba_cache_mode, padded, 0, 1)
+    aspec = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(len(pattern), rank, pp)
+        stages.append(tuple((f"backbone.layers.{i}.mixer", mspec) if pattern[i] == "M" else
+                            (f"backbone.layers.{i}.mixer.attn", aspec) for i in range(lo, hi) if pattern[i] in "M*"))
+    return HybridLayers(tuple(stages), block_size, mamba_block, padded, (), None, tuple(log))
+
+
 def gdn_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int, model_dtype: str,
                mamba_cache_mode: str, max_model_len: int, num_spec: int, backends: tuple[str, ...], sm: str,
                cuda_version: str) -> HybridLayers:
@@ -87,30 +154,12 @@ def gdn_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: in
     mamba_page = conv + ssm
     kv_heads, head = attention_shape(raw, tp)
     attn_1tok = kv_heads * 2 * head * kv_bytes
-    attn = [b for b in backends if b in grouping.KERNEL_BLOCK_SIZES]
-    if not attn:
-        raise BadInput(f"vLLM: attention backends {backends} are not modelled")
-    mins = [min(list(grouping.KERNEL_BLOCK_SIZES[b][0]) + [m for m in [grouping.KERNEL_BLOCK_SIZES[b][1]] if m])
-            for b in attn]
-    a = max(mins[0], block_size)
     fi = flashinfer_gdn_prefill(sm, cuda_version, hk)
     ckpt = CHECKPOINT_ALIGNMENT if (mamba_cache_mode == "align" and fi) else None
-    if mamba_cache_mode == "align":
-        a = math.lcm(a, ckpt or 1)
-    attn_block = a * cdiv(mamba_page, a * attn_1tok)
-    align = math.lcm(*mins)
-    attn_block = align * cdiv(attn_block, align)
-    log = []
-    if block_size < attn_block:
-        block_size = attn_block
-        log.append(f"Setting attention block size to {attn_block} tokens to ensure that attention page size is >= "
-                   "mamba page size.")
+    block_size, padded, log = align_block_size(block_size=block_size, attn_1tok=attn_1tok, mamba_page=mamba_page,
+                                               backends=backends, checkpoint_alignment=ckpt,
+                                               mamba_cache_mode=mamba_cache_mode)
     mamba_block = block_size if mamba_cache_mode == "align" else max_model_len
-    attn_page = block_size * attn_1tok
-    padded = attn_page if attn_page != mamba_page else None
-    if padded is not None:
-        log.append(f"Padding mamba page size by {100 * (attn_page - mamba_page) / mamba_page:.2f}% to ensure that "
-                   "mamba page size and attention page size are exactly equal.")
     mspec = MambaSpec(mamba_block, (conv, ssm), mamba_cache_mode, padded, num_spec, 1 if ckpt else 0)
     aspec = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
     n = tc["num_hidden_layers"]

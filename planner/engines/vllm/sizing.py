@@ -148,7 +148,7 @@ class _Chain:
         """(per-stage layers, cache block size) after update_block_size_for_backend; fills the hybrid fields."""
         cfg, launch, s = self.cfg, self.launch, self.s
         raw, dev = launch.spec.raw, launch.device
-        if cfg.architecture in hybrid.GDN_ARCHS:
+        if cfg.architecture in hybrid.GDN_ARCHS | hybrid.MAMBA2_ARCHS:
             if dev.flashinfer != "cubin":
                 raise BadInput(f"vLLM: hybrid models with FlashInfer {dev.flashinfer} are not modelled")
             if cfg.mamba_cache_mode not in ("align", "none"):
@@ -158,11 +158,18 @@ class _Chain:
             k = cfg.num_speculative_tokens or 0
             if k and cfg.kv_cache_dtype not in ("auto", "fp8"):
                 raise BadInput(f"vLLM: MTP with a {cfg.kv_cache_dtype} KV cache is not modelled")
-            hl = hybrid.gdn_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size, pp=cfg.pipeline_parallel_size,
-                                   block_size=block1, kv_bytes=kvb, model_dtype=cfg.dtype,
-                                   mamba_cache_mode=cfg.mamba_cache_mode, max_model_len=cfg.max_model_len,
-                                   num_spec=k, backends=cfg.attention_backends, sm=dev.sm,
-                                   cuda_version=dev.cuda_version)
+            if cfg.architecture in hybrid.MAMBA2_ARCHS:
+                hl = hybrid.mamba2_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
+                                          pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                          model_dtype=cfg.dtype, mamba_cache_mode=cfg.mamba_cache_mode,
+                                          max_model_len=cfg.max_model_len, backends=cfg.attention_backends)
+            else:
+                hl = hybrid.gdn_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
+                                       pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                       model_dtype=cfg.dtype,
+                                       mamba_cache_mode=cfg.mamba_cache_mode, max_model_len=cfg.max_model_len,
+                                       num_spec=k, backends=cfg.attention_backends, sm=dev.sm,
+                                       cuda_version=dev.cuda_version)
             self.log.extend(hl.log)
             s.update(mamba_block_size=hl.mamba_block_size, mamba_page_size_padded=hl.mamba_page_size_padded)
             if cfg.speculative_method:
