@@ -37,6 +37,11 @@ FULL_ATTENTION_ARCHS = {
 }
 
 
+# Architectures with sliding-window layers by ``layer_types`` (gpt-oss: alternating sliding / full, with attention
+# sinks, which hold no KV tokens), verified on both releases (tests/golden/vllm/<release>/swa).
+SLIDING_ARCHS = {"GptOssForCausalLM"}
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -68,6 +73,23 @@ class FullAttentionSpec:
 
     def with_block_size(self, block_size: int) -> "FullAttentionSpec":
         return replace(self, block_size=block_size)
+
+
+@dataclass(frozen=True)
+class SlidingWindowSpec(FullAttentionSpec):
+    """``SlidingWindowSpec`` (``v1/kv_cache_interface.py:915-970``, 0.33 the same): a request holds at most
+    ``cdiv(min(sliding_window - 1 + max_in_flight_tokens, max_model_len), block_size) + 1`` blocks, with
+    ``max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens`` (``config/vllm.py:560-577``:
+    ``pp + 1`` batches with async scheduling)."""
+
+    sliding_window: int = 0
+    max_in_flight_tokens: int = 0
+
+    type_name = "SlidingWindowSpec"
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        tokens = min(self.sliding_window - 1 + self.max_in_flight_tokens, max_model_len)
+        return (cdiv(tokens, self.block_size) + 1) * self.page_size_bytes
 
 
 @dataclass(frozen=True)
@@ -134,8 +156,12 @@ def attention_shape(raw: dict, tp: int) -> tuple[int, int]:
     return max(1, total_kv // tp), head
 
 
-def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int) -> ModelLayers:
+def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                 max_in_flight_tokens: int) -> ModelLayers:
     """Every KV-cache layer of every pipeline stage; refuses what is not modelled, by name."""
+    if architecture in SLIDING_ARCHS:
+        return _sliding_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
+                               max_in_flight_tokens=max_in_flight_tokens)
     if architecture not in FULL_ATTENTION_ARCHS:
         raise BadInput(f"vLLM: the KV-cache sizing of architecture {architecture} is not modelled yet")
     tc = text_config(raw)
@@ -150,3 +176,19 @@ def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: 
         stages.append(tuple((f"model.layers.{i}.self_attn.attn", spec) for i in range(lo, hi)))
     family = "moe" if architecture in ("Qwen3MoeForCausalLM", "MixtralForCausalLM") else "dense"
     return ModelLayers(tuple(stages), family)
+
+
+def _sliding_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                    max_in_flight_tokens: int) -> ModelLayers:
+    tc = text_config(raw)
+    kv_heads, head = attention_shape(raw, tp)
+    full = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
+    swa = SlidingWindowSpec(block_size, kv_heads, head, head, kv_bytes, sliding_window=tc["sliding_window"],
+                            max_in_flight_tokens=max_in_flight_tokens)
+    kinds = tc["layer_types"]
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(tc["num_hidden_layers"], rank, pp)
+        stages.append(tuple((f"model.layers.{i}.attn.attn", swa if kinds[i] == "sliding_attention" else full)
+                            for i in range(lo, hi)))
+    return ModelLayers(tuple(stages), "swa")

@@ -36,14 +36,15 @@ class VllmResult:
 
 def derived_max_model_len(raw: dict) -> int:
     """The model's own context length, for ``--max-model-len -1`` (``config/model.py`` ``_get_and_verify_max_len``),
-    for configs without a length-scaling RoPE (llama3 RoPE keeps the length); others are refused by name."""
+    for configs whose RoPE scaling keeps the length (llama3, YaRN, ...); a length-multiplying factor is refused."""
     tc = kv_spec.text_config(raw)
     vals = [tc[k] for k in MAX_LEN_KEYS if isinstance(tc.get(k), int)]
     if not vals:
         raise BadInput("vLLM: --max-model-len -1 for a config without max_position_embeddings is not modelled")
     rs = tc.get("rope_scaling") or {}
     kind = rs.get("rope_type") or rs.get("type") if isinstance(rs, dict) else None
-    if kind not in (None, "default", "llama3"):
+    # config/model.py:2643-2678 @0.34.0: these RoPE kinds leave max_position_embeddings as the length
+    if kind not in (None, "default", "llama3", "yarn", "deepseek_yarn", "su", "longrope", "deepseek_llama_scaling"):
         raise BadInput(f"vLLM: --max-model-len -1 with {kind} RoPE scaling is not modelled")
     return min(vals)
 
@@ -132,11 +133,12 @@ class _Chain:
             raise BadInput("vLLM: --cpu-offload-gb is not modelled")
         raw = launch.spec.raw
         q = kv_spec.text_config(raw).get("quantization_config") or raw.get("quantization_config") or {}
-        if q.get("quant_method") == "fp8" and launch.device.sm.startswith("8."):
-            raise BadInput(f"vLLM: FP8 checkpoints on SM {launch.device.sm} (vLLM's FP8 kernel choice) are not "
+        qm = q.get("quant_method")
+        if qm in ("fp8", "mxfp4") and launch.device.sm.startswith("8."):
+            raise BadInput(f"vLLM: {qm} checkpoints on SM {launch.device.sm} (vLLM's {qm} kernel choice) are not "
                            "modelled")
-        if cfg.quantization not in (None, "fp8") or (q and q.get("quant_method") not in ("fp8",)):
-            raise BadInput(f"vLLM: quantization {cfg.quantization or q.get('quant_method')} is not modelled")
+        if cfg.quantization not in (None, "fp8", "mxfp4") or (q and qm not in ("fp8", "mxfp4")):
+            raise BadInput(f"vLLM: quantization {cfg.quantization or qm} is not modelled")
         if launch.env:
             raise BadInput(f"vLLM: environment variables ({', '.join(sorted(launch.env))}) are not modelled")
         for f in launch.flags:
@@ -183,8 +185,11 @@ class _Chain:
                     "kv_quant_mode": 0 if cfg.kv_cache_dtype == "auto" else 1},
                     "num_layers": len(hl.draft_layers), "layers": sorted(hl.draft_layers)}]
             return hl.stages, hl.block_size
+        # max_in_flight_tokens (config/vllm.py:560-577): (pp + 1) batches under async scheduling
+        in_flight = (cfg.pipeline_parallel_size + 1) * cfg.max_num_batched_tokens
         layers = kv_spec.model_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
-                                      pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb)
+                                      pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                      max_in_flight_tokens=in_flight)
         return layers.stages, block1
 
     def _run(self) -> None:
