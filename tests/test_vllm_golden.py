@@ -15,7 +15,7 @@ from planner.engines.vllm.sizing import size
 from planner.errors import BadInput
 from vllm_golden import GOLDEN, compare, config_from_summary, launch_from_case, load_set
 
-LANDED = ("dense", "moe", "gdn", "mamba2", "swa")  # the families whose goldens agree exactly (the others are refused by name)
+LANDED = ("dense", "moe", "gdn", "mamba2", "swa", "chunked")  # the families whose goldens agree exactly (the others are refused by name)
 SETS = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
               if not p.stem.endswith("_results") and p.parent.name in LANDED)
 # (release, family, case id): what is not modelled, refused by name

@@ -40,6 +40,9 @@ FULL_ATTENTION_ARCHS = {
 # Architectures with sliding-window layers by ``layer_types`` (gpt-oss: alternating sliding / full, with attention
 # sinks, which hold no KV tokens), verified on both releases (tests/golden/vllm/<release>/swa).
 SLIDING_ARCHS = {"GptOssForCausalLM"}
+# Llama 4: chunked local attention on the RoPE layers, full attention on the NoPE layers (every 4th by default,
+# ``no_rope_layers``), verified on both releases (tests/golden/vllm/<release>/chunked).
+CHUNKED_ARCHS = {"Llama4ForConditionalGeneration", "Llama4ForCausalLM"}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -90,6 +93,21 @@ class SlidingWindowSpec(FullAttentionSpec):
     def max_memory_usage_bytes(self, max_model_len: int) -> int:
         tokens = min(self.sliding_window - 1 + self.max_in_flight_tokens, max_model_len)
         return (cdiv(tokens, self.block_size) + 1) * self.page_size_bytes
+
+
+@dataclass(frozen=True)
+class ChunkedLocalAttentionSpec(FullAttentionSpec):
+    """``ChunkedLocalAttentionSpec`` (``v1/kv_cache_interface.py:875-912``): a request holds at most
+    ``cdiv(min(attention_chunk_size + max_in_flight_tokens, max_model_len), block_size)`` blocks."""
+
+    attention_chunk_size: int = 0
+    max_in_flight_tokens: int = 0
+
+    type_name = "ChunkedLocalAttentionSpec"
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        tokens = min(self.attention_chunk_size + self.max_in_flight_tokens, max_model_len)
+        return cdiv(tokens, self.block_size) * self.page_size_bytes
 
 
 @dataclass(frozen=True)
@@ -159,6 +177,9 @@ def attention_shape(raw: dict, tp: int) -> tuple[int, int]:
 def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int,
                  max_in_flight_tokens: int) -> ModelLayers:
     """Every KV-cache layer of every pipeline stage; refuses what is not modelled, by name."""
+    if architecture in CHUNKED_ARCHS:
+        return _chunked_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
+                               max_in_flight_tokens=max_in_flight_tokens)
     if architecture in SLIDING_ARCHS:
         return _sliding_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
                                max_in_flight_tokens=max_in_flight_tokens)
@@ -192,3 +213,22 @@ def _sliding_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: i
         stages.append(tuple((f"model.layers.{i}.attn.attn", swa if kinds[i] == "sliding_attention" else full)
                             for i in range(lo, hi)))
     return ModelLayers(tuple(stages), "swa")
+
+
+def _chunked_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                    max_in_flight_tokens: int) -> ModelLayers:
+    tc = text_config(raw)
+    n = tc["num_hidden_layers"]
+    kv_heads, head = attention_shape(raw, tp)
+    full = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
+    chunked = ChunkedLocalAttentionSpec(block_size, kv_heads, head, head, kv_bytes,
+                                        attention_chunk_size=tc["attention_chunk_size"],
+                                        max_in_flight_tokens=max_in_flight_tokens)
+    # transformers' Llama4TextConfig default: RoPE (chunked) unless (i + 1) % 4 == 0
+    rope = tc.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(n, rank, pp)
+        stages.append(tuple((f"language_model.model.layers.{i}.self_attn.attn", chunked if rope[i] else full)
+                            for i in range(lo, hi)))
+    return ModelLayers(tuple(stages), "chunked")

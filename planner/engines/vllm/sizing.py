@@ -244,7 +244,16 @@ class _Chain:
         self.planned = True
         if not extensible:
             self._report(num_blocks, max_len)
-        # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes: the Mamba check
+        # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes
+        # (config/compilation.py:1560-1610 @0.34.0): chunked local attention cannot run full CUDA graphs, so
+        # FULL_AND_PIECEWISE becomes PIECEWISE (attention is compiled piecewise)
+        if any(isinstance(g.spec, kv_spec.ChunkedLocalAttentionSpec) for g in groups):
+            if cfg.cudagraph_mode == "FULL_AND_PIECEWISE":
+                s["cudagraph_mode"] = "PIECEWISE"
+            elif cfg.cudagraph_mode in FULL_MODES:
+                raise BadInput(f"vLLM: cudagraph mode {cfg.cudagraph_mode} with chunked local attention is not "
+                               "modelled")
+        # the Mamba check
         # (config/compilation.py:1659-1681 @0.34.0, :1510-1532 @0.33.0), on the capacity under the extensible cache
         if (any(isinstance(g.spec, kv_spec.MambaSpec) for g in groups) and cfg.cudagraph_mode in FULL_MODES
                 and cfg.max_num_seqs > num_blocks):
