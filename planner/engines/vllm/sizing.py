@@ -69,7 +69,9 @@ def _base_summary(launch: VllmLaunch, cfg: VllmConfig) -> dict:
         "cudagraph_memory_estimate_bytes": None, "available_kv_bytes": None,
         "num_gpu_blocks_capacity": None, "num_gpu_blocks": None, "bytes_per_block": None, "kv_cache_bytes": None,
         "blocks_per_request": None, "kv_cache_size_tokens": None, "max_concurrency": None,
-        "cudagraph_mode": cfg.cudagraph_mode, "cudagraph_capture_sizes": list(cfg.cudagraph_capture_sizes),
+        # create_engine_config's mode until the KV-cache init resolves it (a failure before keeps that one)
+        "cudagraph_mode": getattr(cfg, "cudagraph_mode_engine_config", None) or cfg.cudagraph_mode,
+        "cudagraph_capture_sizes": list(cfg.cudagraph_capture_sizes),
         "max_cudagraph_capture_size": cfg.max_cudagraph_capture_size, "kernel_block_sizes": None,
         "speculative_method": cfg.speculative_method, "num_speculative_tokens": cfg.num_speculative_tokens,
         "draft_layers": [] if cfg.speculative_method else None, "draft_kv_specs": None,
@@ -232,7 +234,7 @@ class _Chain:
         check = [a - b for a, b in zip(avail, bpbs)]
         max_len = cfg.max_model_len
         if max_len == -1:
-            upper = derived_max_model_len(launch.spec.raw)
+            upper = getattr(cfg, "derived_max_model_len", None) or derived_max_model_len(launch.spec.raw)
             s["max_model_len"] = upper
             max_len = capacity.auto_fit(v, groups_w, bpbs, check, upper, hint)
         s["max_model_len"] = max_len
@@ -247,15 +249,16 @@ class _Chain:
         # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes
         # (config/compilation.py:1560-1610 @0.34.0): chunked local attention cannot run full CUDA graphs, so
         # FULL_AND_PIECEWISE becomes PIECEWISE (attention is compiled piecewise)
+        mode = s["cudagraph_mode"]
         if any(isinstance(g.spec, kv_spec.ChunkedLocalAttentionSpec) for g in groups):
-            if cfg.cudagraph_mode == "FULL_AND_PIECEWISE":
+            if mode == "FULL_AND_PIECEWISE":
                 s["cudagraph_mode"] = "PIECEWISE"
-            elif cfg.cudagraph_mode in FULL_MODES:
+            elif mode in FULL_MODES:
                 raise BadInput(f"vLLM: cudagraph mode {cfg.cudagraph_mode} with chunked local attention is not "
                                "modelled")
         # the Mamba check
         # (config/compilation.py:1659-1681 @0.34.0, :1510-1532 @0.33.0), on the capacity under the extensible cache
-        if (any(isinstance(g.spec, kv_spec.MambaSpec) for g in groups) and cfg.cudagraph_mode in FULL_MODES
+        if (any(isinstance(g.spec, kv_spec.MambaSpec) for g in groups) and s["cudagraph_mode"] in FULL_MODES
                 and cfg.max_num_seqs > num_blocks):
             raise StartupFailed(
                 "initialize_kv_caches", "ValueError",
