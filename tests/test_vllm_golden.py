@@ -15,7 +15,7 @@ from planner.engines.vllm.sizing import size
 from planner.errors import BadInput
 from vllm_golden import GOLDEN, compare, config_from_summary, launch_from_case, load_set
 
-LANDED = ("dense", "moe", "gdn", "mamba2", "swa", "chunked")  # the families whose goldens agree exactly (the others are refused by name)
+LANDED = ("dense", "moe", "gdn", "mamba2", "swa", "chunked", "mla")  # the families whose goldens agree exactly (the others are refused by name)
 SETS = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
               if not p.stem.endswith("_results") and p.parent.name in LANDED)
 # (release, family, case id): what is not modelled, refused by name
@@ -55,7 +55,7 @@ def test_sets_present():
     for v in ("0.33.0", "0.34.0"):
         for f in LANDED:
             assert (v, f) in have
-    assert len(list(_cases())) >= 230
+    assert len(list(_cases())) >= 480
 
 
 def test_refusal_without_weights():

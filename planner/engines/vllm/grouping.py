@@ -31,6 +31,9 @@ KERNEL_BLOCK_SIZES = {
     "FLASH_ATTN": ((), 16),
     "TRITON_ATTN": ((), 16),
     "FLASHINFER": ((16, 32, 64), None),
+    "FLASH_ATTN_MLA": ((), 16),  # v1/attention/backends/mla/flashattn_mla.py:49-50
+    "FLASHMLA": ((64,), None),  # mla/flashmla.py:57-58
+    "TRITON_MLA": ((), 16),  # mla/triton_mla.py:126-133
 }
 DEFAULT_BLOCK_SIZE = {"0.33.0": 16, "0.34.0": 64}
 
