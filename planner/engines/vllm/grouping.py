@@ -11,11 +11,14 @@ vLLM 0.33.0 / 0.34.0 (paths under ``vllm/`` of the 0.34.0 wheel; 0.33.0's lines 
 * kernel block size per group (``v1/worker/utils.py:508-553`` ``select_common_block_size`` via
   ``prepare_kernel_block_sizes`` ``:648-700``): the group's block size when every backend supports it, else the
   largest explicit supported size dividing it.
-* grouping (``v1/core/kv_cache_planning.py:392-603``): one group for a uniform spec (``_get_kv_cache_groups_
-  uniform_spec``).
+* grouping (``v1/core/kv_cache_planning.py:392-603``; 0.33 ``:346-556``): one group for a uniform spec
+  (``_get_kv_cache_groups_uniform_spec``); otherwise the pages are already equal (the hybrid alignment padded the
+  Mamba page; sliding / chunked / full attention share one page) and ``_get_kv_cache_groups_uniform_page_size``
+  buckets layers by spec and splits the buckets into equal-sized groups (``Add N padding layers``).
+* hash block size (``v1/core/kv_cache_utils.py:812-900`` ``resolve_kv_cache_block_sizes``).
 * bytes per block, layer-outer layout (``_get_kv_cache_bytes_per_block`` ``:620-649``): the widest group's sum of
   its layers' pages (block-stride alignment 1 for the specs modelled).
-* layout: ``LBNHC`` for FLASH_ATTN / TRITON_ATTN, and for FLASHINFER off SM10x (``v1/attention/backends/
+* layout: ``LBNHC`` for FLASH_ATTN / TRITON_ATTN / the MLA backends / GDN / Mamba2, and for FLASHINFER off SM10x (``v1/attention/backends/
   utils.py:229-236``; FLASHINFER declares its own layouts on SM10x only, ``flashinfer.py:729-735``).
 """
 

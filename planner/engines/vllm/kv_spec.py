@@ -28,7 +28,8 @@ DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4,
                "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
 
 # Architectures whose every layer is full attention with one KV spec (dense and MoE decoders), verified against
-# the oracle on 0.33.0 and 0.34.0 (tests/golden/vllm/<release>/{dense,moe}).
+# the oracle on 0.33.0 and 0.34.0 (tests/golden/vllm/<release>/{dense,moe}). The hybrid GDN / Mamba2 models are in
+# hybrid.py.
 FULL_ATTENTION_ARCHS = {
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
