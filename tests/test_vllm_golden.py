@@ -75,3 +75,33 @@ def test_log_lines():
     assert line.startswith(f"GPU KV cache size: {theirs['kv_cache_size_tokens']:,} tokens, Maximum concurrency for "
                            f"{theirs['max_model_len']:,} tokens per request: ")
     assert line.endswith(f"{theirs['max_concurrency']:.2f}x")
+
+
+# ---- the oracle's own reference cases (its examples/, with vLLM's log): summary and log lines ----------------------
+
+REFERENCE = GOLDEN / "reference"
+
+
+def _reference():
+    import json
+    import os
+
+    cases = [json.loads(line) for line in (REFERENCE / "cases.jsonl").read_text().splitlines() if line.strip()]
+    for version in ("0.33.0", "0.34.0"):
+        res = {r["id"]: r for r in (json.loads(line) for line in
+                                    (REFERENCE / f"results-{version}.jsonl").read_text().splitlines() if line)}
+        for c in cases:
+            model = c.get("model") or os.path.basename([f for f in c["flags"] if not f.startswith("-")][0])
+            yield pytest.param(version, dict(c, model=model), res[c["id"]], id=f"{version}-{c['id']}")
+
+
+@pytest.mark.parametrize("version,case,ref", list(_reference()))
+def test_reference_case(version, case, ref):
+    """The reference cases ran on the meta model's weights: the same bytes given as weights_gib agree on every
+    field but the weights' source, and every line size() logs is one vLLM logged."""
+    theirs = ref["summary"]
+    case = dict(case, weights_gib=theirs["weights_bytes_meta"] / (1 << 30))
+    res = size(launch_from_case(case, version), config_from_summary(theirs, case))
+    assert [d for d in compare(res.summary, theirs) if not d.startswith("weights_source")] == []
+    for line in res.log:
+        assert any(line in theirs_line for theirs_line in ref["vllm_log"]), line

@@ -133,6 +133,23 @@ def kv_cache_groups(stage_layers) -> list[Group]:
     return groups
 
 
+def padding_warnings(stage_layers) -> list[str]:
+    """vLLM's ``Add %d padding layers, may waste at most %.2f%% KV cache memory`` (kv_cache_planning.py:578-583)."""
+    buckets: dict[object, int] = {}
+    for _, spec in stage_layers:
+        buckets[spec] = buckets.get(spec, 0) + 1
+    if len(buckets) < 2:
+        return []
+    sizes = list(buckets.values())
+    group_size = max(sizes) if max(sizes) < min(sizes) * 1.5 else min(sizes)
+    out = []
+    for n in sizes:
+        pad = group_size - n % group_size
+        if pad != group_size:
+            out.append(f"Add {pad} padding layers, may waste at most {pad / n * 100:.2f}% KV cache memory")
+    return out
+
+
 def hash_block_size(groups: list[Group], cache_block_size: int, prefix_caching: bool) -> int:
     """``resolve_kv_cache_block_sizes`` (v1/core/kv_cache_utils.py:812-900): one group: the cache block size; else
     the lcm of the groups' block sizes without prefix caching or with a Mamba group outside ``align``, else their

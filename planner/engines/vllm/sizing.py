@@ -230,6 +230,7 @@ class _Chain:
         s["block_size"] = block
         s["kv_cache_layout"] = "LBNHC"
         groups_w = [grouping.kv_cache_groups(stage) for stage in stages]
+        self.log.extend(grouping.padding_warnings(stages[0]))
         bpbs = [grouping.bytes_per_block(g) for g in groups_w]
         # determine_available_memory
         cg_on = cfg.cudagraph_mode != "NONE"
