@@ -266,7 +266,9 @@ class _Chain:
         # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes
         # (config/compilation.py:1560-1610 @0.34.0): chunked local attention cannot run full CUDA graphs, so
         # FULL_AND_PIECEWISE becomes PIECEWISE (attention is compiled piecewise)
+        # (the resolved config's cudagraph_mode is the mode after this step where config.resolve models it)
         mode = s["cudagraph_mode"]
+        s["cudagraph_mode"] = cfg.cudagraph_mode
         if any(isinstance(g.spec, kv_spec.ChunkedLocalAttentionSpec) for g in groups):
             if mode == "FULL_AND_PIECEWISE":
                 s["cudagraph_mode"] = "PIECEWISE"
