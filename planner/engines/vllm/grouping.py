@@ -1,0 +1,106 @@
+"""Block size, the hybrid allocator's grouping and page-size unification, bytes per block, kernel block sizes.
+
+vLLM 0.33.0 / 0.34.0 (paths under ``vllm/`` of the 0.34.0 wheel; 0.33.0's lines where they differ):
+
+* block size: the user's ``--block-size``, else ``Platform._preferred_block_size_for_backends(backends,
+  CacheConfig.DEFAULT_BLOCK_SIZE)`` (``platforms/interface.py:710-805``): 16 in 0.33.0, 64 in 0.34.0
+  (``config/cache.py:185``). FLASH_ATTN / TRITON_ATTN accept ``MultipleOf(16)``
+  (``v1/attention/backends/flash_attn.py:357-367``, ``triton_attn.py:339``), FLASHINFER ``[16, 32, 64]`` off SM10x
+  (``flashinfer.py:587-604``); a backend's preferred size is the default when it supports it
+  (``v1/attention/backend.py:158-166``).
+* kernel block size per group (``v1/worker/utils.py:508-553`` ``select_common_block_size`` via
+  ``prepare_kernel_block_sizes`` ``:648-700``): the group's block size when every backend supports it, else the
+  largest explicit supported size dividing it.
+* grouping (``v1/core/kv_cache_planning.py:392-603``): one group for a uniform spec (``_get_kv_cache_groups_
+  uniform_spec``).
+* bytes per block, layer-outer layout (``_get_kv_cache_bytes_per_block`` ``:620-649``): the widest group's sum of
+  its layers' pages (block-stride alignment 1 for the specs modelled).
+* layout: ``LBNHC`` for FLASH_ATTN / TRITON_ATTN, and for FLASHINFER off SM10x (``v1/attention/backends/
+  utils.py:229-236``; FLASHINFER declares its own layouts on SM10x only, ``flashinfer.py:729-735``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.errors import BadInput
+
+# backend -> (explicit sizes, multiple-of base): what get_supported_kernel_block_sizes returns off SM10x
+KERNEL_BLOCK_SIZES = {
+    "FLASH_ATTN": ((), 16),
+    "TRITON_ATTN": ((), 16),
+    "FLASHINFER": ((16, 32, 64), None),
+}
+DEFAULT_BLOCK_SIZE = {"0.33.0": 16, "0.34.0": 64}
+
+
+def _check_backends(backends, sm: str) -> list[str]:
+    attn = [b for b in backends if b not in ("GDN_ATTN", "MAMBA2_ATTN", "MAMBA_ATTN")]
+    for b in attn:
+        if b not in KERNEL_BLOCK_SIZES:
+            raise BadInput(f"vLLM: the {b} attention backend's block sizes are not modelled")
+    if sm.startswith("10.") or sm.startswith("11."):
+        raise BadInput(f"vLLM: SM {sm} (Blackwell datacenter) attention block sizes and KV layouts are not modelled")
+    return attn
+
+
+def supports_block_size(backend: str, block_size: int) -> bool:
+    explicit, multiple = KERNEL_BLOCK_SIZES[backend]
+    return any(block_size % s == 0 for s in explicit) or (multiple is not None and block_size % multiple == 0)
+
+
+def preferred_block_size(backends, default: int) -> int:
+    """``_preferred_block_size_for_backends`` (platforms/interface.py:710-758)."""
+    if len(backends) == 1:
+        b = backends[0]
+        if supports_block_size(b, default):
+            return default
+        explicit, multiple = KERNEL_BLOCK_SIZES[b]
+        return min(list(explicit) + ([multiple] if multiple else []))
+    if all(supports_block_size(b, default) for b in backends):
+        return default
+    raise BadInput("vLLM: mixed attention backends without a common default block size are not modelled")
+
+
+def cache_block_size(version: str, user_block_size: int | None, backends, sm: str) -> int:
+    """``update_block_size_for_backend`` phase 1 (platforms/interface.py:760-805), for non-hybrid models."""
+    attn = _check_backends(backends, sm)
+    if user_block_size is not None:
+        if not all(supports_block_size(b, user_block_size) for b in attn):
+            raise BadInput(f"vLLM: --block-size {user_block_size} with {'/'.join(attn)} is not modelled")
+        return user_block_size
+    return preferred_block_size(attn, DEFAULT_BLOCK_SIZE[version])
+
+
+def kernel_block_size(block_size: int, backends) -> int:
+    """``select_common_block_size`` (v1/worker/utils.py:508-553)."""
+    if all(supports_block_size(b, block_size) for b in backends):
+        return block_size
+    cands = sorted({s for b in backends for s in KERNEL_BLOCK_SIZES[b][0] if block_size % s == 0}, reverse=True)
+    for s in cands:
+        if all(supports_block_size(b, s) for b in backends):
+            return s
+    raise BadInput(f"vLLM: no common kernel block size for {block_size}")
+
+
+@dataclass(frozen=True)
+class Group:
+    spec: object
+    layers: tuple[str, ...]
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+
+def kv_cache_groups(stage_layers) -> list[Group]:
+    """The KV cache groups of one worker (uniform spec: one group of every layer)."""
+    specs = {spec for _, spec in stage_layers}
+    if len(specs) != 1:
+        raise BadInput("vLLM: KV-cache grouping of mixed layer specs is not modelled yet")
+    return [Group(next(iter(specs)), tuple(name for name, _ in stage_layers))]
+
+
+def bytes_per_block(groups: list[Group]) -> int:
+    """``_get_kv_cache_bytes_per_block`` for layer-outer layouts (kv_cache_planning.py:620-633)."""
+    return max(g.spec.page_size_bytes * g.num_layers for g in groups)

@@ -1,0 +1,73 @@
+"""vLLM 0.33.0 / 0.34.0's KV-cache sizing, field by field against the vLLM oracle (vLLM's own code on CPU).
+
+Every committed golden case (tests/golden/vllm/<release>/<family>/, made by scripts/oracle/vllm_cases.py; see the
+README there) is sized by planner/engines/vllm/sizing.size on the VllmConfig vLLM resolved (read back from the
+oracle's summary) and must agree on every summary field but the meta model's weight bytes. Cases vLLM rejects at
+argument resolution belong to config.resolve's tests; cases the planner refuses by name are listed in REFUSED (any
+other refusal, and any listed case that is no longer refused, fails).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.engines.vllm.sizing import size
+from planner.errors import BadInput
+from vllm_golden import GOLDEN, compare, config_from_summary, launch_from_case, load_set
+
+SETS = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
+              if not p.stem.endswith("_results"))
+# (release, family, case id): what is not modelled, refused by name
+REFUSED = {
+    ("0.33.0", "moe", "moe-r10"),  # FP8 MoE checkpoint on SM 8.0: vLLM fails at load_model
+    ("0.34.0", "moe", "moe-r13"),
+    ("0.34.0", "moe", "moe-r16"),
+}
+
+
+def _cases():
+    for version, family, name in SETS:
+        for case, theirs in load_set(version, family, name):
+            if theirs["outcome"] in ("rejected", "oracle_error", "input_error"):
+                continue
+            yield pytest.param(version, family, case, theirs, id=f"{version}-{family}-{case['id']}")
+
+
+@pytest.mark.parametrize("version,family,case,theirs", list(_cases()))
+def test_golden(version, family, case, theirs):
+    launch = launch_from_case(case, version)
+    cfg = config_from_summary(theirs, case)
+    if (version, family, case["id"]) in REFUSED:
+        with pytest.raises(BadInput):
+            size(launch, cfg)
+        return
+    mine = size(launch, cfg).summary
+    assert compare(mine, theirs) == []
+
+
+def test_sets_present():
+    """Both releases, the families landed so far, curated and random sets."""
+    have = {(v, f) for v, f, _ in SETS}
+    for v in ("0.33.0", "0.34.0"):
+        for f in ("dense", "moe"):
+            assert (v, f) in have
+    assert len(list(_cases())) >= 150
+
+
+def test_refusal_without_weights():
+    case, theirs = load_set("0.34.0", "dense", "cases")[0]
+    launch = launch_from_case(dict(case, weights_gib=None), "0.34.0")
+    launch = type(launch)(**{**launch.__dict__, "measured": type(launch.measured)(
+        **{**launch.measured.__dict__, "weights_gib": None})})
+    with pytest.raises(BadInput, match="weights_gib"):
+        size(launch, config_from_summary(theirs, case))
+
+
+def test_log_lines():
+    """The capacity line as vLLM prints it (v1/core/kv_cache_utils.py:1168-1175 @0.34.0)."""
+    case, theirs = next((c, t) for c, t in load_set("0.34.0", "dense", "cases") if t["outcome"] == "ok")
+    res = size(launch_from_case(case, "0.34.0"), config_from_summary(theirs, case))
+    line = res.log[-1]
+    assert line.startswith(f"GPU KV cache size: {theirs['kv_cache_size_tokens']:,} tokens, Maximum concurrency for "
+                           f"{theirs['max_model_len']:,} tokens per request: ")
+    assert line.endswith(f"{theirs['max_concurrency']:.2f}x")
