@@ -1,0 +1,277 @@
+"""vLLM's front end: what the CLI asks of the engine (:class:`planner.engines.interface.EngineFrontend`).
+
+``FRONTEND.plan(request)`` maps the GPU profile to the device vLLM sees, takes the user's measured figures and
+estimates the rest (each with its ``how``), sizes the launch with vLLM's own chain (:mod:`.search` ``evaluate``:
+``config.resolve`` then ``sizing.size``), decides the verdict, searches vLLM's knobs when the launch does not start
+or misses the needs, and renders the report (:mod:`.report`) and the JSON. Verdicts:
+
+* ``fits`` (exit 0): vLLM starts (the summary's ``outcome`` is ``ok``);
+* ``rejected`` (exit 1): vLLM refuses the flags or fails while sizing the KV cache, with vLLM's own message
+  (``outcome`` ``rejected`` / ``startup_failed``);
+* ``oom_risk`` (exit 1): vLLM 0.33 starts, but the CUDA graphs the user measured (``cudagraph_actual_gib``) exceed
+  the estimate vLLM budgeted plus what ``gpu_memory_utilization`` leaves free (0.34's extensible KV cache measures
+  after the capture, so there is no post-KV need there).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+from planner.engines.interface import PlanOutcome, PlanRequest
+from planner.engines.vllm import launch as L
+from planner.engines.vllm import report
+from planner.engines.vllm.inputs import GIB, LATEST, MIB, VERSIONS, Device
+from planner.engines.vllm.search import Context, Evaluation, concurrency_of, evaluate, reaches, search
+from planner.errors import BadInput
+from planner.hardware.profiles import GpuProfile
+
+# cudaMemGetInfo totals read in public vLLM logs ("(.../T GiB)"), for profiles that hold no measured CUDA total
+CUDA_TOTAL_READINGS: dict[str, tuple[float, str]] = {
+    "rtxpro6000": (94.97, "public vLLM logs of this card print '(.../94.97 GiB)' (2-decimal GiB; "
+                          "../shared/reference/vllm-0.33-memory.md section 2.5)"),
+}
+
+
+def version_of(version: str | None) -> tuple[str, str]:
+    """(release, where it came from): '0.34' / 'v0.34.0' -> '0.34.0'; None -> the vllm installed here, else the
+    latest modelled (an installed release that is not modelled is refused by name)."""
+    if version is None:
+        try:
+            got = importlib.metadata.version("vllm")
+        except importlib.metadata.PackageNotFoundError:
+            return LATEST, "latest"
+        rel = _normal(got)
+        if rel is None:
+            raise BadInput(f"vLLM {got} (installed here) is not modelled; modelled: {', '.join(VERSIONS)} "
+                           "(give --vllm-version)")
+        return rel, "installed"
+    rel = _normal(version)
+    if rel is None:
+        raise BadInput(f"--vllm-version {version}: not modelled; modelled: {', '.join(VERSIONS)}")
+    return rel, "given"
+
+
+def _normal(v: str) -> str | None:
+    v = v.strip().lstrip("v").split("+", 1)[0]
+    for rel in VERSIONS:
+        if v == rel or v == rel.rsplit(".", 1)[0]:
+            return rel
+    return None
+
+
+def device_of(gpu: GpuProfile, measured: dict[str, float], world: int = 1) -> tuple[Device, str]:
+    """The device as vLLM sees it, and where its CUDA total came from. Refused by name: AMD (ROCm), unified
+    memory, a profile without the NVML total or SM, a CUDA total nobody measured."""
+    if gpu.vendor != "nvidia":
+        raise BadInput(f"vLLM on {gpu.display_name} (ROCm) is not modelled; vLLM is modelled on NVIDIA GPUs")
+    if gpu.unified_memory:
+        raise BadInput(f"vLLM on {gpu.display_name} (unified memory) is not modelled")
+    if gpu.memory_total_mib is None or gpu.compute_capability is None:
+        raise BadInput(f"vLLM on {gpu.display_name}: the profile lacks the NVML total or the compute capability")
+    if "cuda_total_mib" in measured:
+        total, src = float(measured["cuda_total_mib"]), "measured (--cuda-total-mib)"
+    elif gpu.cuda_total_mib is not None:
+        total, src = float(gpu.cuda_total_mib), f"the {gpu.id} profile's cudaMemGetInfo total"
+    elif gpu.id in CUDA_TOTAL_READINGS:
+        gib, why = CUDA_TOTAL_READINGS[gpu.id]
+        total, src = gib * 1024.0, why
+    else:
+        raise BadInput(f"vLLM on {gpu.id}: no cudaMemGetInfo total for this card; give --cuda-total-mib "
+                       "(python -c 'import torch; print(torch.cuda.mem_get_info()[1] / 2**20)')")
+    cuda = int(round(total / 1024.0 * GIB))  # as the vLLM oracle converts it
+    name = gpu.nvml_names[0] if gpu.nvml_names else gpu.display_name
+    return Device(float(gpu.memory_total_mib), cuda, gpu.compute_capability, name, max(8, world)), src
+
+
+def _world(flags: list[str]) -> int:
+    n = 1
+    for opt, short in (("--tensor-parallel-size", "-tp"), ("--pipeline-parallel-size", "-pp"),
+                       ("--data-parallel-size", "-dp")):
+        v = L.flag_value(flags, opt) or L.flag_value(flags, short)
+        if v and v.isdigit():
+            n *= int(v)
+    return n
+
+
+def _explicit_len(flags: list[str]) -> int | None:
+    v = L.flag_value(flags, "--max-model-len")
+    return int(v) if v and v.isdigit() else None
+
+
+def verdict_of(summary: dict[str, Any], measured: Any = None) -> tuple[str, int, str | None]:
+    """(verdict, exit code, why) for one sized launch (see the module's docstring)."""
+    outcome = summary.get("outcome")
+    if outcome in ("rejected", "startup_failed"):
+        return "rejected", 1, f"{summary.get('error_type') or 'Error'}: {summary.get('error_message')}"
+    if outcome != "ok":
+        raise BadInput(f"vLLM sizing ended in '{outcome}': {summary.get('error_message') or 'no message'}")
+    need = _post_kv_need(summary, measured)
+    if need is not None and need > 0:
+        return "oom_risk", 1, (f"the CUDA graphs take {need / GIB:.2f} GiB more than vLLM budgeted and "
+                               "gpu_memory_utilization leaves free")
+    return "fits", 0, None
+
+
+def _post_kv_need(summary: dict[str, Any], measured: Any) -> int | None:
+    """0.33 (and 0.34 without the extensible cache): graphs captured after the KV cache beyond vLLM's estimate,
+    less what the utilization leaves free (T - requested). None when not applicable."""
+    actual = getattr(measured, "cudagraph_actual_gib", None) if measured is not None else None
+    if actual is None or summary.get("enable_extensible_kv_cache"):
+        return None
+    est = summary.get("cudagraph_memory_estimate_bytes") or 0
+    free = (summary.get("init_free_bytes") or 0) - (summary.get("requested_memory_bytes") or 0)
+    return int(round(actual * GIB)) - est - max(free, 0)
+
+
+def capacity_of(summary: dict[str, Any]) -> dict[str, Any]:
+    """The figures --compare-engines sets beside SGLang's (None where vLLM does not start)."""
+    if summary.get("outcome") != "ok":
+        return {"kv_tokens": None, "max_concurrency": None, "requests_at_once": None,
+                "context": summary.get("max_model_len"), "kv_bytes": None, "num_gpu_blocks": None}
+    return {"kv_tokens": summary.get("kv_cache_size_tokens"), "max_concurrency": summary.get("max_concurrency"),
+            "requests_at_once": concurrency_of(summary),
+            "context": summary.get("max_model_len"), "kv_bytes": summary.get("kv_cache_bytes"),
+            "num_gpu_blocks": summary.get("num_gpu_blocks")}
+
+
+def _confidence(ctx: Context, ev: Evaluation) -> dict[str, Any]:
+    """Measured vs estimated, and whether the verdict holds with every estimate off by its class's error
+    (one more sizing, the estimates raised by their residuals: the pessimistic side)."""
+    if not ev.estimated:
+        return {"level": "measured", "note": "every boot measurement given"}
+    res = {k: e.residual_gib for k, e in ev.estimated.items() if e.residual_gib}
+    if not res:
+        return {"level": "estimated", "note": "estimated inputs without a residual on logs of this GPU class"}
+    given = dict(ctx.given)
+    for k, e in ev.estimated.items():
+        given[k] = e.gib + (e.residual_gib or 0.0)
+    try:
+        worse = evaluate(Context(ctx.version, ctx.spec, ctx.device, given, ctx.env, ctx.sizer, ctx.estimator),
+                         ev.flags)
+    except BadInput:
+        return {"level": "estimated", "note": "the pessimistic re-sizing was refused"}
+    same = worse.summary.get("outcome") == ev.summary.get("outcome")
+    note = (f"with each estimate raised by its residual ({', '.join(f'{k} +{v:g}' for k, v in res.items())} GiB): "
+            + (f"{worse.summary.get('outcome')}, {worse.summary.get('num_gpu_blocks')} blocks" if same else
+               f"{worse.summary.get('outcome')}: {worse.summary.get('error_message')}"))
+    return {"level": "estimated" if same else "low", "note": note}
+
+
+class VllmFrontend:
+    name = "vllm"
+    title = "vLLM"
+    versions = VERSIONS
+
+    def default_version(self) -> tuple[str, str]:
+        return version_of(None)
+
+    def plan(self, request: PlanRequest, sizer=None, estimator=None) -> PlanOutcome:
+        version, vsrc = version_of(request.version)
+        flags = list(request.flags)
+        device, dsrc = device_of(request.gpu, dict(request.measured), _world(flags))
+        ctx = Context(version, request.model.spec, device, dict(request.measured), dict(request.env), sizer, estimator)
+        ev = evaluate(ctx, flags)
+        verdict, code, why = verdict_of(ev.summary, ev.measured)
+        # an explicit --max-model-len is the context the user asked for: the search keeps it unless told less
+        need_context = request.need_context or _explicit_len(flags)
+        needs_met = reaches(ev.summary, request.need_context, request.need_concurrency)
+        found = None
+        if request.search and not (needs_met and ev.ok):
+            found = search(ctx, ev, need_context, request.need_concurrency)
+            if found.best is None and need_context != request.need_context:
+                found = search(ctx, ev, request.need_context, request.need_concurrency)
+        if verdict == "fits" and not needs_met:
+            code = 1
+        model = L.model_arg(request.model)
+        best = found.best if found else None
+        line = L.serve_line(model, best.ev.flags if best else flags, request.env)
+        data = {
+            "engine": "vllm", "vllm_version": version, "vllm_version_source": vsrc, "verdict": verdict,
+            "exit_code": code, "why": why, "model": {"name": request.model.spec.name, "serve": model},
+            "gpu": {"id": request.gpu.id, "name": device.name, "nvml_total_mib": device.gpu_total_mib,
+                    "cuda_total_bytes": device.cuda_total_bytes, "cuda_total_source": dsrc, "sm": device.sm},
+            "flags": flags, "needs": {"context": request.need_context, "concurrency": request.need_concurrency,
+                                      "met": needs_met},
+            "summary": ev.summary,
+            "measured": {k: v for k, v in request.measured.items()},
+            "estimated": {k: e.as_dict() for k, e in ev.estimated.items()},
+            "confidence": _confidence(ctx, ev) if ev.ok else None,
+            "recommendation": _recommendation(found, model, request.env),
+            "launch": line, "log": ev.log,
+        }
+        return PlanOutcome("vllm", version, verdict, code, report.render(data), data, line, capacity_of(ev.summary))
+
+    def paste(self, tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
+        try:
+            from planner.paste import parse_vllm_paste  # noqa: PLC0415 -- the core's reading of the launchers
+        except ImportError:
+            parse_vllm_paste = _parse_paste
+        got = parse_vllm_paste(list(tokens))
+        return None if got is None else (got[0], list(got[1]), dict(got[2]))
+
+
+def _recommendation(found, model: str, env: dict[str, str]) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    best = found.best
+    out: dict[str, Any] = {"tried": found.tried, "needs": found.needs}
+    if best is None:
+        near = found.ranked[0] if found.ranked else None
+        out["found"] = False
+        if near is not None:
+            out["nearest"] = {"changes": near.chosen, "outcome": near.ev.summary.get("outcome"),
+                              "error_message": near.ev.summary.get("error_message"),
+                              "max_concurrency": near.ev.summary.get("max_concurrency")}
+        return out
+    s = best.ev.summary
+    out.update({"found": True, "changes": best.chosen, "flags": best.ev.flags,
+                "command": L.serve_line(model, best.ev.flags, env),
+                "num_gpu_blocks": s.get("num_gpu_blocks"), "kv_cache_size_tokens": s.get("kv_cache_size_tokens"),
+                "max_concurrency": s.get("max_concurrency"), "max_model_len": s.get("max_model_len"),
+                "max_num_seqs": s.get("max_num_seqs"),
+                "alternatives": [{"changes": c.chosen, "max_concurrency": c.ev.summary.get("max_concurrency"),
+                                  "max_model_len": c.ev.summary.get("max_model_len")}
+                                 for c in found.ranked[1:4] if c.reaches]})
+    return out
+
+
+def _parse_paste(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
+    """``vllm serve M ...``, ``python -m vllm.entrypoints.openai.api_server --model M ...``, ``docker run ...
+    vllm/vllm-openai:vX ...`` (used when the core's planner.paste has no vLLM reading)."""
+    from planner.paste import _skip_docker, _take_env, tokens_of  # noqa: PLC0415
+
+    toks, env = tokens_of(list(tokens)), {}
+    i = _take_env(toks, 0, env)
+    positional = True
+    if toks[i:i + 2] == ["docker", "run"]:
+        j = _skip_docker(toks, i, env)
+        if "vllm" not in toks[j - 1].split(":", 1)[0].rsplit("/", 1)[-1]:
+            return None
+        i = j
+    elif toks[i:i + 2] == ["vllm", "serve"]:
+        i += 2
+    elif i + 2 < len(toks) and toks[i].rsplit("/", 1)[-1].startswith("python") and toks[i + 1] == "-m" \
+            and toks[i + 2] == "vllm.entrypoints.openai.api_server":
+        i, positional = i + 3, False
+    else:
+        return None
+    rest, model = toks[i:], None
+    if positional and rest and not rest[0].startswith("-"):
+        model, rest = rest[0], rest[1:]
+    flags, skip = [], False
+    for j, t in enumerate(rest):
+        if skip:
+            skip = False
+        elif t == "--model" and j + 1 < len(rest):
+            model, skip = model or rest[j + 1], True
+        elif t.startswith("--model="):
+            model = model or t.split("=", 1)[1]
+        else:
+            flags.append(t)
+    return model, flags, env
+
+
+FRONTEND = VllmFrontend()
+
+__all__ = ["CUDA_TOTAL_READINGS", "FRONTEND", "VllmFrontend", "capacity_of", "device_of", "verdict_of", "version_of"]
