@@ -1,0 +1,155 @@
+"""Write cases.jsonl: the vLLM launches whose resolved config is checked against vLLM's own code (the vLLM oracle).
+
+    python3 tests/golden/vllm_config/make_cases.py            # -> tests/golden/vllm_config/cases.jsonl
+
+Every case names a model directory under models/ (config.json copied from ../shared/tools/vllm-oracle/models/),
+a GPU below (NVML total, cudaMemGetInfo total, SM; tests/golden/vllm_config/README.md) and `vllm serve` flags.
+The memory inputs (non_torch / activation peak / graphs) are fixed: they do not change the resolved config.
+"""
+
+import json
+from pathlib import Path
+
+# name: (NVML memory.total MiB, cudaMemGetInfo total MiB, SM, NVML name) -- from hwprofiles/*.toml
+GPUS = {
+    "rtx4090": (24564, 24210, "8.9", "NVIDIA GeForce RTX 4090"),
+    "l40s": (46068, 45589, "8.9", "NVIDIA L40S"),
+    "a100": (81920, 81157, "8.0", "NVIDIA A100-SXM4-80GB"),
+    "h100": (81559, 81105, "9.0", "NVIDIA H100 80GB HBM3"),
+    "h200": (143771, 143000, "9.0", "NVIDIA H200"),
+    "rtxpro": (97887, 97249, "12.0", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"),
+    "b200": (183359, 182600, "10.0", "NVIDIA B200"),
+}
+MTP = lambda k: ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": k})]  # noqa: E731
+
+CASES = [
+    # dense, every GPU tier at defaults
+    *[("llama8b-" + g, "Llama-3.1-8B-Instruct", g, []) for g in GPUS],
+    ("qwen3-8b-h100-len8k", "Qwen3-8B", "h100", ["--max-model-len", "8192"]),
+    ("qwen3-8b-h100-seqs64", "Qwen3-8B", "h100", ["--max-num-seqs", "64"]),
+    ("qwen3-8b-h100-seqs3", "Qwen3-8B", "h100", ["--max-num-seqs", "3"]),
+    ("qwen3-8b-h100-mbt4096", "Qwen3-8B", "h100", ["--max-num-batched-tokens", "4096"]),
+    ("qwen3-8b-h100-mbt100", "Qwen3-8B", "h100", ["--max-num-batched-tokens", "100", "--max-num-seqs", "8"]),
+    ("qwen3-8b-h100-eager", "Qwen3-8B", "h100", ["--enforce-eager"]),
+    ("qwen3-8b-h100-fp8kv", "Qwen3-8B", "h100", ["--kv-cache-dtype", "fp8"]),
+    ("qwen3-8b-rtxpro-fp8kv", "Qwen3-8B", "rtxpro", ["--kv-cache-dtype", "fp8"]),
+    ("qwen3-8b-l40s-fp8kv", "Qwen3-8B", "l40s", ["--kv-cache-dtype", "fp8"]),
+    ("qwen3-8b-b200-fp8kv", "Qwen3-8B", "b200", ["--kv-cache-dtype", "fp8"]),
+    ("qwen3-8b-h100-quantfp8", "Qwen3-8B", "h100", ["--quantization", "fp8"]),
+    ("qwen3-8b-h100-noprefix", "Qwen3-8B", "h100", ["--no-enable-prefix-caching"]),
+    ("qwen3-8b-h100-nochunk", "Qwen3-8B", "h100", ["--no-enable-chunked-prefill"]),
+    ("qwen3-8b-h100-nochunk-len4k", "Qwen3-8B", "h100", ["--no-enable-chunked-prefill", "--max-model-len", "4096"]),
+    ("qwen3-8b-h100-util080", "Qwen3-8B", "h100", ["--gpu-memory-utilization", "0.8"]),
+    ("qwen3-8b-h100-block32", "Qwen3-8B", "h100", ["--block-size", "32"]),
+    ("qwen3-8b-h100-kvbytes", "Qwen3-8B", "h100", ["--kv-cache-memory-bytes", "8000000000"]),
+    ("qwen3-8b-h100-override", "Qwen3-8B", "h100", ["--num-gpu-blocks-override", "1000"]),
+    ("qwen3-8b-h100-tp2", "Qwen3-8B", "h100", ["--tensor-parallel-size", "2"]),
+    ("qwen3-8b-h100-pp2", "Qwen3-8B", "h100", ["--pipeline-parallel-size", "2"]),
+    ("qwen3-8b-h100-dp2", "Qwen3-8B", "h100", ["--data-parallel-size", "2"]),
+    ("qwen3-8b-h100-maxcg64", "Qwen3-8B", "h100", ["--max-cudagraph-capture-size", "64"]),
+    ("qwen3-8b-h100-cgsizes", "Qwen3-8B", "h100", ["--cudagraph-capture-sizes", "1", "2", "4", "8", "300"]),
+    ("qwen3-8b-h100-piecewise", "Qwen3-8B", "h100", ["--compilation-config", '{"cudagraph_mode": "PIECEWISE"}']),
+    ("qwen3-8b-h100-fulldecode", "Qwen3-8B", "h100", ["--compilation-config", '{"cudagraph_mode": "FULL_DECODE_ONLY"}']),
+    ("qwen3-8b-h100-throughput", "Qwen3-8B", "h100", ["--performance-mode", "throughput"]),
+    ("qwen3-8b-h100-auto-len", "Qwen3-8B", "h100", ["--max-model-len", "-1"]),
+    ("qwen3-8b-h100-len-1k", "Qwen3-8B", "h100", ["--max-model-len", "1k"]),
+    ("qwen3-8b-h100-offload", "Qwen3-8B", "h100", ["--cpu-offload-gb", "4"]),
+    ("qwen3-8b-h100-fp16", "Qwen3-8B", "h100", ["--dtype", "float16"]),
+    ("qwen3-8b-h100-v1runner", "Qwen3-8B", "h100", [], {"VLLM_USE_V2_MODEL_RUNNER": "0"}),
+    ("qwen3-8b-a100-seqs512", "Qwen3-8B", "a100", ["--max-num-seqs", "512", "--max-model-len", "16384"]),
+    ("qwen3-8b-rtx4090-eager", "Qwen3-8B", "rtx4090", ["--enforce-eager", "--max-model-len", "4096"]),
+    ("llama70b-h100-tp4", "Llama-3.3-70B-Instruct", "h100", ["--tensor-parallel-size", "4"]),
+    ("llama70b-h200-tp2-fp8kv", "Llama-3.3-70B-Instruct", "h200", ["--tensor-parallel-size", "2", "--kv-cache-dtype", "fp8"]),
+    # MoE
+    ("qwen3-30b-h100", "Qwen3-30B-A3B", "h100", []),
+    ("qwen3-30b-h100-tp2-ep", "Qwen3-30B-A3B", "h100", ["--tensor-parallel-size", "2", "--enable-expert-parallel"]),
+    ("qwen3-30b-fp8-h100", "Qwen3-30B-A3B-FP8", "h100", []),
+    ("qwen3-30b-fp8-l40s", "Qwen3-30B-A3B-FP8", "l40s", ["--max-model-len", "8192"]),
+    ("mixtral-h100-tp2", "Mixtral-8x7B-v0.1", "h100", ["--tensor-parallel-size", "2"]),
+    # hybrid GDN
+    ("q36-rtxpro", "Qwen3.6-27B", "rtxpro", []),
+    ("q36-rtxpro-mtp1", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", *MTP(1)]),
+    ("q36-rtxpro-mtp3", "Qwen3.6-27B", "rtxpro", ["--max-model-len", "262144", "--max-num-seqs", "32", *MTP(3)]),
+    ("q36-rtxpro-mtp3-seqs700", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "700", *MTP(3)]),
+    ("q36-rtxpro-seqs100", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "100"]),
+    ("q36-rtxpro-noprefix", "Qwen3.6-27B", "rtxpro", ["--no-enable-prefix-caching", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-noprefix-fp8", "Qwen3.6-27B", "rtxpro", ["--no-enable-prefix-caching", "--kv-cache-dtype", "fp8", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-mcm-none", "Qwen3.6-27B", "rtxpro", ["--mamba-cache-mode", "none", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-mcm-align", "Qwen3.6-27B", "rtxpro", ["--mamba-cache-mode", "align", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-eager", "Qwen3.6-27B", "rtxpro", ["--enforce-eager", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-util090", "Qwen3.6-27B", "rtxpro", ["--gpu-memory-utilization", "0.9", "--max-num-seqs", "128"]),
+    ("q36-rtxpro-len32k", "Qwen3.6-27B", "rtxpro", ["--max-model-len", "32768", "--max-num-seqs", "128"]),
+    ("q36-b200", "Qwen3.6-27B", "b200", ["--max-num-seqs", "256"]),
+    ("q36-b200-mtp3", "Qwen3.6-27B", "b200", ["--max-num-seqs", "64", *MTP(3)]),
+    ("q36-h100", "Qwen3.6-27B", "h100", ["--max-num-seqs", "128", "--max-model-len", "65536"]),
+    ("q36-h200-mtp2", "Qwen3.6-27B", "h200", ["--max-num-seqs", "128", *MTP(2)]),
+    ("q36-a100", "Qwen3.6-27B", "a100", ["--max-num-seqs", "64", "--max-model-len", "32768"]),
+    ("q36-l40s-tp2", "Qwen3.6-27B", "l40s", ["--tensor-parallel-size", "2", "--max-model-len", "32768"]),
+    ("q36-h100-block64", "Qwen3.6-27B", "h100", ["--block-size", "64", "--max-num-seqs", "128"]),
+    ("qnext-h100-tp2", "Qwen3-Next-80B-A3B-Instruct", "h100", ["--tensor-parallel-size", "2", "--max-num-seqs", "128"]),
+    ("qnext-h200-tp2-mtp2", "Qwen3-Next-80B-A3B-Instruct", "h200", ["--tensor-parallel-size", "2", "--max-num-seqs", "128", *MTP(2)]),
+    ("q35moe-h100", "Qwen3.5-35B-A3B", "h100", ["--max-num-seqs", "256"]),
+    # hybrid Mamba2
+    ("nemo-h100", "Nemotron-3-Nano-30B-A3B", "h100", []),
+    ("nemo-rtxpro-seqs128", "Nemotron-3-Nano-30B-A3B", "rtxpro", ["--max-num-seqs", "128"]),
+    ("nemo-h100-noprefix", "Nemotron-3-Nano-30B-A3B", "h100", ["--no-enable-prefix-caching", "--max-num-seqs", "128"]),
+    ("nemo-a100-fp8kv", "Nemotron-3-Nano-30B-A3B", "a100", ["--kv-cache-dtype", "fp8", "--max-num-seqs", "128"]),
+    # gpt-oss (sliding window + sinks, MXFP4)
+    ("gptoss20b-h100", "gpt-oss-20b", "h100", []),
+    ("gptoss20b-rtxpro", "gpt-oss-20b", "rtxpro", []),
+    ("gptoss20b-a100", "gpt-oss-20b", "a100", []),
+    ("gptoss20b-b200", "gpt-oss-20b", "b200", []),
+    ("gptoss20b-rtx4090", "gpt-oss-20b", "rtx4090", ["--max-model-len", "16384"]),
+    ("gptoss120b-h200", "gpt-oss-120b", "h200", []),
+    # Llama 4 (chunked local attention)
+    ("llama4-h100-tp4", "Llama-4-Scout-17B-16E-Instruct", "h100", ["--tensor-parallel-size", "4"]),
+    ("llama4-b200-tp8-len64k", "Llama-4-Scout-17B-16E-Instruct", "b200", ["--tensor-parallel-size", "8", "--max-model-len", "65536"]),
+    ("llama4-h100-tp4-eager", "Llama-4-Scout-17B-16E-Instruct", "h100", ["--tensor-parallel-size", "4", "--enforce-eager"]),
+    # MLA
+    ("dsv3-h200-tp8", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8"]),
+    ("dsv3-b200-tp8", "DeepSeek-V3", "b200", ["--tensor-parallel-size", "8"]),
+    ("dsv3-h200-tp8-mtp1", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", *MTP(1)]),
+    ("kimi-b200-tp8", "Kimi-K2-Instruct", "b200", ["--tensor-parallel-size", "8"]),
+    # rejections: vLLM's own messages
+    ("rej-util15", "Qwen3-8B", "h100", ["--gpu-memory-utilization", "1.5"]),
+    ("rej-tp3", "Llama-3.1-8B-Instruct", "h100", ["--tensor-parallel-size", "3"]),
+    ("rej-len-over", "Llama-3.1-8B-Instruct", "h100", ["--max-model-len", "200000"]),
+    ("rej-kvdtype", "Qwen3-8B", "h100", ["--kv-cache-dtype", "fp9"]),
+    ("rej-unknown", "Qwen3-8B", "h100", ["--frobnicate", "1"]),
+    ("rej-near", "Qwen3-8B", "h100", ["--max-num-seq", "8", "--gpu-memory-utilisation", "0.8"]),
+    ("rej-seqs0", "Qwen3-8B", "h100", ["--max-num-seqs", "0"]),
+    ("rej-mcm-all", "Qwen3.6-27B", "rtxpro", ["--mamba-cache-mode", "all"]),
+    ("rej-nochunk-mbt", "Qwen3-8B", "h100", ["--no-enable-chunked-prefill", "--max-num-batched-tokens", "1024", "--max-model-len", "4096"]),
+    ("rej-mbt-lt-seqs", "Qwen3-8B", "h100", ["--max-num-batched-tokens", "64", "--max-num-seqs", "128"]),
+    ("rej-mtp-llama", "Llama-3.1-8B-Instruct", "h100", MTP(1)),
+    ("rej-cg-both", "Qwen3-8B", "h100", ["--max-cudagraph-capture-size", "64", "--compilation-config", '{"max_cudagraph_capture_size": 32}']),
+    ("rej-ext-kvbytes", "Qwen3-8B", "h100", ["--enable-extensible-kv-cache", "--kv-cache-memory-bytes", "8000000000"]),
+    ("rej-calc-scales", "Qwen3-8B", "h100", ["--calculate-kv-scales"]),
+    ("ext-off", "Qwen3-8B", "h100", ["--no-enable-extensible-kv-cache"]),
+    ("ext-on", "Qwen3-8B", "h100", ["--enable-extensible-kv-cache"]),
+    ("ext-novmm", "Qwen3-8B", "h100", [], {}, {"vmm": "no"}),
+]
+
+
+def main():
+    out = Path(__file__).with_name("cases.jsonl")
+    lines = []
+    for c in CASES:
+        cid, model, gpu, flags = c[:4]
+        env = c[4] if len(c) > 4 else {}
+        extra = c[5] if len(c) > 5 else {}
+        nvml, cuda, sm, name = GPUS[gpu]
+        case = {"id": cid, "model": model, "flags": flags, "gpu_total_mib": nvml, "cuda_total_mib": cuda,
+                "gpu_sm": sm, "gpu_name": name, "non_torch_gib": 0.6, "peak_activation_gib": 2.84,
+                "cudagraph_gib": 0.89, **extra}
+        if env:
+            case["env"] = env
+        lines.append(json.dumps(case))
+    ids = [c[0] for c in CASES]
+    assert len(ids) == len(set(ids)), "duplicate case id"
+    out.write_text("\n".join(lines) + "\n")
+    print(f"{len(lines)} cases -> {out}")
+
+
+if __name__ == "__main__":
+    main()
