@@ -21,6 +21,7 @@ vLLM 0.33.0 / 0.34.0 (paths under ``vllm/`` of the 0.34.0 wheel; 0.33.0's lines 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from planner.errors import BadInput
@@ -72,13 +73,21 @@ def cache_block_size(version: str, user_block_size: int | None, backends, sm: st
     return preferred_block_size(attn, DEFAULT_BLOCK_SIZE[version])
 
 
+def _kernel_supports(backend: str, size: int) -> bool:
+    """``_block_size_is_supported`` (v1/worker/utils.py:482-505): an exact size must match, a multiple-of accepts
+    any multiple."""
+    explicit, multiple = KERNEL_BLOCK_SIZES[backend]
+    return size in explicit or (multiple is not None and size % multiple == 0)
+
+
 def kernel_block_size(block_size: int, backends) -> int:
-    """``select_common_block_size`` (v1/worker/utils.py:508-553)."""
-    if all(supports_block_size(b, block_size) for b in backends):
+    """``select_common_block_size`` (v1/worker/utils.py:508-553): the block size when every backend takes it,
+    else the largest explicit size dividing it that every backend takes."""
+    if all(_kernel_supports(b, block_size) for b in backends):
         return block_size
     cands = sorted({s for b in backends for s in KERNEL_BLOCK_SIZES[b][0] if block_size % s == 0}, reverse=True)
     for s in cands:
-        if all(supports_block_size(b, s) for b in backends):
+        if all(_kernel_supports(b, s) for b in backends):
             return s
     raise BadInput(f"vLLM: no common kernel block size for {block_size}")
 
@@ -94,11 +103,40 @@ class Group:
 
 
 def kv_cache_groups(stage_layers) -> list[Group]:
-    """The KV cache groups of one worker (uniform spec: one group of every layer)."""
-    specs = {spec for _, spec in stage_layers}
-    if len(specs) != 1:
-        raise BadInput("vLLM: KV-cache grouping of mixed layer specs is not modelled yet")
-    return [Group(next(iter(specs)), tuple(name for name, _ in stage_layers))]
+    """The KV cache groups of one worker (kv_cache_planning.py:392-603): one group when every layer has the same
+    spec; else the pages must already be uniform (the hybrid alignment made them so), layers are bucketed by spec in
+    first-seen order, ``group_size`` is the smallest bucket (the largest when it is under 1.5x the smallest), and
+    each bucket splits into ``cdiv(n, group_size)`` groups taking ``layers[i::num_groups]``."""
+    buckets: dict[object, list[str]] = {}
+    for name, spec in stage_layers:
+        buckets.setdefault(spec, []).append(name)
+    if len(buckets) == 1:
+        spec, names = next(iter(buckets.items()))
+        return [Group(spec, tuple(names))]
+    if len({spec.page_size_bytes for spec in buckets}) != 1:
+        raise BadInput("vLLM: KV-cache page unification across layer kinds is not modelled")
+    sizes = [len(v) for v in buckets.values()]
+    group_size = min(sizes)
+    if max(sizes) < min(sizes) * 1.5:
+        group_size = max(sizes)
+    groups = []
+    for spec, names in buckets.items():
+        n = -(-len(names) // group_size)
+        for i in range(n):
+            groups.append(Group(spec, tuple(names[i::n])))
+    return groups
+
+
+def hash_block_size(groups: list[Group], cache_block_size: int, prefix_caching: bool) -> int:
+    """``resolve_kv_cache_block_sizes`` (v1/core/kv_cache_utils.py:812-900): one group: the cache block size; else
+    the lcm of the groups' block sizes without prefix caching or with a Mamba group outside ``align``, else their
+    gcd."""
+    if len(groups) <= 1:
+        return cache_block_size
+    sizes = [g.spec.block_size for g in groups]
+    if not prefix_caching or any(getattr(g.spec, "mamba_cache_mode", "align") != "align" for g in groups):
+        return math.lcm(*sizes)
+    return math.gcd(*sizes)
 
 
 def bytes_per_block(groups: list[Group]) -> int:

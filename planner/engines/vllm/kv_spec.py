@@ -37,6 +37,14 @@ FULL_ATTENTION_ARCHS = {
 }
 
 
+# Architectures with sliding-window layers by ``layer_types`` (gpt-oss: alternating sliding / full, with attention
+# sinks, which hold no KV tokens), verified on both releases (tests/golden/vllm/<release>/swa).
+SLIDING_ARCHS = {"GptOssForCausalLM"}
+# Llama 4: chunked local attention on the RoPE layers, full attention on the NoPE layers (every 4th by default,
+# ``no_rope_layers``), verified on both releases (tests/golden/vllm/<release>/chunked).
+CHUNKED_ARCHS = {"Llama4ForConditionalGeneration", "Llama4ForCausalLM"}
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -68,6 +76,65 @@ class FullAttentionSpec:
 
     def with_block_size(self, block_size: int) -> "FullAttentionSpec":
         return replace(self, block_size=block_size)
+
+
+@dataclass(frozen=True)
+class SlidingWindowSpec(FullAttentionSpec):
+    """``SlidingWindowSpec`` (``v1/kv_cache_interface.py:915-970``, 0.33 the same): a request holds at most
+    ``cdiv(min(sliding_window - 1 + max_in_flight_tokens, max_model_len), block_size) + 1`` blocks, with
+    ``max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens`` (``config/vllm.py:560-577``:
+    ``pp + 1`` batches with async scheduling)."""
+
+    sliding_window: int = 0
+    max_in_flight_tokens: int = 0
+
+    type_name = "SlidingWindowSpec"
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        tokens = min(self.sliding_window - 1 + self.max_in_flight_tokens, max_model_len)
+        return (cdiv(tokens, self.block_size) + 1) * self.page_size_bytes
+
+
+@dataclass(frozen=True)
+class ChunkedLocalAttentionSpec(FullAttentionSpec):
+    """``ChunkedLocalAttentionSpec`` (``v1/kv_cache_interface.py:875-912``): a request holds at most
+    ``cdiv(min(attention_chunk_size + max_in_flight_tokens, max_model_len), block_size)`` blocks."""
+
+    attention_chunk_size: int = 0
+    max_in_flight_tokens: int = 0
+
+    type_name = "ChunkedLocalAttentionSpec"
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        tokens = min(self.attention_chunk_size + self.max_in_flight_tokens, max_model_len)
+        return cdiv(tokens, self.block_size) * self.page_size_bytes
+
+
+@dataclass(frozen=True)
+class MambaSpec:
+    """``MambaSpec`` (``v1/kv_cache_interface.py:1121-1175``; 0.33 ``:1100-1141``): the page is the states' bytes
+    (each rounded to ``state_alignment``, 1 without FlashInfer ReplaySSM) or ``page_size_padded``; one request holds
+    ``2 + num_speculative_blocks + num_prefill_checkpoint_blocks`` pages in ``align`` mode, ``1 +
+    num_speculative_blocks`` otherwise."""
+
+    block_size: int
+    state_bytes: tuple[int, ...]
+    mamba_cache_mode: str
+    page_size_padded: int | None = None
+    num_speculative_blocks: int = 0
+    num_prefill_checkpoint_blocks: int = 0
+    is_draft: bool = field(default=False, compare=False)
+
+    type_name = "MambaSpec"
+
+    @property
+    def page_size_bytes(self) -> int:
+        return self.page_size_padded if self.page_size_padded is not None else sum(self.state_bytes)
+
+    def max_memory_usage_bytes(self, max_model_len: int) -> int:
+        if self.mamba_cache_mode == "align":
+            return self.page_size_bytes * (2 + self.num_speculative_blocks + self.num_prefill_checkpoint_blocks)
+        return self.page_size_bytes * (1 + self.num_speculative_blocks)
 
 
 def kv_dtype_bytes(kv_cache_dtype: str, model_dtype: str) -> int:
@@ -107,8 +174,15 @@ def attention_shape(raw: dict, tp: int) -> tuple[int, int]:
     return max(1, total_kv // tp), head
 
 
-def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int) -> ModelLayers:
+def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                 max_in_flight_tokens: int) -> ModelLayers:
     """Every KV-cache layer of every pipeline stage; refuses what is not modelled, by name."""
+    if architecture in CHUNKED_ARCHS:
+        return _chunked_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
+                               max_in_flight_tokens=max_in_flight_tokens)
+    if architecture in SLIDING_ARCHS:
+        return _sliding_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
+                               max_in_flight_tokens=max_in_flight_tokens)
     if architecture not in FULL_ATTENTION_ARCHS:
         raise BadInput(f"vLLM: the KV-cache sizing of architecture {architecture} is not modelled yet")
     tc = text_config(raw)
@@ -123,3 +197,38 @@ def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: 
         stages.append(tuple((f"model.layers.{i}.self_attn.attn", spec) for i in range(lo, hi)))
     family = "moe" if architecture in ("Qwen3MoeForCausalLM", "MixtralForCausalLM") else "dense"
     return ModelLayers(tuple(stages), family)
+
+
+def _sliding_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                    max_in_flight_tokens: int) -> ModelLayers:
+    tc = text_config(raw)
+    kv_heads, head = attention_shape(raw, tp)
+    full = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
+    swa = SlidingWindowSpec(block_size, kv_heads, head, head, kv_bytes, sliding_window=tc["sliding_window"],
+                            max_in_flight_tokens=max_in_flight_tokens)
+    kinds = tc["layer_types"]
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(tc["num_hidden_layers"], rank, pp)
+        stages.append(tuple((f"model.layers.{i}.attn.attn", swa if kinds[i] == "sliding_attention" else full)
+                            for i in range(lo, hi)))
+    return ModelLayers(tuple(stages), "swa")
+
+
+def _chunked_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: int,
+                    max_in_flight_tokens: int) -> ModelLayers:
+    tc = text_config(raw)
+    n = tc["num_hidden_layers"]
+    kv_heads, head = attention_shape(raw, tp)
+    full = FullAttentionSpec(block_size, kv_heads, head, head, kv_bytes)
+    chunked = ChunkedLocalAttentionSpec(block_size, kv_heads, head, head, kv_bytes,
+                                        attention_chunk_size=tc["attention_chunk_size"],
+                                        max_in_flight_tokens=max_in_flight_tokens)
+    # transformers' Llama4TextConfig default: RoPE (chunked) unless (i + 1) % 4 == 0
+    rope = tc.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(n, rank, pp)
+        stages.append(tuple((f"language_model.model.layers.{i}.self_attn.attn", chunked if rope[i] else full)
+                            for i in range(lo, hi)))
+    return ModelLayers(tuple(stages), "chunked")

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planner.engines.vllm import capacity, grouping, kv_spec, memory
+from planner.engines.vllm import capacity, grouping, hybrid, kv_spec, memory
 from planner.engines.vllm.config import VllmConfig, VllmRejected
 from planner.engines.vllm.inputs import VERSIONS, VllmLaunch
 from planner.engines.vllm.memory import StartupFailed, format_gib, gib_bytes
 from planner.errors import BadInput
 
 WEIGHTS_SOURCE = "input --weights-gib"
+FULL_MODES = ("FULL", "FULL_AND_PIECEWISE", "FULL_DECODE_ONLY")
+# flags with a memory effect the chain does not model (refused by name)
+UNMODELLED_FLAGS = ("--gdn-prefill-backend", "--mamba-ssm-cache-dtype", "--mamba-cache-dtype",
+                    "--kv-cache-dtype-skip-layers", "--decode-context-parallel-size", "-dcp", "--enable-expert-parallel",
+                    "--kv-transfer-config", "--kv-sharing-fast-prefill", "--disable-hybrid-kv-cache-manager",
+                    "--prefix-match-unit", "--cpu-offload-gb")
 MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                 "max_sequence_length", "max_seq_length", "seq_len")
 
@@ -30,14 +36,15 @@ class VllmResult:
 
 def derived_max_model_len(raw: dict) -> int:
     """The model's own context length, for ``--max-model-len -1`` (``config/model.py`` ``_get_and_verify_max_len``),
-    for configs without a length-scaling RoPE (llama3 RoPE keeps the length); others are refused by name."""
+    for configs whose RoPE scaling keeps the length (llama3, YaRN, ...); a length-multiplying factor is refused."""
     tc = kv_spec.text_config(raw)
     vals = [tc[k] for k in MAX_LEN_KEYS if isinstance(tc.get(k), int)]
     if not vals:
         raise BadInput("vLLM: --max-model-len -1 for a config without max_position_embeddings is not modelled")
     rs = tc.get("rope_scaling") or {}
     kind = rs.get("rope_type") or rs.get("type") if isinstance(rs, dict) else None
-    if kind not in (None, "default", "llama3"):
+    # config/model.py:2643-2678 @0.34.0: these RoPE kinds leave max_position_embeddings as the length
+    if kind not in (None, "default", "llama3", "yarn", "deepseek_yarn", "su", "longrope", "deepseek_llama_scaling"):
         raise BadInput(f"vLLM: --max-model-len -1 with {kind} RoPE scaling is not modelled")
     return min(vals)
 
@@ -62,7 +69,9 @@ def _base_summary(launch: VllmLaunch, cfg: VllmConfig) -> dict:
         "cudagraph_memory_estimate_bytes": None, "available_kv_bytes": None,
         "num_gpu_blocks_capacity": None, "num_gpu_blocks": None, "bytes_per_block": None, "kv_cache_bytes": None,
         "blocks_per_request": None, "kv_cache_size_tokens": None, "max_concurrency": None,
-        "cudagraph_mode": cfg.cudagraph_mode, "cudagraph_capture_sizes": list(cfg.cudagraph_capture_sizes),
+        # create_engine_config's mode until the KV-cache init resolves it (a failure before keeps that one)
+        "cudagraph_mode": getattr(cfg, "cudagraph_mode_engine_config", None) or cfg.cudagraph_mode,
+        "cudagraph_capture_sizes": list(cfg.cudagraph_capture_sizes),
         "max_cudagraph_capture_size": cfg.max_cudagraph_capture_size, "kernel_block_sizes": None,
         "speculative_method": cfg.speculative_method, "num_speculative_tokens": cfg.num_speculative_tokens,
         "draft_layers": [] if cfg.speculative_method else None, "draft_kv_specs": None,
@@ -96,41 +105,100 @@ class _Chain:
         self.launch, self.cfg, self.version = launch, cfg, launch.version
         self.s = _base_summary(launch, cfg)
         self.log: list[str] = []
+        self.extensible = bool(cfg.enable_extensible_kv_cache) and launch.version != "0.33.0"
+        self.planned = False
 
     def run(self) -> VllmResult:
         try:
             self._run()
         except StartupFailed as e:
             _fail(self.s, e)
+            if self.planned and self.extensible:
+                # the extensible cache never reached its measured size: only the reserved capacity exists
+                self.s.update(num_gpu_blocks=None, kv_cache_bytes=None, kv_cache_size_tokens=None,
+                              max_concurrency=None)
         return VllmResult(self.s, self.log)
 
     def _refuse_unmodelled(self) -> None:
-        cfg, m = self.cfg, self.launch.measured
+        cfg, m, launch = self.cfg, self.launch.measured, self.launch
         if m.weights_gib is None:
             raise BadInput("vLLM: the weights per GPU (weights_gib) are needed to size the KV cache")
         if cfg.kv_cache_memory_bytes is None and (m.non_torch_gib is None or m.peak_activation_gib is None):
             raise BadInput("vLLM: non_torch_gib and peak_activation_gib (measured or estimated) are needed")
         if cfg.model_runner != "v2":
             raise BadInput("vLLM: the V1 model runner's sizing is not modelled")
-        if cfg.speculative_method:
-            raise BadInput(f"vLLM: speculative decoding ({cfg.speculative_method}) is not modelled yet")
+        if cfg.speculative_method and (cfg.speculative_method != "mtp"
+                                       or cfg.architecture not in hybrid.GDN_ARCHS):
+            raise BadInput(f"vLLM: speculative decoding ({cfg.speculative_method}) on {cfg.architecture} is not "
+                           "modelled")
         if cfg.cpu_offload_gb:
             raise BadInput("vLLM: --cpu-offload-gb is not modelled")
-        q = (kv_spec.text_config(self.launch.spec.raw).get("quantization_config") or
-             self.launch.spec.raw.get("quantization_config") or {})
-        if q.get("quant_method") == "fp8" and self.launch.device.sm.startswith("8."):
-            raise BadInput(f"vLLM: FP8 checkpoints on SM {self.launch.device.sm} (vLLM's FP8 kernel choice) are not "
+        raw = launch.spec.raw
+        q = kv_spec.text_config(raw).get("quantization_config") or raw.get("quantization_config") or {}
+        qm = q.get("quant_method")
+        if qm in ("fp8", "mxfp4") and launch.device.sm.startswith("8."):
+            raise BadInput(f"vLLM: {qm} checkpoints on SM {launch.device.sm} (vLLM's {qm} kernel choice) are not "
                            "modelled")
-        if cfg.quantization not in (None, "fp8") or (q and q.get("quant_method") not in ("fp8",)):
-            raise BadInput(f"vLLM: quantization {cfg.quantization or q.get('quant_method')} is not modelled")
-        if self.launch.env:
-            raise BadInput(f"vLLM: environment variables ({', '.join(sorted(self.launch.env))}) are not modelled")
+        if cfg.quantization not in (None, "fp8", "mxfp4") or (q and qm not in ("fp8", "mxfp4")):
+            raise BadInput(f"vLLM: quantization {cfg.quantization or qm} is not modelled")
+        if launch.env:
+            raise BadInput(f"vLLM: environment variables ({', '.join(sorted(launch.env))}) are not modelled")
+        for f in launch.flags:
+            name = f.split("=", 1)[0]
+            if name in UNMODELLED_FLAGS:
+                raise BadInput(f"vLLM: {name} is not modelled")
+
+    def _layers(self, block1: int, kvb: int):
+        """(per-stage layers, cache block size) after update_block_size_for_backend; fills the hybrid fields."""
+        cfg, launch, s = self.cfg, self.launch, self.s
+        raw, dev = launch.spec.raw, launch.device
+        if cfg.architecture in hybrid.GDN_ARCHS | hybrid.MAMBA2_ARCHS:
+            if dev.flashinfer != "cubin":
+                raise BadInput(f"vLLM: hybrid models with FlashInfer {dev.flashinfer} are not modelled")
+            if cfg.mamba_cache_mode not in ("align", "none"):
+                raise BadInput(f"vLLM: Mamba cache mode {cfg.mamba_cache_mode} is not modelled")
+            if cfg.max_model_len == -1 and cfg.mamba_cache_mode != "align":
+                raise BadInput("vLLM: --max-model-len -1 without prefix caching on a hybrid model is not modelled")
+            k = cfg.num_speculative_tokens or 0
+            if k and cfg.kv_cache_dtype not in ("auto", "fp8"):
+                raise BadInput(f"vLLM: MTP with a {cfg.kv_cache_dtype} KV cache is not modelled")
+            if cfg.architecture in hybrid.MAMBA2_ARCHS:
+                hl = hybrid.mamba2_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
+                                          pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                          model_dtype=cfg.dtype, mamba_cache_mode=cfg.mamba_cache_mode,
+                                          max_model_len=cfg.max_model_len, backends=cfg.attention_backends)
+            else:
+                hl = hybrid.gdn_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
+                                       pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                       model_dtype=cfg.dtype,
+                                       mamba_cache_mode=cfg.mamba_cache_mode, max_model_len=cfg.max_model_len,
+                                       num_spec=k, backends=cfg.attention_backends, sm=dev.sm,
+                                       cuda_version=dev.cuda_version)
+            self.log.extend(hl.log)
+            s.update(mamba_block_size=hl.mamba_block_size, mamba_page_size_padded=hl.mamba_page_size_padded)
+            if cfg.speculative_method:
+                s["draft_layers"] = sorted(hl.draft_layers)
+                d = hl.draft_spec
+                s["draft_kv_specs"] = [{"spec": {
+                    "type": d.type_name, "block_size": d.block_size, "page_size_bytes": d.page_size_bytes,
+                    "num_kv_heads": d.num_kv_heads, "head_size": d.head_size, "head_size_v": d.head_size_v,
+                    # the KV dtype as the spec holds it: fp8 caches are uint8 with FP8_PER_TENSOR (1)
+                    "dtype": cfg.dtype if cfg.kv_cache_dtype == "auto" else "uint8", "is_draft": True,
+                    "kv_quant_mode": 0 if cfg.kv_cache_dtype == "auto" else 1},
+                    "num_layers": len(hl.draft_layers), "layers": sorted(hl.draft_layers)}]
+            return hl.stages, hl.block_size
+        # max_in_flight_tokens (config/vllm.py:560-577): (pp + 1) batches under async scheduling
+        in_flight = (cfg.pipeline_parallel_size + 1) * cfg.max_num_batched_tokens
+        layers = kv_spec.model_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
+                                      pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
+                                      max_in_flight_tokens=in_flight)
+        return layers.stages, block1
 
     def _run(self) -> None:
         cfg, launch, s, v = self.cfg, self.launch, self.s, self.version
         self._refuse_unmodelled()
         dev, m = launch.device, launch.measured
-        extensible = bool(cfg.enable_extensible_kv_cache) and v != "0.33.0"
+        extensible = self.extensible
         # Worker.init_device: the init snapshot and request_memory (v1/worker/utils.py request_memory)
         total = dev.cuda_total_bytes
         init_free = total - gib_bytes(m.startup_used_gib)
@@ -140,13 +208,12 @@ class _Chain:
         s.update(weights_bytes=weights, weights_source=WEIGHTS_SOURCE, init_free_bytes=init_free,
                  requested_memory_bytes=requested)
         # update_block_size_for_backend, then every layer's spec (runner V2 get_kv_cache_spec)
-        block = grouping.cache_block_size(v, cfg.block_size, cfg.attention_backends, dev.sm)
+        block1 = grouping.cache_block_size(v, cfg.block_size, cfg.attention_backends, dev.sm)
+        kvb = kv_spec.kv_dtype_bytes(cfg.kv_cache_dtype, cfg.dtype)
+        stages, block = self._layers(block1, kvb)
         s["block_size"] = block
         s["kv_cache_layout"] = "LBNHC"
-        kvb = kv_spec.kv_dtype_bytes(cfg.kv_cache_dtype, cfg.dtype)
-        layers = kv_spec.model_layers(launch.spec.raw, cfg.architecture, tp=cfg.tensor_parallel_size,
-                                      pp=cfg.pipeline_parallel_size, block_size=block, kv_bytes=kvb)
-        groups_w = [grouping.kv_cache_groups(stage) for stage in layers.stages]
+        groups_w = [grouping.kv_cache_groups(stage) for stage in stages]
         bpbs = [grouping.bytes_per_block(g) for g in groups_w]
         # determine_available_memory
         cg_on = cfg.cudagraph_mode != "NONE"
@@ -166,9 +233,8 @@ class _Chain:
             avail = [cfg.num_gpu_blocks_override * b for b in bpbs]
         check = [a - b for a, b in zip(avail, bpbs)]
         max_len = cfg.max_model_len
-        upper = None
         if max_len == -1:
-            upper = derived_max_model_len(launch.spec.raw)
+            upper = getattr(cfg, "derived_max_model_len", None) or derived_max_model_len(launch.spec.raw)
             s["max_model_len"] = upper
             max_len = capacity.auto_fit(v, groups_w, bpbs, check, upper, hint)
         s["max_model_len"] = max_len
@@ -176,47 +242,73 @@ class _Chain:
             capacity.check_enough(v, mem, groups, bpb, max_len, hint)
         num_blocks = min(a // b for a, b in zip(avail, bpbs))
         groups, bpb = groups_w[0], bpbs[0]
-        final = num_blocks
-        if extensible:
-            cg_actual = m.cudagraph_actual_gib if m.cudagraph_actual_gib is not None else m.cudagraph_gib
-            warm = m.warmup_peak_gib if m.warmup_peak_gib is not None else m.peak_activation_gib
-            measures = []
-            for g in groups_w:
-                measures.append(memory.measure_after_warmup(
-                    budget=budget, weights=weights, non_torch=gib_bytes(m.non_torch_gib),
-                    cudagraph_actual=gib_bytes(cg_actual) if (cg_on and not cfg.enforce_eager) else 0,
-                    warmup_peak=gib_bytes(warm), reserve_growth=gib_bytes(m.torch_reserve_growth_gib),
-                    strides=_segment_strides(g), capacity=num_blocks))
-            s["extensible_measure"] = measures[0].as_dict()
-            final = min(min(x.num_kv_blocks for x in measures), num_blocks)
         self._fill_groups(groups, bpb, max_len, num_blocks)
-        if extensible:
-            s["num_gpu_blocks"] = None
-            hint_w = capacity.hint_034(True, cfg.gpu_memory_utilization, after_warmup=True)
-            if cfg.max_model_len == -1:
-                max_len = capacity.auto_fit(v, groups_w, bpbs, [(final - 1) * b for b in bpbs], max_len, hint_w,
-                                            after_warmup=True)
-                s["max_model_len"] = max_len
-                self._fill_groups(groups, bpb, max_len, num_blocks)
-            for gs, b in zip(groups_w, bpbs):
-                capacity.check_enough(v, (final - 1) * b, gs, b, max_len, hint_w)
-        bpr = s["blocks_per_request"]
-        tokens, conc, line = capacity.report(final, bpr, max_len)
-        s.update(num_gpu_blocks=final, kv_cache_bytes=final * bpb, kv_cache_size_tokens=tokens, max_concurrency=conc)
+        self.planned = True
+        if not extensible:
+            self._report(num_blocks, max_len)
+        # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes
+        # (config/compilation.py:1560-1610 @0.34.0): chunked local attention cannot run full CUDA graphs, so
+        # FULL_AND_PIECEWISE becomes PIECEWISE (attention is compiled piecewise)
+        mode = s["cudagraph_mode"]
+        if any(isinstance(g.spec, kv_spec.ChunkedLocalAttentionSpec) for g in groups):
+            if mode == "FULL_AND_PIECEWISE":
+                s["cudagraph_mode"] = "PIECEWISE"
+            elif mode in FULL_MODES:
+                raise BadInput(f"vLLM: cudagraph mode {cfg.cudagraph_mode} with chunked local attention is not "
+                               "modelled")
+        # the Mamba check
+        # (config/compilation.py:1659-1681 @0.34.0, :1510-1532 @0.33.0), on the capacity under the extensible cache
+        if (any(isinstance(g.spec, kv_spec.MambaSpec) for g in groups) and s["cudagraph_mode"] in FULL_MODES
+                and cfg.max_num_seqs > num_blocks):
+            raise StartupFailed(
+                "initialize_kv_caches", "ValueError",
+                f"max_num_seqs ({cfg.max_num_seqs}) exceeds available Mamba cache blocks ({num_blocks}). Each decode "
+                "sequence requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower "
+                f"max_num_seqs to at most {num_blocks} or increase gpu_memory_utilization.")
+        if not extensible:
+            return
+        # 0.34: compile_or_warm_up_model, measure_kv_cache_blocks, finalize_extensible_kv_cache
+        cg_actual = m.cudagraph_actual_gib if m.cudagraph_actual_gib is not None else m.cudagraph_gib
+        warm = m.warmup_peak_gib if m.warmup_peak_gib is not None else m.peak_activation_gib
+        measures = [memory.measure_after_warmup(
+            budget=budget, weights=weights, non_torch=gib_bytes(m.non_torch_gib),
+            cudagraph_actual=gib_bytes(cg_actual) if (cg_on and not cfg.enforce_eager) else 0,
+            warmup_peak=gib_bytes(warm), reserve_growth=gib_bytes(m.torch_reserve_growth_gib),
+            strides=_segment_strides(g), capacity=num_blocks) for g in groups_w]
+        s["extensible_measure"] = measures[0].as_dict()
+        final = min(min(x.num_kv_blocks for x in measures), num_blocks)
+        hint_w = capacity.hint_034(True, cfg.gpu_memory_utilization, after_warmup=True)
+        if cfg.max_model_len == -1:
+            max_len = capacity.auto_fit(v, groups_w, bpbs, [(final - 1) * b for b in bpbs], max_len, hint_w,
+                                        after_warmup=True)
+            s["max_model_len"] = max_len
+            self._fill_groups(groups, bpb, max_len, num_blocks)
+        for gs, b in zip(groups_w, bpbs):
+            capacity.check_enough(v, (final - 1) * b, gs, b, max_len, hint_w)
+        s.update(num_gpu_blocks=final, kv_cache_bytes=final * bpb)
+        self._report(final, max_len)
+
+    def _report(self, num_blocks: int, max_len: int) -> None:
+        tokens, conc, line = capacity.report(num_blocks, self.s["blocks_per_request"], max_len)
+        self.s.update(kv_cache_size_tokens=tokens, max_concurrency=conc)
         self.log.append(line)
 
     def _fill_groups(self, groups, bpb: int, max_len: int, num_blocks: int) -> None:
-        s = self.s
+        s, cfg = self.s, self.cfg
         bprs = capacity.blocks_per_request(groups, max_len)
+        attn = [b for b in cfg.attention_backends if b in grouping.KERNEL_BLOCK_SIZES]
         s["groups"] = [{"group": i, "type": g.spec.type_name, "block_size": g.spec.block_size,
                         "page_size_bytes": g.spec.page_size_bytes, "num_layers": g.num_layers,
-                        "blocks_per_request": n, "num_draft_layers": sum(1 for _ in ())}
+                        "blocks_per_request": n,
+                        "num_draft_layers": sum(1 for name in g.layers if name.startswith("mtp."))}
                        for i, (g, n) in enumerate(zip(groups, bprs))]
+        block = min(g.spec.block_size for g in groups)
         s.update(num_kv_cache_groups=len(groups), bytes_per_block=bpb, blocks_per_request=sum(bprs),
                  num_gpu_blocks_capacity=num_blocks, num_gpu_blocks=num_blocks, kv_cache_bytes=num_blocks * bpb,
-                 hash_block_size=min(g.spec.block_size for g in groups),
-                 kernel_block_sizes=[grouping.kernel_block_size(g.spec.block_size, [
-                     b for b in self.cfg.attention_backends if b in grouping.KERNEL_BLOCK_SIZES]) for g in groups])
+                 block_size=block,
+                 hash_block_size=grouping.hash_block_size(groups, block, cfg.enable_prefix_caching),
+                 kernel_block_sizes=[g.spec.block_size if isinstance(g.spec, kv_spec.MambaSpec)
+                                     else grouping.kernel_block_size(g.spec.block_size, attn) for g in groups])
 
 
 def _segment_strides(groups) -> list[int]:
