@@ -57,6 +57,10 @@ def request_model() -> type:
         free_after_gib: StrictFloat | StrictInt | None = Field(default=None, validation_alias=AliasChoices(
             "free_after_gib", "free_after_load_gib"))
         sglang_version: StrictStr | None = None
+        engine: Literal["sglang", "vllm"] = Field(default="sglang", description="whose rules (as --engine)")
+        vllm_version: StrictStr | None = Field(default=None, description="vLLM release (as --vllm-version)")
+        measured: dict[StrictStr, StrictFloat | StrictInt] = Field(
+            default_factory=dict, description="vLLM's measured inputs under the vLLM oracle's names")
         search: StrictBool = Field(default=False, description="run the flag search (default: plan the flags only)")
         need_context: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
         need_concurrency: StrictInt | None = Field(default=None, ge=1, le=_MAX_INT)
@@ -78,7 +82,8 @@ def request_model() -> type:
     return BatchRequest
 
 
-FIELDS = ("id", "gpu", "model", "flags", "env", "free_before_gib", "free_after_gib", "sglang_version", "search",
+FIELDS = ("id", "gpu", "model", "flags", "env", "free_before_gib", "free_after_gib", "sglang_version", "engine",
+          "vllm_version", "measured", "search",
           "need_context", "need_concurrency", "speculative", "allow_fp8_kv", "allow_bf16_ssm", "allow_no_radix",
           "objective", "top")
 ACCEPTED = sorted({*FIELDS, "free_before_load_gib", "free_after_load_gib"})
@@ -96,7 +101,8 @@ class PlainRequest:
     def __init__(self, values: dict[str, Any]) -> None:
         self.id = None
         self.flags, self.env = [], {}
-        self.free_before_gib = self.free_after_gib = self.sglang_version = None
+        self.free_before_gib = self.free_after_gib = self.sglang_version = self.vllm_version = None
+        self.engine, self.measured = "sglang", {}
         self.search = False
         self.need_context = self.need_concurrency = self.speculative = None
         self.allow_fp8_kv = self.allow_bf16_ssm = self.allow_no_radix = False
@@ -123,6 +129,9 @@ _CHECKS = {
     "free_before_gib": lambda v: v is None or _is_number(v),
     "free_after_gib": lambda v: v is None or _is_number(v),
     "sglang_version": lambda v: v is None or type(v) is str,
+    "engine": lambda v: v in ("sglang", "vllm") and type(v) is str,
+    "vllm_version": lambda v: v is None or type(v) is str,
+    "measured": lambda v: type(v) is dict and all(type(k) is str and _is_number(x) for k, x in v.items()),
     "search": lambda v: type(v) is bool,
     "need_context": lambda v: v is None or (_is_int(v) and 1 <= v <= _MAX_INT),
     "need_concurrency": lambda v: v is None or (_is_int(v) and 1 <= v <= _MAX_INT),

@@ -11,7 +11,6 @@ Exit codes: 0 fits, 1 does not fit (SGLang rejects, fails at startup, or out-of-
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
 import re
@@ -23,12 +22,15 @@ from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.pipeline.post_capture import search_skipped
 from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
-from planner.flag_hints import flag_error, spelling_default, spelling_range_note
+from planner.engines.sglang.frontend import finish_plan
+from planner.flag_hints import flag_error, spelling_default
 from planner.hardware.profiles import find_profile
 from planner.plan import Plan, make_plan
+from planner.cli_engines import add_engine_args, wants_engine
+from planner.cli_io import _ClosedStdout, _say_error, one_line, write_out
 from planner.cli_modes import add_hardware_args, other_mode
 from planner.report import render_search, render_text, to_dict
-from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search
+from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search, search_dict
 
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
@@ -46,6 +48,9 @@ subcommands:
 paste form (everything after '--' is your launch command; the model comes from --model-path):
   plan --gpu rtxpro6000 -- python -m sglang.launch_server --model-path Qwen/Qwen3.6-27B --tp-size 1
   (also: env assignments first, any python path, uv run, docker run ... IMAGE ..., sglang serve)
+
+vLLM (--engine vllm, or paste 'vllm serve MODEL ...'): --vllm-version, vLLM's measured inputs (--weights-gib ...);
+  plan --gpu G --model M --compare-engines puts both engines' capacity side by side.
 
 exit codes: 0 fits, 1 does not fit / SGLang rejects the flags, 2 bad input, 130 interrupted.
 Any option not listed above is an SGLang flag, parsed by the chosen release's own argparse."""
@@ -94,6 +99,7 @@ def _parser() -> _ArgParser:
                    help="an SGLang environment variable, e.g. SGLANG_MAMBA_SSM_DTYPE=bfloat16 (repeatable)")
     p.add_argument("--sglang-version", default=None, metavar="X",
                    help=f"whose rules to use ({', '.join(RULES)}; default: the sglang installed here, else {LATEST})")
+    add_engine_args(p)  # --engine, --vllm-version, --compare-engines, vLLM's measured inputs (planner/cli_engines.py)
     s = p.add_argument_group("search (recommend launch flags; flags you give stay fixed)")
     s.add_argument("--need-context", type=int, metavar="TOKENS", help="longest request to serve, tokens "
                    "(default: 32768, capped at the model's context)")
@@ -114,14 +120,6 @@ def _parser() -> _ArgParser:
 
 def planner_options(parser: argparse.ArgumentParser) -> list[str]:
     return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]  # noqa: SLF001
-
-
-def split_paste_form(tokens: list[str]) -> tuple[str | None, list[str]]:
-    """``python -m sglang.launch_server --model-path X ...`` -> (X, the other flags); see planner.paste."""
-    from planner.paste import split_paste_form as split  # noqa: PLC0415
-
-    model, flags, _ = split(tokens)
-    return model, flags
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -222,12 +220,7 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
         plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
     else:
         plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
-    if default is not base and base is not None and (note := spelling_range_note(plan, flags)):
-        plan.notes.append(note)  # the release was narrowed by a spelling: does the choice within the range matter?
-    if env:
-        from planner.engines.sglang.env_vars import env_notes  # noqa: PLC0415
-
-        plan.notes.extend(env_notes(env, plan.sglang_version))
+    finish_plan(plan, flags, env, default, base)  # the range an old spelling narrowed to, the environment
     return plan
 
 
@@ -293,31 +286,19 @@ def exit_code(plan: Plan) -> int:
     return EXIT_FITS if plan.verdict == "fits" else EXIT_DOES_NOT_FIT
 
 
-def search_dict(res: SearchResult) -> dict[str, Any]:
-    def cand(c):
-        return {"flags": c.flags, "chosen": c.chosen, "concurrency_at_need": c.concurrency, "kv_tokens": c.kv_tokens,
-                "running": c.running, "longest_request": c.longest, "headroom_left_bytes": c.headroom_left}
-
-    # space: configurations in the searched space; pruned: combinations the branch and bound skipped (proved)
-    out = {"evaluated": res.evaluated, "space": res.space, "pruned": res.pruned, "feasible": res.feasible,
-           "needs": vars(res.needs),
-            "top": [cand(c) for c in res.ranked], "pareto": [cand(c) for c in res.pareto[:20]],
-           "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
-    if res.skipped_why:  # nothing evaluated: proved without it (run_search)
-        out["none_evaluated_because"] = res.skipped_why
-    if res.closest_refused:  # the closest point's plan is refused by SGLang (run_search._check_closest)
-        out["closest_refused"] = res.closest_refused
-    return out
-
-
 def _batch_result(req, version: str | None) -> dict[str, Any]:
     """One validated batch request -> its result object (raises PlannerError for a bad one)."""
+    if req.engine != "sglang" or req.vllm_version is not None or req.measured:
+        from planner.cli_engines import batch_result  # noqa: PLC0415 - vLLM lines (planner/cli_engines.py)
+
+        return batch_result(req, {"parse_env": _parse_env, "profile_for": _profile_for,
+                                  "resolve_model": resolve_model_safely})
     version = req.sglang_version or version
     plan = build_plan(req.gpu, req.model, [str(f) for f in req.flags], _parse_env(req.env), req.free_before_gib,
                       req.free_after_gib, version, None if version is not None else _batch_default_version())
     raise_flag_error(plan, [str(f) for f in req.flags])  # bad input, as in the CLI (exit 2)
     search = req.search and not search_skipped(plan)
-    result: dict[str, Any] = to_dict(plan)
+    result: dict[str, Any] = {"engine": "sglang", **to_dict(plan)}
     if search:
         needs = build_needs(req.need_context, req.need_concurrency, req.speculative, req.allow_fp8_kv,
                             req.allow_bf16_ssm, req.objective, req.allow_no_radix)
@@ -397,66 +378,6 @@ def _batch_line(item: tuple[int, str, str | None]) -> str:
         result = {"schema_version": SCHEMA_VERSION, "id": getattr(exc, "rid", rid), "verdict": BATCH_ERROR_VERDICT,
                   "error": one_line(str(exc))}
     return json.dumps(result, default=str) + "\n"
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split("\n")).replace("\r", " ")
-
-
-_ASCII = {"—": "-", "–": "-", "×": "x", "·": "-", "≥": ">=", "≤": "<=", "→": "->", "←": "<-", "…": "...",
-          "’": "'", "‘": "'", "“": '"', "”": '"', "≈": "~", "²": "^2", "µ": "u", "±": "+-"}
-
-
-def _to_ascii(text: str) -> str:
-    for k, v in _ASCII.items():
-        text = text.replace(k, v)
-    return text.encode("ascii", "replace").decode("ascii")
-
-
-class _ClosedStdout(Exception):
-    pass
-
-
-def write_out(text: str, stream=None) -> None:
-    """Write to stdout (or ``stream``): a stream that cannot encode the text gets it in ASCII; a closed
-    pipe (``plan ... | head``) stops the output but not the exit code."""
-    stream = stream if stream is not None else sys.stdout
-    try:
-        try:
-            stream.write(text)
-        except UnicodeEncodeError:
-            stream.write(_to_ascii(text))
-        stream.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-        raise _ClosedStdout from None
-    except (OSError, ValueError) as exc:  # a closed file object raises ValueError
-        if stream is sys.stdout or isinstance(exc, ValueError):
-            _silence_stdout()
-            raise _ClosedStdout from None
-        raise
-
-
-def _silence_stdout() -> None:
-    import os  # noqa: PLC0415
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        pass
-
-
-def _say_error(message: str) -> None:
-    text = f"plan: error: {one_line(message)}\n"
-    try:
-        try:
-            sys.stderr.write(text)
-        except UnicodeEncodeError:
-            sys.stderr.write(_to_ascii(text))
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -582,6 +503,7 @@ def _check_parser() -> _ArgParser:
                    help="an SGLang environment variable the server ran with (repeatable)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--sglang-version", metavar="X", help="whose rules to use (default: the release the log shows)")
+    p.add_argument("--vllm-version", metavar="X", help="a vLLM log: whose rules (default: the release the log shows)")
     return p
 
 
@@ -614,7 +536,15 @@ def check_main(argv: list[str], out=None) -> int:
     profile = _profile_for(ns.gpu)
     if ns.sglang_version:
         rules_for(ns.sglang_version)
-    log = read_log(ns.logfile)  # BadInput: unreadable, or not an SGLang log (says what it looks like)
+    try:
+        log = read_log(ns.logfile)  # BadInput: unreadable, or not an SGLang log (says what it looks like)
+    except BadInput as exc:
+        from planner.cli_engines import vllm_check  # noqa: PLC0415 - a vLLM log goes to vLLM's check, when built
+
+        code = vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out) if "a vLLM log" in str(exc) else None
+        if code is None:
+            raise
+        return code
     res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env), ns.sglang_version)
     if ns.json:
         from planner.report import check_dict  # noqa: PLC0415
@@ -749,7 +679,7 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
     if ns.json:
         from planner.schema import SCHEMA_VERSION  # noqa: PLC0415
 
-        d = {"schema_version": SCHEMA_VERSION, **to_dict(plan)}
+        d = {"schema_version": SCHEMA_VERSION, "engine": "sglang", **to_dict(plan)}
         if res is not None:
             d["recommendation"] = recommendation_dict(res, plan.model)
             d["search"] = search_dict(res)
@@ -758,6 +688,15 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
 
     return render_report(plan, res, user_flags=user_flags, verbose=ns.verbose,
                          compare=ns.compare_releases or ns.verbose)
+
+
+def _engine_mode(ns, argv: list[str], flags: list[str], paste: list[str] | None) -> int:
+    """An engine other than SGLang, or --compare-engines: through planner.engines.registry (planner/cli_engines.py)."""
+    from planner.cli_engines import compare_main, vllm_main  # noqa: PLC0415
+
+    helpers = {"parse_env": _parse_env, "profile_for": _profile_for, "resolve_model": resolve_model_safely,
+               "write_out": write_out}
+    return (compare_main if ns.compare_engines else vllm_main)(ns, argv, flags, paste, helpers)
 
 
 def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
@@ -776,6 +715,8 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
     ns, sglang_flags = _parser().parse_known_args(argv)
     if ns.batch:
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
+    if wants_engine(ns, argv, paste) != "sglang" or ns.compare_engines:  # vLLM, or both side by side
+        return _engine_mode(ns, argv, sglang_flags, paste)
     model, env, notes = _apply_paste(ns, sglang_flags, paste)
     mode = other_mode(ns, model, sglang_flags, env, write_out, build_needs, resolve_model_safely)  # pp, --gpu any
     if mode is not None:

@@ -140,39 +140,48 @@ def _launch_segment(tokens: list[str]) -> list[str]:
 
 
 _RELEASE = r"v?(\d+\.\d+\.\d+(?:\.post\d+)?)"
-_PIN_RE = re.compile(rf"^sglang(?:\[[^\]]*\])?\s*==\s*{_RELEASE}$", re.IGNORECASE)
+_PIN_RES = {pkg: re.compile(rf"^{pkg}(?:\[[^\]]*\])?\s*==\s*{_RELEASE}$", re.IGNORECASE) for pkg in ("sglang", "vllm")}
 _TAG_RE = re.compile(rf"^{_RELEASE}(?:[-_+.].*)?$")
+# the images each engine's releases ship as (the name's last component holds the engine's name)
+_IMAGES = {"sglang": ("an SGLang", "lmsysorg/sglang"), "vllm": ("a vLLM", "vllm/vllm-openai")}
 
 
-def _pin_in(spec: str) -> str | None:
+def _pin_in(spec: str, package: str = "sglang") -> str | None:
     """'sglang==0.5.11' / 'sglang[all]==0.5.11' (also one item of uv's comma-separated --with) -> '0.5.11'."""
     for part in spec.split(","):
-        m = _PIN_RE.match(part.strip().strip("'\""))
+        m = _PIN_RES[package].match(part.strip().strip("'\""))
         if m:
             return m.group(1)
     return None
 
 
-def _image_release(image: str) -> tuple[str | None, str]:
-    """(release or None, where it was read) for a docker image reference."""
+def _image_name_tag(image: str) -> tuple[str, str]:
     name, tag = image, "latest"
     if "@" in image:
         name, tag = image.split("@", 1)[0], ""
     last = name.rsplit("/", 1)[-1]
     if ":" in last:
         name, tag = name.rsplit(":", 1)
+    return name, tag
+
+
+def _image_release(image: str, package: str = "sglang") -> tuple[str | None, str]:
+    """(release or None, where it was read) for a docker image reference."""
+    name, tag = _image_name_tag(image)
     src = f"the pasted docker image {image}"
-    if "sglang" not in name.lower():
-        return None, f"{src} is not an SGLang image (lmsysorg/sglang): it names no release"
+    title, repo = _IMAGES[package]
+    if package not in name.lower():
+        return None, f"{src} is not {title} image ({repo}): it names no release"
     m = _TAG_RE.match(tag)
     if m:
         return m.group(1), f"the tag of {src[len('the '):]}"
     return None, f"{src} names no release (tag '{tag or 'a digest'}')"
 
 
-def release_of_paste(tokens: list[str]) -> tuple[str | None, str] | None:
-    """Where a pasted launch command names the SGLang release it runs: (release, where it was read), with
-    release None when that place names none (``lmsysorg/sglang:latest``); None when nothing in it says."""
+def release_of_paste(tokens: list[str], package: str = "sglang") -> tuple[str | None, str] | None:
+    """Where a pasted launch command names the release of ``package`` (sglang, vllm) it runs: (release, where it
+    was read), with release None when that place names none (``lmsysorg/sglang:latest``); None when nothing
+    in it says."""
     tokens = tokens_of(list(tokens))
     found: tuple[str | None, str] | None = None
     for seg in _segments(tokens):
@@ -182,21 +191,21 @@ def release_of_paste(tokens: list[str]) -> tuple[str | None, str] | None:
                 j = _skip_docker(seg, i, {})
             except BadInput:
                 continue
-            found = _image_release(seg[j - 1])
+            found = _image_release(seg[j - 1], package)
             i = _take_env(seg, j, {})
         if i + 1 < len(seg) and seg[i] in ("uv", "uvx"):
             for k in range(i + 1, len(seg)):
                 t = seg[k]
                 val = t.split("=", 1)[1] if t.startswith(("--with=", "--from=")) else (
                     seg[k + 1] if t in ("--with", "--from") and k + 1 < len(seg) else None)
-                v = _pin_in(val) if val else None
+                v = _pin_in(val, package) if val else None
                 if v:
                     found = (v, f"the pasted uv command's {t if '=' in t else t + ' ' + val}")
                     break
         words = seg[i:]
         if "install" in words[:3] and any(w in ("pip", "pip3") or w.endswith("/pip") for w in words[:2]):
             for w in words:
-                v = _pin_in(w)
+                v = _pin_in(w, package)
                 if v:
                     found = (v, f"the pasted pip install {w}")
     return found
@@ -240,3 +249,85 @@ def _pull_model(rest: list[str]) -> tuple[str | None, list[str]]:
             continue
         flags.append(t)
     return model, flags
+
+
+# ---- vLLM's launch commands (issue #26): the engine a paste names, for planner.engines.registry.detect_paste ----
+
+_VLLM_MODULES = ("vllm.entrypoints.openai.api_server",)
+VLLM_HELP = ("expected 'vllm serve MODEL [flags]', 'python -m vllm.entrypoints.openai.api_server --model M ...' or "
+             "'docker run ... vllm/vllm-openai:vX ...'")
+
+
+def _vllm_launcher(tokens: list[str], i: int, image: str | None) -> tuple[int, str, bool] | None:
+    """(where the flags start, the launcher as typed, whether a positional model may follow) when ``tokens[i:]``
+    is a vLLM launch; None when it is not (``image``: the docker image the command runs, if any)."""
+    if i + 1 < len(tokens) and tokens[i] == "vllm" and tokens[i + 1] == "serve":
+        return i + 2, "vllm serve", True
+    if i < len(tokens) and _PY_RE.match(tokens[i]):
+        j = i + 1
+        while j < len(tokens) and tokens[j] in ("-u", "-O", "-B"):
+            j += 1
+        if j + 1 < len(tokens) and tokens[j] == "-m" and tokens[j + 1] in _VLLM_MODULES:
+            return j + 2, " ".join([tokens[i].rsplit("/", 1)[-1], *tokens[i + 1:j + 2]]), False
+        return None
+    if image is not None and "vllm" in _image_name_tag(image)[0].lower().rsplit("/", 1)[-1]:
+        # the vllm/vllm-openai image's entrypoint is the server: its arguments follow the image
+        return i, f"the vLLM image {image}", True
+    return None
+
+
+def parse_vllm_paste(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str], str] | None:
+    """A pasted vLLM launch command -> (model, the other ``vllm serve`` flags, env assignments, the launcher as
+    typed); None when the command is not a vLLM launch (then it is another engine's, or bad input there)."""
+    tokens = _launch_segment(tokens_of(list(tokens)))
+    env: dict[str, str] = {}
+    i = _take_env(tokens, 0, env)
+    image = None
+    if i + 1 < len(tokens) and tokens[i] == "docker" and tokens[i + 1] == "run":
+        try:
+            j = _skip_docker(tokens, i, env)
+        except BadInput:
+            return None
+        image, i = tokens[j - 1], _take_env(tokens, j, env)
+    if i + 1 < len(tokens) and tokens[i] == "uv" and tokens[i + 1] == "run":
+        i = _skip_uv(tokens, i)
+    found = _vllm_launcher(tokens, i, image)
+    if found is None:
+        return None
+    i, launcher, positional = found
+    rest = tokens[i:]
+    model = None
+    if positional and rest and not rest[0].startswith("-"):
+        model, rest = rest[0], rest[1:]
+    if rest and not rest[0].startswith("-"):
+        raise BadInput(f"after '--': unexpected '{rest[0][:60]}' in the vLLM command; " + VLLM_HELP)
+    flags, skip = [], False
+    for j, t in enumerate(rest):
+        if skip:
+            skip = False
+        elif t == "--model":
+            if j + 1 >= len(rest):
+                raise BadInput("--model: expected a value")
+            model, skip = model or rest[j + 1], True
+        elif t.startswith("--model="):
+            model = model or t.split("=", 1)[1]
+        else:
+            flags.append(t)
+    return model, flags, env, launcher
+
+
+def engine_of_paste(tokens: list[str]) -> str:
+    """The engine a pasted launch command runs: "vllm" for a vLLM launcher, else "sglang" (the paste form's
+    default, which also takes bare flags)."""
+    return "vllm" if parse_vllm_paste(tokens) is not None else "sglang"
+
+
+def paste_for(engine: str, tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
+    """An engine's reading of a paste (its front end's ``paste()``, done here for the core): (model, flags, env)
+    when the command is that engine's launch, else None."""
+    vllm = parse_vllm_paste(tokens)
+    if engine == "vllm":
+        return None if vllm is None else vllm[:3]
+    if engine == "sglang":
+        return None if vllm is not None else parse_paste(tokens)[:3]
+    return None

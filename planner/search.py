@@ -447,3 +447,19 @@ def recommendation_dict(res: SearchResult, model: ResolvedModel) -> dict[str, An
             "concurrency_at_need": best.concurrency, "kv_tokens": best.kv_tokens, "running": best.running,
             "longest_request": best.longest, "headroom_left_bytes": best.headroom_left}
 
+
+def search_dict(res: SearchResult) -> dict[str, Any]:
+    def cand(c):
+        return {"flags": c.flags, "chosen": c.chosen, "concurrency_at_need": c.concurrency, "kv_tokens": c.kv_tokens,
+                "running": c.running, "longest_request": c.longest, "headroom_left_bytes": c.headroom_left}
+
+    # space: configurations in the searched space; pruned: combinations the branch and bound skipped (proved)
+    out = {"evaluated": res.evaluated, "space": res.space, "pruned": res.pruned, "feasible": res.feasible,
+           "needs": vars(res.needs),
+            "top": [cand(c) for c in res.ranked], "pareto": [cand(c) for c in res.pareto[:20]],
+           "closest": None if res.closest is None else cand(res.closest), "would_fit_with": res.relaxations}
+    if res.skipped_why:  # nothing evaluated: proved without it (run_search)
+        out["none_evaluated_because"] = res.skipped_why
+    if res.closest_refused:  # the closest point's plan is refused by SGLang (run_search._check_closest)
+        out["closest_refused"] = res.closest_refused
+    return out

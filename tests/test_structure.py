@@ -148,11 +148,20 @@ def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
+# engine modules that still reach the SGLang flow in the core, each with its reason (issue #26 moves that flow
+# under planner/engines/sglang/, then this list is empty)
+ENGINE_IMPORTS_CORE = {
+    # SGLang's front end runs today's flow (plan, search, report, summary), which still lives in the core
+    "planner.engines.sglang.frontend": {"planner.plan", "planner.report", "planner.search", "planner.summary"},
+}
+
+
 def test_engines_do_not_import_the_core():
     graph = import_graph()
     core = {"planner.plan", "planner.api", "planner.report", "planner.search", "planner.check", "planner.cli",
             "planner.summary", "planner.explain", "planner"}
-    bad = [(m, sorted(graph[m] & core)) for m in graph if m.startswith("planner.engines") and graph[m] & core]
+    bad = [(m, sorted(graph[m] & core - ENGINE_IMPORTS_CORE.get(m, set())))
+           for m in graph if m.startswith("planner.engines") and graph[m] & core - ENGINE_IMPORTS_CORE.get(m, set())]
     assert not bad, f"engine modules importing the core: {bad}"
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 # MAJOR.MINOR. MAJOR: a key removed, renamed or retyped, a value's meaning changed, a verdict value added
 # or removed. MINOR: a key added (old consumers that ignore unknown keys keep working).
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: "engine" (issue #26)
 KINDS = ("plan", "check", "batch")
 ID_BASE = "urn:gpu-memory-planner:schema"  # a name, not a download address: the files ship in the package
 HERE = Path(__file__).parent
@@ -171,7 +171,9 @@ def _version() -> dict[str, Any]:
 def _plan_output(extra: dict[str, Any]) -> dict[str, Any]:
     """One closed object: schema_version, ``extra``, the plan's own keys, and the search's two (present when
     the search ran)."""
-    props = {"schema_version": _version(), **extra, **_plan_defs()["plan"]["properties"],
+    engine = {"const": "sglang", "description": "the engine whose rules made the plan (--engine; a vLLM plan's "
+              "JSON is vLLM's own shape, not described by this schema version)"}
+    props = {"schema_version": _version(), **extra, "engine": engine, **_plan_defs()["plan"]["properties"],
              "recommendation": _null(_ref("recommendation")), "search": _ref("search")}
     return _obj(props, optional=("recommendation", "search"))
 
