@@ -73,11 +73,15 @@ def measured_of(facts: Any, cuda_total_bytes: int | None, util: float | None) ->
         how.append(f"cudagraph_gib: the CUDA-graph estimate {facts.cudagraph_estimate_gib} GiB")
     if facts.cudagraph_actual_gib is not None:
         got["cudagraph_actual_gib"] = facts.cudagraph_actual_gib
-    if facts.consumed_gib is not None and facts.weights_gib is not None:
-        got["non_torch_gib"] = max(facts.consumed_gib - facts.weights_gib, 0.0)
-        how.append(f"non_torch_gib: consumed {facts.consumed_gib} - weights {facts.weights_gib} GiB")
+    if facts.startup_free_gib is not None and facts.cuda_total_gib is not None:
+        got["startup_used_gib"] = round(max(facts.cuda_total_gib - facts.startup_free_gib, 0.0), 4)
+        how.append(f"startup_used_gib: total {facts.cuda_total_gib} - free {facts.startup_free_gib} GiB on startup")
+    if facts.consumed_gib is not None:  # the 'Free memory on device ... Actual usage is' line (V1)
+        if facts.weights_gib is not None:
+            got["non_torch_gib"] = round(max(facts.consumed_gib - facts.weights_gib, 0.0), 4)
+            how.append(f"non_torch_gib: consumed {facts.consumed_gib} - weights {facts.weights_gib} GiB")
         if facts.peak_activation_gib is not None:
-            got["peak_activation_gib"] = max(facts.peak_activation_gib - got.get("cudagraph_gib", 0.0), 0.0)
+            got["peak_activation_gib"] = round(max(facts.peak_activation_gib - got.get("cudagraph_gib", 0.0), 0.0), 4)
             how.append(f"peak_activation_gib: the printed peak {facts.peak_activation_gib} - the graph estimate")
     elif (facts.available_kv_gib is not None and facts.weights_gib is not None and cuda_total_bytes is not None
           and util is not None):

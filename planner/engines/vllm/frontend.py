@@ -22,7 +22,8 @@ from planner.engines.interface import PlanOutcome, PlanRequest
 from planner.engines.vllm import launch as L
 from planner.engines.vllm import report
 from planner.engines.vllm.inputs import GIB, LATEST, MIB, VERSIONS, Device
-from planner.engines.vllm.search import Context, Evaluation, concurrency_of, evaluate, reaches, search
+from planner.engines.vllm.search import (Candidate, Context, Evaluation, SearchResult, concurrency_of, evaluate,
+                                         reaches, search)
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 
@@ -125,37 +126,64 @@ def _post_kv_need(summary: dict[str, Any], measured: Any) -> int | None:
 
 
 def capacity_of(summary: dict[str, Any]) -> dict[str, Any]:
-    """The figures --compare-engines sets beside SGLang's (None where vLLM does not start)."""
-    if summary.get("outcome") != "ok":
-        return {"kv_tokens": None, "max_concurrency": None, "requests_at_once": None,
-                "context": summary.get("max_model_len"), "kv_bytes": None, "num_gpu_blocks": None}
-    return {"kv_tokens": summary.get("kv_cache_size_tokens"), "max_concurrency": summary.get("max_concurrency"),
-            "requests_at_once": concurrency_of(summary),
-            "context": summary.get("max_model_len"), "kv_bytes": summary.get("kv_cache_bytes"),
-            "num_gpu_blocks": summary.get("num_gpu_blocks")}
+    """The figures --compare-engines sets beside SGLang's (planner/engines/sglang/frontend.py ``capacity``'s keys):
+    vLLM reports its concurrency at ``max_model_len`` only (``kv_cache_utils.py:1082 @0.34.0``), so that is the
+    context it is given at; ``max_concurrency`` is the whole requests at once (``min(max_num_seqs, floor(x))``),
+    ``max_concurrency_x`` vLLM's figure. None where vLLM does not start."""
+    ok = summary.get("outcome") == "ok"
+    ctx = summary.get("max_model_len")
+    return {"kv_tokens": summary.get("kv_cache_size_tokens") if ok else None, "context_len": ctx,
+            "max_running_requests": summary.get("max_num_seqs"), "concurrency_context": ctx,
+            "max_concurrency": concurrency_of(summary) if ok else None,
+            "max_concurrency_x": summary.get("max_concurrency") if ok else None,
+            "kv_bytes": summary.get("kv_cache_bytes") if ok else None,
+            "num_gpu_blocks": summary.get("num_gpu_blocks") if ok else None,
+            "verdict": "fits" if ok else "rejected"}
 
 
-def _confidence(ctx: Context, ev: Evaluation) -> dict[str, Any]:
-    """Measured vs estimated, and whether the verdict holds with every estimate off by its class's error
-    (one more sizing, the estimates raised by their residuals: the pessimistic side)."""
-    if not ev.estimated:
-        return {"level": "measured", "note": "every boot measurement given"}
-    res = {k: e.residual_gib for k, e in ev.estimated.items() if e.residual_gib}
-    if not res:
-        return {"level": "estimated", "note": "estimated inputs without a residual on logs of this GPU class"}
+def pessimistic(ctx: Context, ev: Evaluation) -> Evaluation | None:
+    """``ev``'s launch re-sized with every estimate raised by its residual on public logs (the side that leaves
+    less for the KV cache); None when nothing was estimated with a residual."""
+    if not any(e.residual_gib for e in ev.estimated.values()):
+        return None
     given = dict(ctx.given)
     for k, e in ev.estimated.items():
         given[k] = e.gib + (e.residual_gib or 0.0)
     try:
-        worse = evaluate(Context(ctx.version, ctx.spec, ctx.device, given, ctx.env, ctx.sizer, ctx.estimator),
-                         ev.flags)
+        return evaluate(Context(ctx.version, ctx.spec, ctx.device, given, ctx.env, ctx.sizer, ctx.estimator), ev.flags)
     except BadInput:
-        return {"level": "estimated", "note": "the pessimistic re-sizing was refused"}
+        return None
+
+
+def _confidence(ctx: Context, ev: Evaluation) -> dict[str, Any]:
+    """Measured vs estimated, and whether the verdict holds with every estimate off by its class's error."""
+    if not ev.estimated:
+        return {"level": "measured", "note": "every boot measurement given"}
+    worse = pessimistic(ctx, ev)
+    if worse is None:
+        return {"level": "estimated", "note": "estimated inputs without a residual on public logs"}
+    res = ", ".join(f"{k} +{e.residual_gib:g}" for k, e in ev.estimated.items() if e.residual_gib)
     same = worse.summary.get("outcome") == ev.summary.get("outcome")
-    note = (f"with each estimate raised by its residual ({', '.join(f'{k} +{v:g}' for k, v in res.items())} GiB): "
+    note = (f"with each estimate raised by its residual ({res} GiB): "
             + (f"{worse.summary.get('outcome')}, {worse.summary.get('num_gpu_blocks')} blocks" if same else
                f"{worse.summary.get('outcome')}: {worse.summary.get('error_message')}"))
     return {"level": "estimated" if same else "low", "note": note}
+
+
+def robust_best(ctx: Context, found: SearchResult, need_context: int | None, need_concurrency: int | None,
+                tries: int = 8) -> tuple[Candidate | None, str]:
+    """The best candidate that still reaches the needs with the estimates raised by their residuals (a launch at
+    the edge of vLLM's checks on estimated inputs is not recommended); (candidate, how it was checked)."""
+    reaching = [c for c in found.ranked if c.reaches][:tries]
+    if not reaching:
+        return None, ""
+    for c in reaching:
+        worse = pessimistic(ctx, c.ev)
+        if worse is None:
+            return c, "sized on measured inputs" if not c.ev.estimated else "estimates without a residual"
+        if reaches(worse.summary, need_context, need_concurrency):
+            return c, "holds with every estimate raised by its residual on public logs"
+    return None, f"none of the {len(reaching)} best holds with the estimates raised by their residuals"
 
 
 class VllmFrontend:
@@ -184,7 +212,9 @@ class VllmFrontend:
         if verdict == "fits" and not needs_met:
             code = 1
         model = L.model_arg(request.model)
-        best = found.best if found else None
+        best, robust = robust_best(ctx, found, need_context, request.need_concurrency) if found else (None, "")
+        if found is not None and best is None and found.best is not None and need_context != request.need_context:
+            best, robust = robust_best(ctx, found, request.need_context, request.need_concurrency)
         line = L.serve_line(model, best.ev.flags if best else flags, request.env)
         data = {
             "engine": "vllm", "vllm_version": version, "vllm_version_source": vsrc, "verdict": verdict,
@@ -197,10 +227,11 @@ class VllmFrontend:
             "measured": {k: v for k, v in request.measured.items()},
             "estimated": {k: e.as_dict() for k, e in ev.estimated.items()},
             "confidence": _confidence(ctx, ev) if ev.ok else None,
-            "recommendation": _recommendation(found, model, request.env),
+            "recommendation": _recommendation(found, best, robust, model, request.env),
             "launch": line, "log": ev.log,
         }
-        return PlanOutcome("vllm", version, verdict, code, report.render(data), data, line, capacity_of(ev.summary))
+        cap = {**capacity_of(ev.summary), "verdict": verdict}
+        return PlanOutcome("vllm", version, verdict, code, report.render(data), data, line, cap)
 
     def paste(self, tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
         try:
@@ -211,11 +242,11 @@ class VllmFrontend:
         return None if got is None else (got[0], list(got[1]), dict(got[2]))
 
 
-def _recommendation(found, model: str, env: dict[str, str]) -> dict[str, Any] | None:
+def _recommendation(found: SearchResult | None, best: Candidate | None, robust: str, model: str,
+                    env: dict[str, str]) -> dict[str, Any] | None:
     if found is None:
         return None
-    best = found.best
-    out: dict[str, Any] = {"tried": found.tried, "needs": found.needs}
+    out: dict[str, Any] = {"tried": found.tried, "needs": found.needs, "checked": robust}
     if best is None:
         near = found.ranked[0] if found.ranked else None
         out["found"] = False
@@ -232,7 +263,7 @@ def _recommendation(found, model: str, env: dict[str, str]) -> dict[str, Any] | 
                 "max_num_seqs": s.get("max_num_seqs"),
                 "alternatives": [{"changes": c.chosen, "max_concurrency": c.ev.summary.get("max_concurrency"),
                                   "max_model_len": c.ev.summary.get("max_model_len")}
-                                 for c in found.ranked[1:4] if c.reaches]})
+                                 for c in found.ranked[found.ranked.index(best) + 1:][:3] if c.reaches]})
     return out
 
 

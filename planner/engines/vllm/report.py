@@ -126,6 +126,8 @@ def _recommend(d: dict[str, Any]) -> list[str]:
     if not r.get("found"):
         near = r.get("nearest") or {}
         line = f"No launch reaches the needs among {r['tried']} sized by vLLM's rules"
+        if r.get("checked"):
+            line += f" ({r['checked']})"
         if near:
             line += f"; nearest: {' '.join(near['changes'])} -> {near.get('outcome')}"
         return ["Recommendation:", "  " + line]
@@ -133,6 +135,8 @@ def _recommend(d: dict[str, Any]) -> list[str]:
            f"  change: {', '.join(r['changes'])} -> {r['num_gpu_blocks']} blocks, "
            f"{r['kv_cache_size_tokens']:,} tokens, {r['max_concurrency']:.2f}x at {r['max_model_len']:,} tokens, "
            f"max_num_seqs {r['max_num_seqs']}"]
+    if r.get("checked"):
+        out.append(f"  ({r['checked']})")
     for a in r.get("alternatives", []):
         out.append(f"  or: {', '.join(a['changes'])} -> {a['max_concurrency']:.2f}x at {a['max_model_len']:,}")
     return out

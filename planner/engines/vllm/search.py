@@ -121,24 +121,40 @@ def _default_estimates(ctx: Context, launch: VllmLaunch) -> dict[str, Estimate]:
     return estimates_for(estimates, ctx, launch, missing)
 
 
+_PARTS = {"weights_gib": ("weights", "weights"), "non_torch_gib": ("non_torch", "combined"),
+          "peak_activation_gib": ("peak_activation", "combined"), "cudagraph_gib": ("cudagraph", "cudagraph"),
+          "startup_used_gib": ("startup_used", "startup")}
+
+
+def residuals(module: Any, sm: str) -> dict[str, tuple[float, str]]:
+    """Per calibration part, the largest |residual| on the public logs of this GPU class (the class label), else
+    the largest of any class ("any class"): vcal's ``calibration_table``."""
+    cls = module.gpu_class(sm)
+    mine: dict[str, float] = {}
+    anyc: dict[str, float] = {}
+    for row in module.calibration_table():
+        for part in ("weights", "combined", "cudagraph", "startup"):
+            for r in row.get(part, []):
+                v = abs(float(r["residual_gib"]))
+                anyc[part] = max(anyc.get(part, 0.0), v)
+                if row["class"] == cls:
+                    mine[part] = max(mine.get(part, 0.0), v)
+    return {p: ((mine[p], cls) if p in mine else (anyc[p], "any class")) for p in anyc}
+
+
 def estimates_for(module: Any, ctx: Context, launch: VllmLaunch, missing: list[str]) -> dict[str, Estimate]:
-    """Adapter over ``estimates.estimate`` / ``estimates.vllm_weights_bytes`` (vcal's module)."""
+    """vcal's ``estimates.estimate(spec, device, cfg)`` for the inputs the user did not give, with the residual of
+    each on the public logs of the device's class (the combined non-torch + activation residual on both)."""
     from planner.engines.vllm import config  # noqa: PLC0415
 
+    raw = module.estimate(ctx.spec, ctx.device, config.resolve(launch))
+    res = residuals(module, ctx.device.sm)
     out: dict[str, Estimate] = {}
-    cfg = config.resolve(launch)
-    if "weights_gib" in missing:
-        got = module.vllm_weights_bytes(ctx.spec, cfg.tensor_parallel_size, cfg.pipeline_parallel_size)
-        b, how = (got if isinstance(got, tuple) else (got, "the planner's weights for this rank"))[:2]
-        out["weights_gib"] = Estimate(b / GIB, str(how))
-    raw = module.estimate(ctx.spec, ctx.device, cfg)
     for name in missing:
-        e = raw.get(name) if isinstance(raw, dict) else getattr(raw, name, None)
-        if e is None or name == "weights_gib":
-            continue
-        gib = e if isinstance(e, (int, float)) else getattr(e, "gib", getattr(e, "value", None))
-        out[name] = Estimate(float(gib), str(getattr(e, "how", "vLLM estimate")),
-                             getattr(e, "residual_gib", None), getattr(e, "gpu_class", None))
+        attr, part = _PARTS[name]
+        e = getattr(raw, attr)
+        r, cls = res.get(part, (None, None))
+        out[name] = Estimate(e.bytes / GIB, e.how, round(r, 4) if r else None, cls)
     return out
 
 
@@ -153,6 +169,7 @@ def evaluate(ctx: Context, flags: list[str]) -> Evaluation:
         except Exception as exc:  # noqa: BLE001 -- a rejection is reported by the sizing below, not here
             if type(exc).__name__ != "VllmRejected":
                 raise
+    estimated = {k: e for k, e in estimated.items() if k not in given}  # the user's figures win
     measured = replace(base.measured, **{k: e.gib for k, e in estimated.items()})
     launch = replace(base, measured=measured)
     summary, log = (ctx.sizer or _default_size)(launch)
