@@ -135,6 +135,13 @@ def _recommend(d: dict[str, Any]) -> list[str]:
            f"  change: {', '.join(r['changes'])} -> {r['num_gpu_blocks']} blocks, "
            f"{r['kv_cache_size_tokens']:,} tokens, {r['max_concurrency']:.2f}x at {r['max_model_len']:,} tokens, "
            f"max_num_seqs {r['max_num_seqs']}"]
+    if _mamba(d["summary"]) and (r["num_gpu_blocks"] or 0) < (r["max_num_seqs"] or 0):
+        out.append(f"  note: {r['num_gpu_blocks']} blocks < {r['max_num_seqs']} sequences: vLLM {d['vllm_version']} "
+                   "checks max_num_seqs against the reserved capacity, before the measurement" + _cite(d["vllm_version"], "mamba"))
+    if _mamba(d["summary"]) and (r["num_gpu_blocks"] or 0) < (r["max_num_seqs"] or 0):
+        out.append(f"  note: {r['num_gpu_blocks']} blocks < {r['max_num_seqs']} sequences: vLLM {d['vllm_version']} "
+                   "checks max_num_seqs against the reserved capacity, before the measurement"
+                   + _cite(d["vllm_version"], "mamba"))
     if r.get("checked"):
         out.append(f"  ({r['checked']})")
     for a in r.get("alternatives", []):

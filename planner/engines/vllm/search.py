@@ -147,7 +147,8 @@ def estimates_for(module: Any, ctx: Context, launch: VllmLaunch, missing: list[s
     each on the public logs of the device's class (the combined non-torch + activation residual on both)."""
     from planner.engines.vllm import config  # noqa: PLC0415
 
-    raw = module.estimate(ctx.spec, ctx.device, config.resolve(launch))
+    cfg = config.resolve(launch)
+    raw = module.estimate(ctx.spec, ctx.device, cfg)
     res = residuals(module, ctx.device.sm)
     out: dict[str, Estimate] = {}
     for name in missing:
@@ -155,6 +156,15 @@ def estimates_for(module: Any, ctx: Context, launch: VllmLaunch, missing: list[s
         e = getattr(raw, attr)
         r, cls = res.get(part, (None, None))
         out[name] = Estimate(e.bytes / GIB, e.how, round(r, 4) if r else None, cls)
+    if cfg.enable_extensible_kv_cache and "cudagraph_actual_gib" not in ctx.given and "cudagraph_gib" in missing:
+        # 0.34's profile estimate is 0 under the extensible cache (gpu/model_runner.py:1121-1128 @0.34.0), but the
+        # capture after warmup still takes its memory before measure_kv_cache_blocks: the same graphs' estimate
+        counts = module.capture_counts(cfg.cudagraph_mode, cfg.cudagraph_capture_sizes, cfg.max_num_seqs)
+        draft = ctx.spec.mtp_layers if cfg.speculative_method == "mtp" else 0
+        e = module.cudagraph_bytes(ctx.spec, ctx.device.sm, counts, draft_layers=draft, extensible_kv_cache=False)
+        r, cls = res.get("cudagraph", (None, None))
+        out["cudagraph_actual_gib"] = Estimate(e.bytes / GIB, "the capture after warmup: " + e.how,
+                                               round(r, 4) if r else None, cls)
     return out
 
 
@@ -294,10 +304,17 @@ def _rank_key(c: Candidate) -> tuple:
     return (not c.reaches, c.ev.ok is False, round(c.penalty, 3), -c.concurrency, -kv)
 
 
+def _progress_key(c: Candidate, need_context: int | None) -> tuple:
+    """How close a candidate that misses the needs came: it starts, serves the context, then requests at once."""
+    s = c.ev.summary
+    return (not c.ev.ok, (s.get("max_model_len") or 0) < (need_context or 0), -c.concurrency,
+            -(s.get("kv_cache_size_tokens") or 0), c.penalty)
+
+
 def search(ctx: Context, base: Evaluation, need_context: int | None = None, need_concurrency: int | None = None,
-           budget: int = 120) -> SearchResult:
-    """Single knob changes, then pairs of the best single changes that start but miss the needs (or a fixed
-    ``--max-num-seqs`` with every other knob, for the Mamba check); every candidate sized by the whole chain."""
+           budget: int = 400, depth: int = 3, seeds: int = 6) -> SearchResult:
+    """Single knob changes, then (while nothing reaches the needs) the ``seeds`` closest candidates of each round
+    extended by one more knob, up to ``depth`` changes; every candidate sized by the whole chain."""
     needs = {"context": need_context, "concurrency": need_concurrency}
     seen: dict[str, Candidate] = {}
     tried = 0
@@ -320,16 +337,56 @@ def search(ctx: Context, base: Evaluation, need_context: int | None = None, need
         seen[key] = c
         return c
 
-    singles = [c for ch in knob_values(base, needs, ctx.version) if (c := run(ch)) is not None]
-    _follow_mamba(run, singles)
-    if not any(c.reaches for c in singles):
-        firsts = sorted(singles, key=_rank_key)[:6]
-        for a in firsts:
+    layer = [c for ch in knob_values(base, needs, ctx.version) if (c := run(ch)) is not None]
+    _follow_mamba(run, layer)
+    for _ in range(depth - 1):
+        if any(c.reaches for c in seen.values()) or tried >= budget:
+            break
+        nxt = []
+        for a in sorted(layer, key=lambda c: _progress_key(c, need_context))[:seeds]:
+            used = {_opt(o) for o, _ in a.changes}
             for ch in knob_values(a.ev, needs, ctx.version):
-                if ch[0][0] != a.changes[0][0]:
-                    run(a.changes + ch)
+                if _opt(ch[0][0]) not in used and (c := run(a.changes + ch)) is not None:
+                    nxt.append(c)
+        _follow_mamba(run, nxt)
+        layer = nxt
+    _polish_seqs(run, seen, int(base.summary.get("max_num_seqs") or 0))
     ranked = sorted(seen.values(), key=_rank_key)
+    if not any(c.reaches for c in ranked):
+        ranked = sorted(seen.values(), key=lambda c: _progress_key(c, need_context))
     return SearchResult(ranked, tried, needs)
+
+
+def _polish_seqs(run: Callable, seen: dict[str, Candidate], base_seqs: int) -> None:
+    """The best candidate's ``--max-num-seqs`` moved back toward the launch's own (the least change): the three
+    largest ladder values or vLLM "at most" figures between the two that still reach the needs, the other changes
+    kept (the recommendation then takes the first that also holds with the estimates off by their residuals)."""
+    best = min((c for c in seen.values() if c.reaches), key=_rank_key, default=None)
+    if best is None:
+        return
+    cur = dict(best.changes).get("--max-num-seqs")
+    if cur is None or not cur.isdigit():
+        return
+    rest = [ch for ch in best.changes if ch[0] != "--max-num-seqs"]
+    found: list[Candidate] = []
+
+    def reached_more(c: Candidate) -> bool:  # the largest few that reach (frontend.robust_best picks among them)
+        found.append(c)
+        return len(found) >= 3
+
+    for v in sorted({x for x in _SEQS if int(cur) < x < base_seqs}, reverse=True):
+        c = run(rest + [("--max-num-seqs", str(v))])
+        msg = (c.ev.summary.get("error_message") or "") if c is not None else ""
+        if c is not None and not c.reaches and "Mamba cache blocks (" in msg:
+            m = int(msg.split("Mamba cache blocks (", 1)[1].split(")", 1)[0])
+            if int(cur) < m < v:
+                c = run(rest + [("--max-num-seqs", str(m))])
+        if c is not None and c.reaches and reached_more(c):
+            return
+
+
+def _opt(opt: str) -> str:
+    return L._base(opt)
 
 
 def _follow_mamba(run: Callable, singles: list[Candidate]) -> None:
