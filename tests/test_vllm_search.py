@@ -110,3 +110,15 @@ def test_recommendation_must_hold_on_the_pessimistic_side():
     best, how = robust_best(ctx, res, None, None)
     assert best is not None and int(best.chosen[0].split()[1]) <= 730  # ... is not what is recommended
     assert "raised by its residual" in how
+
+
+def test_three_changes_when_one_or_two_do_not_reach(sizer):
+    """Defaults fail the Mamba check; 8 requests of 131,072 tokens need vLLM's cap on sequences, an fp8 KV cache,
+    the shorter context and more blocks (the oracle's answers)."""
+    o = S.q36_need_8_at_128k_034(sizer)
+    r = o.json["recommendation"]
+    assert r["found"] and r["max_model_len"] == 131072 and min(r["max_num_seqs"], int(r["max_concurrency"])) >= 8
+    assert "--kv-cache-dtype fp8" in r["changes"] and "--max-model-len 131072" in r["changes"]
+    assert 3 <= len(r["changes"]) <= 4
+    for a in r["alternatives"]:
+        assert a["max_model_len"] >= 131072 and a["max_concurrency"] >= 8

@@ -74,3 +74,11 @@ def check_q36_defaults_034(sizer):
 
 
 SCENARIOS.append(check_q36_defaults_034)
+
+
+def q36_need_8_at_128k_034(sizer):
+    """Three changes needed: vLLM's Mamba cap, an fp8 KV cache and the context the user asked for."""
+    return plan(sizer, "qwen3.6-27b", "rtxpro6000", [], "0.34", Q36_MEASURED, need_context=131072, need_concurrency=8)
+
+
+SCENARIOS.append(q36_need_8_at_128k_034)

@@ -260,7 +260,7 @@ def _recommendation(found: SearchResult | None, best: Candidate | None, robust: 
                 "command": L.serve_line(model, best.ev.flags, env),
                 "num_gpu_blocks": s.get("num_gpu_blocks"), "kv_cache_size_tokens": s.get("kv_cache_size_tokens"),
                 "max_concurrency": s.get("max_concurrency"), "max_model_len": s.get("max_model_len"),
-                "max_num_seqs": s.get("max_num_seqs"),
+                "max_num_seqs": s.get("max_num_seqs"), "cudagraph_mode": s.get("cudagraph_mode"),
                 "alternatives": [{"changes": c.chosen, "max_concurrency": c.ev.summary.get("max_concurrency"),
                                   "max_model_len": c.ev.summary.get("max_model_len")}
                                  for c in found.ranked[found.ranked.index(best) + 1:][:3] if c.reaches]})

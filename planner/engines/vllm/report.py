@@ -35,15 +35,17 @@ def _head(d: dict[str, Any]) -> list[str]:
     g, s = d["gpu"], d["summary"]
     par = f"tp {s.get('tensor_parallel_size') or 1}, pp {s.get('pipeline_parallel_size') or 1}, " \
           f"dp {s.get('data_parallel_size') or 1}"
-    out = [f"vLLM {d['vllm_version']} ({d['vllm_version_source']}): {d['model']['name']} on {g['name']} ({par})",
+    src = "" if d["vllm_version_source"] == "given" else f" ({d['vllm_version_source']})"
+    out = [f"vLLM {d['vllm_version']}{src}: {d['model']['name']} on {g['name']} ({par})",
            f"  GPU: NVML {g['nvml_total_mib']:,.0f} MiB, CUDA total {_gib(g['cuda_total_bytes'])} "
            f"({g['cuda_total_source']}), SM {g['sm']}"]
     verdict = {"fits": "FITS: vLLM starts", "rejected": "DOES NOT START", "oom_risk": "OOM RISK"}[d["verdict"]]
     out.append(f"Verdict: {verdict}" + (f" -- {d['why']}" if d.get("why") else ""))
     n = d["needs"]
-    if (n.get("context") or n.get("concurrency")) and d["verdict"] == "fits":
+    if (n.get("context") or (n.get("concurrency") or 1) > 1) and d["verdict"] == "fits":
         want = ", ".join(x for x in (f"{n['context']:,}-token context" if n.get("context") else "",
-                                     f"{n['concurrency']} requests at once" if n.get("concurrency") else "") if x)
+                                     f"{n['concurrency']} requests at once" if (n.get("concurrency") or 1) > 1
+                                     else "") if x)
         out.append(f"  needs ({want}): {'met' if n['met'] else 'NOT met'}")
     return out
 
@@ -136,12 +138,10 @@ def _recommend(d: dict[str, Any]) -> list[str]:
            f"{r['kv_cache_size_tokens']:,} tokens, {r['max_concurrency']:.2f}x at {r['max_model_len']:,} tokens, "
            f"max_num_seqs {r['max_num_seqs']}"]
     if _mamba(d["summary"]) and (r["num_gpu_blocks"] or 0) < (r["max_num_seqs"] or 0):
+        why = ("checks max_num_seqs against the reserved capacity, before the measurement"
+               if "FULL" in (r.get("cudagraph_mode") or "") else "runs no Mamba check without FULL CUDA graphs")
         out.append(f"  note: {r['num_gpu_blocks']} blocks < {r['max_num_seqs']} sequences: vLLM {d['vllm_version']} "
-                   "checks max_num_seqs against the reserved capacity, before the measurement" + _cite(d["vllm_version"], "mamba"))
-    if _mamba(d["summary"]) and (r["num_gpu_blocks"] or 0) < (r["max_num_seqs"] or 0):
-        out.append(f"  note: {r['num_gpu_blocks']} blocks < {r['max_num_seqs']} sequences: vLLM {d['vllm_version']} "
-                   "checks max_num_seqs against the reserved capacity, before the measurement"
-                   + _cite(d["vllm_version"], "mamba"))
+                   + why + _cite(d["vllm_version"], "mamba"))
     if r.get("checked"):
         out.append(f"  ({r['checked']})")
     for a in r.get("alternatives", []):

@@ -216,7 +216,7 @@ class SearchResult:
 _MILD = {"--max-num-seqs": 0.0, "--gpu-memory-utilization": 0.5, "--max-model-len": 1.0,
          "--max-num-batched-tokens": 0.5, "--max-cudagraph-capture-size": 0.5, "--block-size": 0.5,
          "--kv-cache-dtype": 2.0, "--no-enable-prefix-caching": 2.0, "--mamba-cache-mode": 1.5,
-         "--speculative-config": 2.5, "--enforce-eager": 3.0}
+         "--speculative-config": 2.5, "--enforce-eager": 4.0}  # eager: no CUDA graphs, slow decode
 
 
 def concurrency_of(summary: dict[str, Any]) -> int:
