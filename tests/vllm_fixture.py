@@ -2,7 +2,7 @@
 
 Every launch the front end sizes in these tests (the launch itself and every candidate the search tries) was run
 through the vLLM oracle (``../shared/tools/vllm-oracle``: vLLM 0.33.0 / 0.34.0's own sizing code on CPU) with the
-same device and measured inputs; its ``summary`` is committed in ``tests/data/vllm_frontend/oracle-<release>.jsonl``
+same device and measured inputs; its ``summary`` is committed in ``tests/data/vllm_frontend/oracle-<release>.jsonl.gz``
 keyed by the case. A launch not in the file raises: a test never sees a number the oracle did not give.
 
 Regenerate (runs each scenario, sizes what it asks for with the oracle in batch, until nothing is missing):
@@ -12,6 +12,7 @@ Regenerate (runs each scenario, sizes what it asks for with the oracle in batch,
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -51,17 +52,19 @@ class OracleSizer:
         self.results: dict[str, dict] = {}
         self.missing: dict[str, tuple[str, dict]] = {}
         self.record = record
-        for p in sorted(DATA.glob("oracle-*.jsonl")):
-            for line in p.read_text().splitlines():
+        for p in sorted(DATA.glob("oracle-*.jsonl.gz")):
+            for line in gzip.open(p, "rt").read().splitlines():
                 r = json.loads(line)
                 self.results[r["key"]] = r
         self.calls = 0
+        self.used: set[str] = set()
 
     def __call__(self, launch):
         self.calls += 1
         case = case_of(launch)
         key = key_of(launch.version, case)
         if key in self.results:
+            self.used.add(key)
             return dict(self.results[key]["summary"]), []
         if not self.record:
             raise KeyError(f"no oracle result for {launch.version} {list(launch.flags)} (regenerate: "
@@ -85,6 +88,15 @@ def _run_oracle(version: str, cases: dict[str, dict]) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
+def _prune(sizer: OracleSizer) -> None:
+    """Keep only the answers the scenarios use (the files hold nothing a test does not read)."""
+    for p in sorted(DATA.glob("oracle-*.jsonl.gz")):
+        keep = [line for line in gzip.open(p, "rt").read().splitlines() if json.loads(line)["key"] in sizer.used]
+        keep.sort()
+        with gzip.GzipFile(p, "wb", mtime=0) as f:  # mtime 0: the same answers give the same bytes
+            f.write("".join(line + "\n" for line in keep).encode())
+
+
 def regenerate(scenarios) -> None:
     """Run every scenario with a recording sizer until the oracle has answered every launch it sizes."""
     DATA.mkdir(parents=True, exist_ok=True)
@@ -96,13 +108,14 @@ def regenerate(scenarios) -> None:
             except Exception as exc:  # noqa: BLE001 -- placeholders make verdicts fail until answered
                 print("scenario:", type(exc).__name__, str(exc)[:120], file=sys.stderr)
         if not sizer.missing:
+            _prune(sizer)
             return
         by_version: dict[str, dict] = {}
         for key, (version, case) in sizer.missing.items():
             by_version.setdefault(version, {})[key] = case
         for version, cases in by_version.items():
             print(f"oracle {version}: {len(cases)} cases", file=sys.stderr)
-            with open(DATA / f"oracle-{version}.jsonl", "a") as f:
+            with gzip.open(DATA / f"oracle-{version}.jsonl.gz", "at") as f:
                 for r in _run_oracle(version, cases):
                     f.write(json.dumps({"key": r["id"], "flags": cases[r["id"]]["flags"],
                                         "summary": r["summary"]}, sort_keys=True) + "\n")
