@@ -15,7 +15,7 @@ from planner.engines.vllm.sizing import size
 from planner.errors import BadInput
 from vllm_golden import GOLDEN, compare, config_from_summary, launch_from_case, load_set
 
-LANDED = ("dense", "moe", "gdn", "mamba2", "swa", "chunked")  # the families whose goldens agree exactly (the others are refused by name)
+LANDED = ("dense", "moe", "gdn", "mamba2", "swa", "chunked", "mla")  # the families whose goldens agree exactly (the others are refused by name)
 SETS = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
               if not p.stem.endswith("_results") and p.parent.name in LANDED)
 # (release, family, case id): what is not modelled, refused by name
@@ -55,7 +55,7 @@ def test_sets_present():
     for v in ("0.33.0", "0.34.0"):
         for f in LANDED:
             assert (v, f) in have
-    assert len(list(_cases())) >= 230
+    assert len(list(_cases())) >= 480
 
 
 def test_refusal_without_weights():
@@ -75,3 +75,33 @@ def test_log_lines():
     assert line.startswith(f"GPU KV cache size: {theirs['kv_cache_size_tokens']:,} tokens, Maximum concurrency for "
                            f"{theirs['max_model_len']:,} tokens per request: ")
     assert line.endswith(f"{theirs['max_concurrency']:.2f}x")
+
+
+# ---- the oracle's own reference cases (its examples/, with vLLM's log): summary and log lines ----------------------
+
+REFERENCE = GOLDEN / "reference"
+
+
+def _reference():
+    import json
+    import os
+
+    cases = [json.loads(line) for line in (REFERENCE / "cases.jsonl").read_text().splitlines() if line.strip()]
+    for version in ("0.33.0", "0.34.0"):
+        res = {r["id"]: r for r in (json.loads(line) for line in
+                                    (REFERENCE / f"results-{version}.jsonl").read_text().splitlines() if line)}
+        for c in cases:
+            model = c.get("model") or os.path.basename([f for f in c["flags"] if not f.startswith("-")][0])
+            yield pytest.param(version, dict(c, model=model), res[c["id"]], id=f"{version}-{c['id']}")
+
+
+@pytest.mark.parametrize("version,case,ref", list(_reference()))
+def test_reference_case(version, case, ref):
+    """The reference cases ran on the meta model's weights: the same bytes given as weights_gib agree on every
+    field but the weights' source, and every line size() logs is one vLLM logged."""
+    theirs = ref["summary"]
+    case = dict(case, weights_gib=theirs["weights_bytes_meta"] / (1 << 30))
+    res = size(launch_from_case(case, version), config_from_summary(theirs, case))
+    assert [d for d in compare(res.summary, theirs) if not d.startswith("weights_source")] == []
+    for line in res.log:
+        assert any(line in theirs_line for theirs_line in ref["vllm_log"]), line

@@ -61,6 +61,12 @@ def main(argv=None) -> int:
                     print(f"  refused {case['id']}: {e}")
                 continue
             d = compare(mine, theirs)
+            if d and theirs["outcome"] == "rejected" and mine.get("outcome") == "rejected" and all(
+                    line.startswith("error_message") for line in d):
+                cnt["rejected_message"] += 1  # config.resolve's message text: its own tests' domain
+                if ns.v:
+                    print(f"  rejection message differs {case['id']}: {d[0][:200]}")
+                continue
             cnt["differ" if d else "equal"] += 1
             if d and ns.v:
                 print(f"  differ {case['id']} {case['flags']}")
@@ -68,7 +74,8 @@ def main(argv=None) -> int:
                     print(f"      {line[:300]}")
         differ_total += cnt["differ"]
         print(f"vllm {ns.version} {family} seed {ns.seed}: equal {cnt['equal']} / differ {cnt['differ']} / refused "
-              f"{cnt['refused']} / rejected {cnt['rejected']} / oracle_error {cnt['oracle_error']}")
+              f"{cnt['refused']} / rejected {cnt['rejected']} / rejection message differs {cnt['rejected_message']} / "
+              f"oracle_error {cnt['oracle_error']}")
     return 1 if differ_total else 0
 
 

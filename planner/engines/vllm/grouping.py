@@ -11,11 +11,14 @@ vLLM 0.33.0 / 0.34.0 (paths under ``vllm/`` of the 0.34.0 wheel; 0.33.0's lines 
 * kernel block size per group (``v1/worker/utils.py:508-553`` ``select_common_block_size`` via
   ``prepare_kernel_block_sizes`` ``:648-700``): the group's block size when every backend supports it, else the
   largest explicit supported size dividing it.
-* grouping (``v1/core/kv_cache_planning.py:392-603``): one group for a uniform spec (``_get_kv_cache_groups_
-  uniform_spec``).
+* grouping (``v1/core/kv_cache_planning.py:392-603``; 0.33 ``:346-556``): one group for a uniform spec
+  (``_get_kv_cache_groups_uniform_spec``); otherwise the pages are already equal (the hybrid alignment padded the
+  Mamba page; sliding / chunked / full attention share one page) and ``_get_kv_cache_groups_uniform_page_size``
+  buckets layers by spec and splits the buckets into equal-sized groups (``Add N padding layers``).
+* hash block size (``v1/core/kv_cache_utils.py:812-900`` ``resolve_kv_cache_block_sizes``).
 * bytes per block, layer-outer layout (``_get_kv_cache_bytes_per_block`` ``:620-649``): the widest group's sum of
   its layers' pages (block-stride alignment 1 for the specs modelled).
-* layout: ``LBNHC`` for FLASH_ATTN / TRITON_ATTN, and for FLASHINFER off SM10x (``v1/attention/backends/
+* layout: ``LBNHC`` for FLASH_ATTN / TRITON_ATTN / the MLA backends / GDN / Mamba2, and for FLASHINFER off SM10x (``v1/attention/backends/
   utils.py:229-236``; FLASHINFER declares its own layouts on SM10x only, ``flashinfer.py:729-735``).
 """
 
@@ -31,6 +34,9 @@ KERNEL_BLOCK_SIZES = {
     "FLASH_ATTN": ((), 16),
     "TRITON_ATTN": ((), 16),
     "FLASHINFER": ((16, 32, 64), None),
+    "FLASH_ATTN_MLA": ((), 16),  # v1/attention/backends/mla/flashattn_mla.py:49-50
+    "FLASHMLA": ((64,), None),  # mla/flashmla.py:57-58
+    "TRITON_MLA": ((), 16),  # mla/triton_mla.py:126-133
 }
 DEFAULT_BLOCK_SIZE = {"0.33.0": 16, "0.34.0": 64}
 
@@ -125,6 +131,23 @@ def kv_cache_groups(stage_layers) -> list[Group]:
         for i in range(n):
             groups.append(Group(spec, tuple(names[i::n])))
     return groups
+
+
+def padding_warnings(stage_layers) -> list[str]:
+    """vLLM's ``Add %d padding layers, may waste at most %.2f%% KV cache memory`` (kv_cache_planning.py:578-583)."""
+    buckets: dict[object, int] = {}
+    for _, spec in stage_layers:
+        buckets[spec] = buckets.get(spec, 0) + 1
+    if len(buckets) < 2:
+        return []
+    sizes = list(buckets.values())
+    group_size = max(sizes) if max(sizes) < min(sizes) * 1.5 else min(sizes)
+    out = []
+    for n in sizes:
+        pad = group_size - n % group_size
+        if pad != group_size:
+            out.append(f"Add {pad} padding layers, may waste at most {pad / n * 100:.2f}% KV cache memory")
+    return out
 
 
 def hash_block_size(groups: list[Group], cache_block_size: int, prefix_caching: bool) -> int:

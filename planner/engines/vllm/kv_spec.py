@@ -28,7 +28,8 @@ DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4,
                "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
 
 # Architectures whose every layer is full attention with one KV spec (dense and MoE decoders), verified against
-# the oracle on 0.33.0 and 0.34.0 (tests/golden/vllm/<release>/{dense,moe}).
+# the oracle on 0.33.0 and 0.34.0 (tests/golden/vllm/<release>/{dense,moe}). The hybrid GDN / Mamba2 models are in
+# hybrid.py.
 FULL_ATTENTION_ARCHS = {
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
@@ -42,6 +43,8 @@ FULL_ATTENTION_ARCHS = {
 SLIDING_ARCHS = {"GptOssForCausalLM"}
 # Llama 4: chunked local attention on the RoPE layers, full attention on the NoPE layers (every 4th by default,
 # ``no_rope_layers``), verified on both releases (tests/golden/vllm/<release>/chunked).
+# Multi-head latent attention (DeepSeek-V3, Kimi-K2), verified on both releases (tests/golden/vllm/<release>/mla)
+MLA_ARCHS = {"DeepseekV3ForCausalLM"}
 CHUNKED_ARCHS = {"Llama4ForConditionalGeneration", "Llama4ForCausalLM"}
 
 
@@ -108,6 +111,14 @@ class ChunkedLocalAttentionSpec(FullAttentionSpec):
     def max_memory_usage_bytes(self, max_model_len: int) -> int:
         tokens = min(self.attention_chunk_size + self.max_in_flight_tokens, max_model_len)
         return cdiv(tokens, self.block_size) * self.page_size_bytes
+
+
+@dataclass(frozen=True)
+class MLAAttentionSpec(FullAttentionSpec):
+    """``MLAAttentionSpec`` (``v1/kv_cache_interface.py:741-790``): one latent vector per token (``kv_lora_rank +
+    qk_rope_head_dim``, one KV head on every TP rank, ``head_size_v`` 0); a full-attention spec otherwise."""
+
+    type_name = "MLAAttentionSpec"
 
 
 @dataclass(frozen=True)
@@ -180,6 +191,8 @@ def model_layers(raw: dict, architecture: str, *, tp: int, pp: int, block_size: 
     if architecture in CHUNKED_ARCHS:
         return _chunked_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
                                max_in_flight_tokens=max_in_flight_tokens)
+    if architecture in MLA_ARCHS:
+        return _mla_layers(raw, pp=pp, block_size=block_size, kv_bytes=kv_bytes)
     if architecture in SLIDING_ARCHS:
         return _sliding_layers(raw, tp=tp, pp=pp, block_size=block_size, kv_bytes=kv_bytes,
                                max_in_flight_tokens=max_in_flight_tokens)
@@ -232,3 +245,16 @@ def _chunked_layers(raw: dict, *, tp: int, pp: int, block_size: int, kv_bytes: i
         stages.append(tuple((f"language_model.model.layers.{i}.self_attn.attn", chunked if rope[i] else full)
                             for i in range(lo, hi)))
     return ModelLayers(tuple(stages), "chunked")
+
+
+def _mla_layers(raw: dict, *, pp: int, block_size: int, kv_bytes: int) -> ModelLayers:
+    tc = text_config(raw)
+    if tc.get("index_topk") is not None:
+        raise BadInput("vLLM: DeepSeek sparse attention (DSA indexer) is not modelled")
+    spec = MLAAttentionSpec(block_size, 1, tc["kv_lora_rank"] + tc["qk_rope_head_dim"], 0, kv_bytes)
+    n = tc["num_hidden_layers"]
+    stages = []
+    for rank in range(pp):
+        lo, hi = pp_layer_range(n, rank, pp)
+        stages.append(tuple((f"model.layers.{i}.self_attn.attn", spec) for i in range(lo, hi)))
+    return ModelLayers(tuple(stages), "mla")

@@ -18,6 +18,21 @@ from planner.engines.vllm.memory import StartupFailed, format_gib, gib_bytes
 from planner.errors import BadInput
 
 WEIGHTS_SOURCE = "input --weights-gib"
+# the oracle's summary keys, in its order (/work/shared/tools/vllm-oracle/oracle.py SUMMARY_FIELDS)
+SUMMARY_FIELDS = (
+    "summary_version", "vllm_version", "outcome", "validated", "startup_ok", "stage", "error_type", "error_message",
+    "model_runner", "architecture", "attention_backends", "kv_cache_dtype", "dtype",
+    "max_model_len", "max_num_seqs", "max_num_batched_tokens", "enable_prefix_caching", "enable_chunked_prefill",
+    "gpu_memory_utilization", "enable_extensible_kv_cache", "tensor_parallel_size", "pipeline_parallel_size",
+    "data_parallel_size", "block_size", "mamba_block_size", "mamba_cache_mode", "mamba_page_size_padded",
+    "hash_block_size", "kv_cache_layout", "num_kv_cache_groups", "groups", "weights_bytes", "weights_source",
+    "weights_bytes_meta", "init_free_bytes", "requested_memory_bytes", "total_consumed_bytes",
+    "transient_peak_headroom_bytes", "cudagraph_memory_estimate_bytes", "available_kv_bytes",
+    "num_gpu_blocks_capacity", "num_gpu_blocks", "bytes_per_block", "kv_cache_bytes", "blocks_per_request",
+    "kv_cache_size_tokens", "max_concurrency", "cudagraph_mode", "cudagraph_capture_sizes",
+    "max_cudagraph_capture_size", "kernel_block_sizes", "speculative_method", "num_speculative_tokens",
+    "draft_layers", "draft_kv_specs",
+)
 FULL_MODES = ("FULL", "FULL_AND_PIECEWISE", "FULL_DECODE_ONLY")
 # flags with a memory effect the chain does not model (refused by name)
 UNMODELLED_FLAGS = ("--gdn-prefill-backend", "--mamba-ssm-cache-dtype", "--mamba-cache-dtype",
@@ -94,9 +109,10 @@ def size(launch: VllmLaunch, cfg: VllmConfig | None = None) -> VllmResult:
         try:
             cfg = config_mod.resolve(launch)
         except VllmRejected as e:
-            return VllmResult({"summary_version": 1, "vllm_version": launch.version, "outcome": "rejected",
-                               "validated": False, "startup_ok": False, "stage": e.stage,
-                               "error_type": e.error_type, "error_message": e.message}, [])
+            s = {k: None for k in SUMMARY_FIELDS}
+            s.update(summary_version=1, vllm_version=launch.version, outcome="rejected", stage=e.stage,
+                     error_type=e.error_type, error_message=e.message)
+            return VllmResult(s, [])
     return _Chain(launch, cfg).run()
 
 
@@ -214,6 +230,7 @@ class _Chain:
         s["block_size"] = block
         s["kv_cache_layout"] = "LBNHC"
         groups_w = [grouping.kv_cache_groups(stage) for stage in stages]
+        self.log.extend(grouping.padding_warnings(stages[0]))
         bpbs = [grouping.bytes_per_block(g) for g in groups_w]
         # determine_available_memory
         cg_on = cfg.cudagraph_mode != "NONE"
@@ -249,7 +266,9 @@ class _Chain:
         # initialize_from_config -> initialize_kv_cache -> resolve_cudagraph_mode_and_sizes
         # (config/compilation.py:1560-1610 @0.34.0): chunked local attention cannot run full CUDA graphs, so
         # FULL_AND_PIECEWISE becomes PIECEWISE (attention is compiled piecewise)
+        # (the resolved config's cudagraph_mode is the mode after this step where config.resolve models it)
         mode = s["cudagraph_mode"]
+        s["cudagraph_mode"] = cfg.cudagraph_mode
         if any(isinstance(g.spec, kv_spec.ChunkedLocalAttentionSpec) for g in groups):
             if mode == "FULL_AND_PIECEWISE":
                 s["cudagraph_mode"] = "PIECEWISE"
