@@ -20,7 +20,8 @@ from planner.engines.vllm.inputs import Device, Measured, VllmLaunch
 from planner.errors import BadInput
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "vllm_config"
-CASES = {c["id"]: c for name in ("cases.jsonl", "random.jsonl")
+SETS = ("", "random_", "noflashinfer_")  # curated, fresh random (seeds 1, 2), without FlashInfer
+CASES = {c["id"]: c for name in ("cases.jsonl", "random.jsonl", "noflashinfer.jsonl")
          for c in map(json.loads, (GOLDEN / name).read_text().splitlines())}
 # the summary fields VllmConfig carries under the same name
 FIELDS = ("model_runner", "architecture", "attention_backends", "dtype", "kv_cache_dtype", "max_model_len",
@@ -50,13 +51,15 @@ def _spec(model: str) -> ModelSpec:
 
 def launch_for(case: dict, version: str) -> VllmLaunch:
     dev = Device(gpu_total_mib=case["gpu_total_mib"], cuda_total_bytes=case["cuda_total_mib"] << 20,
-                 sm=case["gpu_sm"], name=case["gpu_name"], vmm=case.get("vmm", "yes") == "yes")
-    return VllmLaunch(version=version, spec=_spec(case["model"]), flags=tuple(case["flags"]), device=dev,
+                 sm=case["gpu_sm"], name=case["gpu_name"], vmm=case.get("vmm", "yes") == "yes",
+                 flashinfer=case.get("flashinfer", "cubin"))
+    model = case.get("model") or Path(case["config_json"]).parent.name  # models/NAME/config.json
+    return VllmLaunch(version=version, spec=_spec(model), flags=tuple(case["flags"]), device=dev,
                       measured=Measured(), env=case.get("env", {}))
 
 
 def _params():
-    return [pytest.param(v, g, id=f"{v}-{g['id']}") for v in ("0.33.0", "0.34.0") for kind in ("", "random_")
+    return [pytest.param(v, g, id=f"{v}-{g['id']}") for v in ("0.33.0", "0.34.0") for kind in SETS
             if (GOLDEN / f"{kind}v{v.replace('.', '_')}.jsonl").exists() for g in _golden(v, kind)]
 
 

@@ -179,13 +179,38 @@ def _dtype(args: dict, raw: dict, text: dict) -> str:
     return cfg if cfg in ("float16", "bfloat16") else "bfloat16"
 
 
+def _checkpoint_kv_dtype(q: dict | None) -> str | None:
+    """get_kv_cache_quant_algo_string (utils/torch_utils.py:463-515 @0.34.0, same @0.33.0): a ModelOpt
+    checkpoint's KV scheme ({dynamic: false, num_bits: 8, type: float} or "FP8") is vLLM's fp8_e4m3."""
+    if not isinstance(q, dict):
+        return None
+    method = q.get("quant_method") or ""
+    if not method.startswith("modelopt"):
+        if q.get("kv_cache_quant_algo") or q.get("kv_cache_scheme"):
+            raise BadInput(f"vLLM: a {method or 'quantized'} checkpoint that quantizes its KV cache is not modelled")
+        return None
+    inner = q.get("quantization", q)
+    algo = (inner.get("kv_cache_scheme") or q.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or q.get("kv_cache_quant_algo"))
+    if algo is None:
+        return None
+    if isinstance(algo, dict):
+        if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+            algo = "fp8"
+        else:
+            raise BadInput(f"vLLM: the checkpoint's KV cache scheme {algo} is not modelled")
+    if str(algo).lower() != "fp8":
+        raise BadInput(f"vLLM: the checkpoint's KV cache quantization {algo} is not modelled")
+    return "fp8_e4m3"
+
+
 def _quantization(args: dict, raw: dict, text: dict) -> str | None:
-    """ModelConfig._verify_quantization: the checkpoint's quant_method (gpt-oss' mxfp4 is renamed
-    gpt_oss_mxfp4 by GptOssForCausalLMConfig, model_executor/models/config.py:819-835 @0.34.0), or --quantization."""
+    """ModelConfig._verify_quantization: the checkpoint's quant_method as vLLM names it (gpt-oss' mxfp4 is
+    renamed gpt_oss_mxfp4 by GptOssForCausalLMConfig, model_executor/models/config.py:819-835 @0.34.0; ModelOpt
+    MIXED_PRECISION is modelopt_mixed, model_executor/layers/quantization/modelopt.py:1775-1781 @0.34.0), or
+    --quantization fp8 on an unquantized checkpoint."""
     q = raw.get("quantization_config") or text.get("quantization_config")
     method = q.get("quant_method") if isinstance(q, dict) else None
-    if isinstance(q, dict) and (q.get("kv_cache_quant_algo") or q.get("kv_cache_scheme")):
-        raise BadInput("vLLM: a checkpoint that quantizes its KV cache (kv_cache_quant_algo / kv_cache_scheme) is not modelled")
     flag = args.get("quantization")
     if flag is not None:
         if flag != "fp8" or method is not None:
@@ -197,7 +222,9 @@ def _quantization(args: dict, raw: dict, text: dict) -> str | None:
         return "gpt_oss_mxfp4"
     if method == "fp8":
         return "fp8"
-    raise BadInput(f"vLLM: checkpoint quantization {method} is not modelled")
+    if method == "modelopt" and str(q.get("quant_algo", "")).upper() == "MIXED_PRECISION":
+        return "modelopt_mixed"
+    raise BadInput(f"vLLM: checkpoint quantization {method} {q.get('quant_algo') or ''} is not modelled".rstrip())
 
 
 def _env(launch: VllmLaunch, version: str) -> dict[str, str]:
@@ -272,7 +299,7 @@ def _batch_defaults(device, usage_throughput: bool) -> tuple[int, int]:
 
 
 def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashinfer: str,
-                        layer_order: list[str]) -> tuple:
+                        layer_order: list[str], device_name: str = "") -> tuple:
     """The distinct backends of the layers, in layer order, as vLLM picks them: the first valid one of
     platforms/cuda.py:81-178 _get_backend_priorities @0.34.0 (SM 10.x: FLASHINFER, FLASH_ATTN, TRITON_ATTN; else
     FLASH_ATTN, FLASHINFER, TRITON_ATTN; MLA: FLASH_ATTN_MLA on SM 9.0, FLASHINFER_MLA on SM 10.x). FlashAttention
@@ -304,8 +331,29 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
     else:
         attn = "FLASH_ATTN"
     if attn.startswith("FLASHINFER") and flashinfer != "cubin":
-        raise BadInput(f"vLLM without the FlashInfer cubin package (flashinfer={flashinfer}) is not modelled")
+        attn = _without_flashinfer(attn, family, major, fp8, flashinfer, sm, device_name)
     return tuple(dict.fromkeys(attn if t == "attention" else t for t in layer_order))
+
+
+def _without_flashinfer(attn: str, family: str, major: int, fp8: bool, flashinfer: str, sm: str,
+                        device_name: str) -> str:
+    """The next valid backend when FlashInfer is not installed (the oracle's flashinfer=absent set,
+    tests/golden/vllm_config/noflashinfer.jsonl): FLASH_ATTN on SM 10.x, CUTLASS_MLA for MLA on SM 10.x, else
+    TRITON_ATTN, whose fp8 KV cache needs SM 8.9+ (a load-time error on SM 8.0). 'jit' (the python package
+    without its cubins) works or not depending on nvcc: refused."""
+    if flashinfer != "absent":
+        raise BadInput(f"vLLM with FlashInfer installed as {flashinfer!r} is not modelled (modelled: cubin, absent)")
+    if family == "mla":
+        return "CUTLASS_MLA"
+    if major == 10:
+        if fp8:
+            raise BadInput("vLLM without FlashInfer, fp8 KV cache on SM 10.x is not modelled")
+        return "FLASH_ATTN"
+    if fp8 and major < 9 and sm != "8.9":
+        raise VllmRejected("load_model", "ValueError", "FP8 KV cache is not supported by the Triton attention backend "
+                           f"on {device_name} (compute capability {sm}); native FP8 (fp8e4nv) requires SM89+. Re-run "
+                           "with --kv-cache-dtype bfloat16.", "case nofi-nemo-a100-fp8kv @0.34.0")
+    return "TRITON_ATTN"
 
 
 def _is_moe(text: dict) -> bool:
@@ -474,6 +522,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
 
     # --- CacheConfig (config/cache.py:188, 216, 503-510 @0.34.0): pydantic reports every bad field at once ---
     kv = args.get("kv_cache_dtype") or "auto"
+    if kv == "auto":  # resolve_kv_cache_dtype_string (utils/torch_utils.py:518-536 @0.34.0)
+        kv = _checkpoint_kv_dtype(raw.get("quantization_config") or text.get("quantization_config")) or "auto"
     util = args.get("gpu_memory_utilization")
     block_size = args.get("block_size")
     errs = []
@@ -530,6 +580,9 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
         # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
         # deprecated --mamba-cache-mode has no effect; prefix caching decides
         mamba_mode = "align" if prefix else "none"  # args["mamba_cache_mode"] is ignored (deprecated)
+        if prefix and not chunked:
+            raise _rejected("engine_config", "ValidationError", "Assertion failed, Chunked prefill is required for "
+                            "Mamba prefix caching.", "model_executor/models/config.py:1104-1106 @0.34.0")
     else:
         mamba_mode = "none"  # CacheConfig.mamba_cache_mode's default
     mode, engine_mode, sizes, max_size = _graphs(
@@ -538,7 +591,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     ext, requested = _extensible(v, args, device, kv_bytes, override)
     resolved_util = util if util is not None else (1.0 if ext else 0.92)  # config/cache.py:495-501 @0.34.0
 
-    backends = _attention_backends(family, device.sm, kv, dtype, device.flashinfer, _layer_kinds(family, text))
+    backends = _attention_backends(family, device.sm, kv, dtype, device.flashinfer, _layer_kinds(family, text),
+                                   device.name)
     return VllmConfig(
         version=v, architecture=arch, model_runner=model_runner, dtype=dtype, kv_cache_dtype=kv,
         max_model_len=max_model_len, max_num_seqs=seqs, max_num_batched_tokens=mbt, enable_prefix_caching=prefix,

@@ -150,6 +150,37 @@ CASES = [
     ("gptoss20b-h100-mtp", "gpt-oss-20b", "h100", MTP(1)),
     ("gptoss20b-h100-maxcg", "gpt-oss-20b", "h100", ["--max-cudagraph-capture-size", "256"]),
     ("gptoss20b-h100-dp2", "gpt-oss-20b", "h100", ["--data-parallel-size", "2"]),
+    # more checkpoints (configs from /work/shared/models, given to the oracle as config_json)
+    ("q36nvfp4-rtxpro", "Qwen3.6-27B-NVFP4", "rtxpro", ["--max-num-seqs", "64"]),
+    ("q36nvfp4-b200-mtp3", "Qwen3.6-27B-NVFP4", "b200", ["--max-num-seqs", "64", *MTP(3)]),
+    ("q36nvfp4-h100-kvauto", "Qwen3.6-27B-NVFP4", "h100", ["--max-num-seqs", "64", "--kv-cache-dtype", "auto"]),
+    ("q35-9b-rtx4090", "Qwen3.5-9B", "rtx4090", ["--max-model-len", "32768"]),
+    ("q35-9b-l40s-mtp1", "Qwen3.5-9B", "l40s", ["--max-num-seqs", "32", *MTP(1)]),
+    ("q36moe-h200", "Qwen3.6-35B-A3B", "h200", []),
+    ("q36moe-h100-tp2-ep", "Qwen3.6-35B-A3B", "h100", ["--tensor-parallel-size", "2", "--enable-expert-parallel",
+                                                        "--max-num-seqs", "256"]),
+    ("qwen3-32b-a100-tp2", "Qwen3-32B", "a100", ["--tensor-parallel-size", "2"]),
+    ("qwen3-32b-h100-fp8kv-eager", "Qwen3-32B", "h100", ["--kv-cache-dtype", "fp8", "--enforce-eager"]),
+    ("nemoh56-h100-tp2", "Nemotron-H-56B-Base-8K", "h100", ["--tensor-parallel-size", "2"]),
+    ("nemoh56-b200", "Nemotron-H-56B-Base-8K", "b200", ["--max-num-seqs", "128"]),
+]
+ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
+                 "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
+                 "Qwen3-30B-A3B-FP8", "Qwen3-8B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-35B-A3B", "Qwen3.6-27B",
+                 "gpt-oss-120b", "gpt-oss-20b")
+
+# without FlashInfer (the oracle's flashinfer=absent: fixed per process, so a set of its own)
+NO_FLASHINFER = [
+    ("nofi-qwen3-8b-rtxpro-fp8kv", "Qwen3-8B", "rtxpro", ["--kv-cache-dtype", "fp8"]),
+    ("nofi-qwen3-8b-l40s-fp8kv", "Qwen3-8B", "l40s", ["--kv-cache-dtype", "fp8"]),
+    ("nofi-qwen3-8b-h100-e5m2", "Qwen3-8B", "h100", ["--kv-cache-dtype", "fp8_e5m2"]),
+    ("nofi-llama8b-b200", "Llama-3.1-8B-Instruct", "b200", []),
+    ("nofi-gptoss20b-rtxpro", "gpt-oss-20b", "rtxpro", []),
+    ("nofi-gptoss20b-b200", "gpt-oss-20b", "b200", []),
+    ("nofi-q36-b200", "Qwen3.6-27B", "b200", ["--max-num-seqs", "64"]),
+    ("nofi-q36-rtxpro-fp8", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--kv-cache-dtype", "fp8"]),
+    ("nofi-dsv3-b200-tp8", "DeepSeek-V3", "b200", ["--tensor-parallel-size", "8"]),
+    ("nofi-nemo-a100-fp8kv", "Nemotron-3-Nano-30B-A3B", "a100", ["--kv-cache-dtype", "fp8", "--max-num-seqs", "128"]),
 ]
 
 # fresh random launches (seed 1): every modelled flag, drawn independently, over the families and GPUs above
@@ -217,7 +248,8 @@ def _line(c) -> str:
     env = c[4] if len(c) > 4 else {}
     extra = c[5] if len(c) > 5 else {}
     nvml, cuda, sm, name = GPUS[gpu]
-    case = {"id": cid, "model": model, "flags": flags, "gpu_total_mib": nvml, "cuda_total_mib": cuda,
+    where = {"model": model} if model in ORACLE_MODELS else {"config_json": f"models/{model}/config.json"}
+    case = {"id": cid, **where, "flags": flags, "gpu_total_mib": nvml, "cuda_total_mib": cuda,
             "gpu_sm": sm, "gpu_name": name, "non_torch_gib": 0.6, "peak_activation_gib": 2.84,
             "cudagraph_gib": 0.89, **extra}
     if env:
@@ -227,7 +259,9 @@ def _line(c) -> str:
 
 def main():
     here = Path(__file__).parent
-    for name, cases in (("cases.jsonl", CASES), ("random.jsonl", random_cases(1, 80))):
+    nofi = [(*c, {}, {"flashinfer": "absent"}) for c in NO_FLASHINFER]
+    for name, cases in (("cases.jsonl", CASES), ("random.jsonl", random_cases(1, 80) + random_cases(2, 60)),
+                        ("noflashinfer.jsonl", nofi)):
         ids = [c[0] for c in cases]
         assert len(ids) == len(set(ids)), "duplicate case id"
         (here / name).write_text("\n".join(map(_line, cases)) + "\n")
