@@ -73,6 +73,7 @@ _FAMILIES = {
 _HYBRID = ("gdn", "mamba2")
 # the model's own MTP layers (config keys the MTP drafters read): Qwen3.5/3.6 / Qwen3-Next, DeepSeek-V3
 _MTP_KEYS = ("mtp_num_hidden_layers", "num_nextn_predict_layers")
+_MTP_ALIASES = ("deepseek_mtp", "qwen3_next_mtp", "qwen3_5_mtp")  # in MTPModelTypes of both releases
 # CacheConfig.cache_dtype's allowed values (config/cache.py _validate_cache_dtype, KV_CACHE_DTYPES @0.34.0)
 KV_CACHE_DTYPES_034 = ['auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla',
                        'nvfp4_ds_mla', 'turboquant_k8v4', 'turboquant_4bit_nc', 'turboquant_k3v4_nc',
@@ -81,8 +82,9 @@ KV_CACHE_DTYPES_034 = ['auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5
 _KV_MODELLED = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 _DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
            "float32": "float32"}
-# environment variables whose effect on sizing is modelled; any other VLLM_* variable is refused by name
-_ENV_MODELLED = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+# environment variables whose effect on sizing is modelled; any other VLLM_* variable is refused by name (others,
+# e.g. CUDA_VISIBLE_DEVICES, reach resolve through the Device: its count is the visible devices)
+_ENV_MODELLED = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "TORCH_COMPILE_DISABLE")
 _CG_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 _CC_KEYS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 
@@ -109,8 +111,8 @@ def _field_errors(model: str, errs: list[tuple[str, str, str, Any]], rule: str) 
     body = "\n".join(f"{field}\n  {msg} [type={kind}, input_value={value!r}, input_type={type(value).__name__}]\n"
                      f"    For further information visit {_PYDANTIC_URL}{kind}" for field, msg, kind, value in errs)
     n = len(errs)
-    raise _rejected("engine_config", "ValidationError", f"{n} validation error{'s' if n > 1 else ''} for {model}\n{body}",
-                    rule)
+    head = f"{n} validation error{'s' if n > 1 else ''} for {model}"
+    raise _rejected("engine_config", "ValidationError", f"{head}\n{body}", rule)
 
 
 def derived_max_len(text: dict[str, Any]) -> tuple[float, str | None]:
@@ -129,7 +131,7 @@ def derived_max_len(text: dict[str, Any]) -> tuple[float, str | None]:
 
 
 def _rope_factor(text: dict[str, Any]) -> float:
-    """The RoPE scaling factor _get_and_verify_max_len applies (config/model.py:2637-2672 @0.34.0): none for
+    """The RoPE scaling factor _get_and_verify_max_len applies (config/model.py:2642-2678 @0.34.0): none for
     su / longrope / llama3 / yarn variants (max_position_embeddings already scaled)."""
     rp = text.get("rope_parameters") or text.get("rope_scaling")
     if not rp:
@@ -244,7 +246,8 @@ def _model_runner(version: str, env: dict[str, str]) -> str:
     if version == "0.34.0":
         if off:
             raise _rejected("engine_config", "ValueError", "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: "
-                            "Model Runner V1 has been removed. Unset this variable.", "platforms/interface.py:1480-1490 @0.34.0")
+                            "Model Runner V1 has been removed. Unset this variable.",
+                            "platforms/interface.py:1480-1490 @0.34.0")
         return "v2"
     return "v1" if off else "v2"
 
@@ -261,9 +264,17 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -
     if extra:
         raise BadInput(f"vLLM --speculative-config key(s) not modelled: {', '.join(extra)}")
     method = sc.get("method")
+    if method in _MTP_ALIASES:
+        # deprecated model-type names are rewritten to "mtp" (config/speculative.py:1375-1379 @0.34.0,
+        # 1246-1250 @0.33.0); only those of the modelled families are accepted here
+        method = "mtp"
     if method != "mtp":
         raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp)")
     k = sc.get("num_speculative_tokens")
+    if k is None:  # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
+        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
+                        "speculative model unless the draft model config contains an n_predict parameter.",
+                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
     if not isinstance(k, int) or k < 1:
         raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
     # Qwen3-Next builds its MTP module without a config key (Qwen3NextMTP; oracle case qnext-h200-tp2-mtp2)
@@ -311,7 +322,8 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
         raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 12.0)")
     fp8, e5m2 = kv_dtype.startswith("fp8"), kv_dtype == "fp8_e5m2"
     if dtype == "float32" and (major != 9 or family in ("mla", "gpt_oss")):
-        raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled (checked: SM 9.0)")
+        raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled "
+                       "(checked: SM 9.0)")
     if family == "mla":
         if fp8:
             raise BadInput("vLLM MLA with an fp8 KV cache is not modelled")
@@ -428,7 +440,8 @@ def _compilation_flags(args: dict) -> tuple[list[int] | None, int | None, str]:
     if args.get("max_cudagraph_capture_size") is not None:
         if user_max is not None:
             raise _rejected("engine_config", "ValueError", "max_cudagraph_capture_size and compilation_config."
-                            "max_cudagraph_capture_size are mutually exclusive", "engine/arg_utils.py:2878-2883 @0.34.0")
+                            "max_cudagraph_capture_size are mutually exclusive",
+                            "engine/arg_utils.py:2878-2883 @0.34.0")
         user_max = int(args["max_cudagraph_capture_size"])
     mode = cc.get("cudagraph_mode")
     mode = "FULL_AND_PIECEWISE" if mode is None else str(mode).upper()  # the O2 default (config/vllm.py:339-360)
@@ -466,7 +479,7 @@ def _graphs(v: str, family: str, mode: str, enforce_eager: bool, major: int, seq
             spec_method: str | None, perf: str, user_sizes, user_max) -> tuple[str, str, list[int], int]:
     """(final cudagraph mode, create_engine_config's mode, capture sizes, their max)."""
     if enforce_eager:
-        mode = "NONE"  # config/vllm.py:1695-1712 @0.34.0
+        mode = "NONE"  # config/vllm.py:1697-1712, 1916-1919 @0.34.0
     if mode != "NONE":
         try:
             sizes, max_size = capture_sizes(
@@ -487,6 +500,27 @@ def _graphs(v: str, family: str, mode: str, enforce_eager: bool, major: int, seq
         mode = "PIECEWISE"  # FULL_DECODE_ONLY too (case rnd1-056-Llama-4-Scout-17B-16E-Instruct-b200)
 
     return mode, engine_mode, sizes, max_size
+
+
+def _verify_model(args: dict, text: dict, family: str, tp: int, prefix: bool, chunked: bool) -> str:
+    """ModelConfig.verify_with_parallel_config and the hybrids' verify_and_update_config; the Mamba cache mode."""
+    heads = int(text.get("num_attention_heads") or 0)
+    if heads % tp:
+        raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
+                        f"divisible by tensor parallel size ({tp}).", "config/model.py:1578-1584 @0.34.0")
+    if args.get("enable_expert_parallel") and not _is_moe(text):
+        raise _rejected("engine_config", "ValidationError", "Number of experts in the model must be greater than 0 "
+                        "when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
+    if family in _HYBRID:
+        # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
+        # deprecated --mamba-cache-mode has no effect; prefix caching decides
+        mamba_mode = "align" if prefix else "none"  # args["mamba_cache_mode"] is ignored (deprecated)
+        if prefix and not chunked:
+            raise _rejected("engine_config", "ValidationError", "Assertion failed, Chunked prefill is required for "
+                            "Mamba prefix caching.", "model_executor/models/config.py:1103-1105 @0.34.0")
+    else:
+        mamba_mode = "none"  # CacheConfig.mamba_cache_mode's default
+    return mamba_mode
 
 
 def resolve(launch: VllmLaunch) -> VllmConfig:
@@ -553,7 +587,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
         raise _rejected("engine_config", "ValidationError",
                         f"World size ({tp * pp}) is larger than the number of available GPUs ({device.count}) in this "
                         "node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend "
-                        "ray'.\n- multiprocessing, set '--nnodes' appropriately.", "config/parallel.py:1159-1170 @0.34.0")
+                        "ray'.\n- multiprocessing, set '--nnodes' appropriately.",
+                        "config/parallel.py:1159-1170 @0.34.0")
     if pp > 1 and family not in ("dense", "moe", "gdn"):
         raise BadInput(f"vLLM pipeline parallelism on {family} models is not modelled")
 
@@ -569,22 +604,14 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
 
     # --- VllmConfig.__post_init__ (config/vllm.py:1449-2262 @0.34.0) ---
     model_runner = _model_runner(v, env)
-    heads = int(text.get("num_attention_heads") or 0)
-    if heads % tp:
-        raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
-                        f"divisible by tensor parallel size ({tp}).", "config/model.py:1578-1584 @0.34.0")
-    if args.get("enable_expert_parallel") and not _is_moe(text):
-        raise _rejected("engine_config", "ValidationError", "Number of experts in the model must be greater than 0 "
-                        "when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
-    if family in _HYBRID:
-        # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
-        # deprecated --mamba-cache-mode has no effect; prefix caching decides
-        mamba_mode = "align" if prefix else "none"  # args["mamba_cache_mode"] is ignored (deprecated)
-        if prefix and not chunked:
-            raise _rejected("engine_config", "ValidationError", "Assertion failed, Chunked prefill is required for "
-                            "Mamba prefix caching.", "model_executor/models/config.py:1104-1106 @0.34.0")
-    else:
-        mamba_mode = "none"  # CacheConfig.mamba_cache_mode's default
+    mamba_mode = _verify_model(args, text, family, tp, prefix, chunked)
+    if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
+        # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070): checked on dense models only (the hybrids
+        # may take the breakable CUDA graph instead)
+        if family not in ("dense", "moe"):
+            raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
+        mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
     mode, engine_mode, sizes, max_size = _graphs(
         v, family, mode, enforce_eager, major, seqs, mbt, k, spec_method, perf, user_sizes, user_max)
 

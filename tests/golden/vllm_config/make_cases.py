@@ -163,6 +163,18 @@ CASES = [
     ("qwen3-32b-h100-fp8kv-eager", "Qwen3-32B", "h100", ["--kv-cache-dtype", "fp8", "--enforce-eager"]),
     ("nemoh56-h100-tp2", "Nemotron-H-56B-Base-8K", "h100", ["--tensor-parallel-size", "2"]),
     ("nemoh56-b200", "Nemotron-H-56B-Base-8K", "b200", ["--max-num-seqs", "128"]),
+    # MTP method aliases (deprecated names vLLM rewrites to "mtp") and a missing num_speculative_tokens
+    ("q36-rtxpro-alias-qwen35mtp", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config",
+                                                            '{"method": "qwen3_5_mtp", "num_speculative_tokens": 2}']),
+    ("dsv3-h200-alias-deepseekmtp", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
+                                                           '{"method": "deepseek_mtp", "num_speculative_tokens": 1}']),
+    ("qnext-h200-alias", "Qwen3-Next-80B-A3B-Instruct", "h200", ["--tensor-parallel-size", "2", "--max-num-seqs", "64",
+                                                                 "--speculative-config",
+                                                                 '{"method": "qwen3_next_mtp", "num_speculative_tokens": 1}']),
+    ("q36-rtxpro-mtp-nok", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config", '{"method": "mtp"}']),
+    ("dsv3-h200-mtp-nok", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
+                                                 '{"method": "mtp"}']),
+    ("qwen3-8b-h100-torch-compile-off", "Qwen3-8B", "h100", [], {"TORCH_COMPILE_DISABLE": "1"}),
 ]
 ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
                  "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
