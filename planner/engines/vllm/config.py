@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from planner.engines.vllm.config_graphs import GraphSizeError, capture_sizes
 from planner.engines.vllm.flags import VllmRejected, check_modelled, parse_serve_flags
 from planner.engines.vllm.inputs import VERSIONS, VllmLaunch
 from planner.errors import BadInput
@@ -72,16 +73,18 @@ _FAMILIES = {
 _HYBRID = ("gdn", "mamba2")
 # the model's own MTP layers (config keys the MTP drafters read): Qwen3.5/3.6 / Qwen3-Next, DeepSeek-V3
 _MTP_KEYS = ("mtp_num_hidden_layers", "num_nextn_predict_layers")
+_MTP_ALIASES = ("deepseek_mtp", "qwen3_next_mtp", "qwen3_5_mtp")  # in MTPModelTypes of both releases
 # CacheConfig.cache_dtype's allowed values (config/cache.py _validate_cache_dtype, KV_CACHE_DTYPES @0.34.0)
 KV_CACHE_DTYPES_034 = ['auto', 'float16', 'bfloat16', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_ds_mla',
                        'nvfp4_ds_mla', 'turboquant_k8v4', 'turboquant_4bit_nc', 'turboquant_k3v4_nc',
                        'turboquant_3bit_nc', 'octave_k3v4', 'octave_k3v3', 'octave_k3v3_compact', 'ultraquant_4bit',
                        'int4_per_token_head', 'int8_per_token_head', 'fp8_per_token_head', 'nvfp4', 'nvfp4_4over6']
-_KV_MODELLED = ("auto", "fp8", "fp8_e4m3", "bfloat16", "float16")
+_KV_MODELLED = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16")
 _DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32",
            "float32": "float32"}
-# environment variables whose effect on sizing is modelled; any other VLLM_* variable is refused by name
-_ENV_MODELLED = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+# environment variables whose effect on sizing is modelled; any other VLLM_* variable is refused by name (others,
+# e.g. CUDA_VISIBLE_DEVICES, reach resolve through the Device: its count is the visible devices)
+_ENV_MODELLED = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "TORCH_COMPILE_DISABLE")
 _CG_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 _CC_KEYS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 
@@ -97,6 +100,19 @@ def _sm_major(sm: str) -> int:
 
 def _rejected(stage: str, error_type: str, message: str, rule: str) -> VllmRejected:
     return VllmRejected(stage, error_type, message, rule)
+
+
+def _field_errors(model: str, errs: list[tuple[str, str, str, Any]], rule: str) -> None:
+    """pydantic's ValidationError text for field constraints of one config class (pydantic 2.14, as vLLM's
+    dataclasses report them): ``N validation error(s) for Model`` then, per field, its name, the message with
+    ``[type=..., input_value=..., input_type=...]`` and the documentation line."""
+    if not errs:
+        return
+    body = "\n".join(f"{field}\n  {msg} [type={kind}, input_value={value!r}, input_type={type(value).__name__}]\n"
+                     f"    For further information visit {_PYDANTIC_URL}{kind}" for field, msg, kind, value in errs)
+    n = len(errs)
+    head = f"{n} validation error{'s' if n > 1 else ''} for {model}"
+    raise _rejected("engine_config", "ValidationError", f"{head}\n{body}", rule)
 
 
 def derived_max_len(text: dict[str, Any]) -> tuple[float, str | None]:
@@ -115,7 +131,7 @@ def derived_max_len(text: dict[str, Any]) -> tuple[float, str | None]:
 
 
 def _rope_factor(text: dict[str, Any]) -> float:
-    """The RoPE scaling factor _get_and_verify_max_len applies (config/model.py:2637-2672 @0.34.0): none for
+    """The RoPE scaling factor _get_and_verify_max_len applies (config/model.py:2642-2678 @0.34.0): none for
     su / longrope / llama3 / yarn variants (max_position_embeddings already scaled)."""
     rp = text.get("rope_parameters") or text.get("rope_scaling")
     if not rp:
@@ -165,13 +181,38 @@ def _dtype(args: dict, raw: dict, text: dict) -> str:
     return cfg if cfg in ("float16", "bfloat16") else "bfloat16"
 
 
+def _checkpoint_kv_dtype(q: dict | None) -> str | None:
+    """get_kv_cache_quant_algo_string (utils/torch_utils.py:463-515 @0.34.0, same @0.33.0): a ModelOpt
+    checkpoint's KV scheme ({dynamic: false, num_bits: 8, type: float} or "FP8") is vLLM's fp8_e4m3."""
+    if not isinstance(q, dict):
+        return None
+    method = q.get("quant_method") or ""
+    if not method.startswith("modelopt"):
+        if q.get("kv_cache_quant_algo") or q.get("kv_cache_scheme"):
+            raise BadInput(f"vLLM: a {method or 'quantized'} checkpoint that quantizes its KV cache is not modelled")
+        return None
+    inner = q.get("quantization", q)
+    algo = (inner.get("kv_cache_scheme") or q.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or q.get("kv_cache_quant_algo"))
+    if algo is None:
+        return None
+    if isinstance(algo, dict):
+        if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+            algo = "fp8"
+        else:
+            raise BadInput(f"vLLM: the checkpoint's KV cache scheme {algo} is not modelled")
+    if str(algo).lower() != "fp8":
+        raise BadInput(f"vLLM: the checkpoint's KV cache quantization {algo} is not modelled")
+    return "fp8_e4m3"
+
+
 def _quantization(args: dict, raw: dict, text: dict) -> str | None:
-    """ModelConfig._verify_quantization: the checkpoint's quant_method (gpt-oss' mxfp4 is renamed
-    gpt_oss_mxfp4 by GptOssForCausalLMConfig, model_executor/models/config.py:819-835 @0.34.0), or --quantization."""
+    """ModelConfig._verify_quantization: the checkpoint's quant_method as vLLM names it (gpt-oss' mxfp4 is
+    renamed gpt_oss_mxfp4 by GptOssForCausalLMConfig, model_executor/models/config.py:819-835 @0.34.0; ModelOpt
+    MIXED_PRECISION is modelopt_mixed, model_executor/layers/quantization/modelopt.py:1775-1781 @0.34.0), or
+    --quantization fp8 on an unquantized checkpoint."""
     q = raw.get("quantization_config") or text.get("quantization_config")
     method = q.get("quant_method") if isinstance(q, dict) else None
-    if isinstance(q, dict) and (q.get("kv_cache_quant_algo") or q.get("kv_cache_scheme")):
-        raise BadInput("vLLM: a checkpoint that quantizes its KV cache (kv_cache_quant_algo / kv_cache_scheme) is not modelled")
     flag = args.get("quantization")
     if flag is not None:
         if flag != "fp8" or method is not None:
@@ -183,7 +224,9 @@ def _quantization(args: dict, raw: dict, text: dict) -> str | None:
         return "gpt_oss_mxfp4"
     if method == "fp8":
         return "fp8"
-    raise BadInput(f"vLLM: checkpoint quantization {method} is not modelled")
+    if method == "modelopt" and str(q.get("quant_algo", "")).upper() == "MIXED_PRECISION":
+        return "modelopt_mixed"
+    raise BadInput(f"vLLM: checkpoint quantization {method} {q.get('quant_algo') or ''} is not modelled".rstrip())
 
 
 def _env(launch: VllmLaunch, version: str) -> dict[str, str]:
@@ -195,7 +238,7 @@ def _env(launch: VllmLaunch, version: str) -> dict[str, str]:
 
 
 def _model_runner(version: str, env: dict[str, str]) -> str:
-    """0.34 removed Model Runner V1 (config/vllm.py _validate_model_runner @0.34.0); 0.33 picks V2 unless
+    """0.34 removed Model Runner V1 (platforms/interface.py:1480-1490 @0.34.0); 0.33 picks V2 unless
     VLLM_USE_V2_MODEL_RUNNER=0 (config/vllm.py:731-767 @0.33.0: the unsupported features that force V1 are
     refused flags)."""
     v = env.get("VLLM_USE_V2_MODEL_RUNNER")
@@ -203,7 +246,8 @@ def _model_runner(version: str, env: dict[str, str]) -> str:
     if version == "0.34.0":
         if off:
             raise _rejected("engine_config", "ValueError", "VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: "
-                            "Model Runner V1 has been removed. Unset this variable.", "config/vllm.py @0.34.0")
+                            "Model Runner V1 has been removed. Unset this variable.",
+                            "platforms/interface.py:1480-1490 @0.34.0")
         return "v2"
     return "v1" if off else "v2"
 
@@ -220,9 +264,17 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -
     if extra:
         raise BadInput(f"vLLM --speculative-config key(s) not modelled: {', '.join(extra)}")
     method = sc.get("method")
+    if method in _MTP_ALIASES:
+        # deprecated model-type names are rewritten to "mtp" (config/speculative.py:1375-1379 @0.34.0,
+        # 1246-1250 @0.33.0); only those of the modelled families are accepted here
+        method = "mtp"
     if method != "mtp":
         raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp)")
     k = sc.get("num_speculative_tokens")
+    if k is None:  # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
+        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
+                        "speculative model unless the draft model config contains an n_predict parameter.",
+                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
     if not isinstance(k, int) or k < 1:
         raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
     # Qwen3-Next builds its MTP module without a config key (Qwen3NextMTP; oracle case qnext-h200-tp2-mtp2)
@@ -234,8 +286,11 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -
         if version == "0.33.0":
             raise _rejected("engine_config", "NotImplementedError", "Unsupported speculative method: 'mtp'",
                             "config/speculative.py:1496-1501 @0.33.0")
-        raise _rejected("load_model", "ValueError", "Duplicate layer name: model.layers.0.self_attn.attn",
-                        "tests/golden/vllm_config rej-mtp-llama @0.34.0")
+        attn = {"dense": "self_attn", "moe": "self_attn", "gpt_oss": "attn"}.get(family)
+        if attn is None:
+            raise BadInput(f"vLLM 0.34 MTP on a {family} model without MTP layers is not modelled")
+        raise _rejected("load_model", "ValueError", f"Duplicate layer name: model.layers.0.{attn}.attn",
+                        "tests/golden/vllm_config rej-mtp-llama, gptoss20b-h100-mtp @0.34.0")
     if family not in ("gdn", "mla"):
         raise BadInput(f"vLLM MTP on {family} models is not modelled")
     return "mtp", k
@@ -254,35 +309,69 @@ def _batch_defaults(device, usage_throughput: bool) -> tuple[int, int]:
     return mbt, seqs
 
 
-def _attention_backends(family: str, sm: str, kv_dtype: str, flashinfer: str, layer_order: list[str]) -> tuple:
-    """The distinct backends of the layers, in layer order, as vLLM picks them (platforms/cuda.py priority
-    lists ~l.120-178 @0.34.0: SM 10.x FLASHINFER first, else FLASH_ATTN, FLASHINFER, TRITON_ATTN). FlashAttention
-    takes an fp8 KV cache only as FA3 (SM 9.0) on these devices (v1/attention/backends/fa_utils.py); attention
-    sinks (gpt-oss) need FA3, else FlashInfer (SM 10/12), else Triton. Checked on SM 8.0 / 8.9 / 9.0 / 10.0 / 12.0."""
+def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashinfer: str,
+                        layer_order: list[str], device_name: str = "") -> tuple:
+    """The distinct backends of the layers, in layer order, as vLLM picks them: the first valid one of
+    platforms/cuda.py:81-178 _get_backend_priorities @0.34.0 (SM 10.x: FLASHINFER, FLASH_ATTN, TRITON_ATTN; else
+    FLASH_ATTN, FLASHINFER, TRITON_ATTN; MLA: FLASH_ATTN_MLA on SM 9.0, FLASHINFER_MLA on SM 10.x). FlashAttention
+    takes an fp8 (e4m3) KV cache only as FA3 on SM 9.0 (v1/attention/backends/fa_utils.py), never fp8_e5m2 nor a
+    float32 model; attention sinks (gpt-oss) need FA3, else FlashInfer (SM 10 / 12), else Triton. Each branch is
+    an oracle case (tests/golden/vllm_config); the combinations no case checked are refused."""
     major = _sm_major(sm)
     if str(sm) not in ("8.0", "8.6", "8.9", "9.0", "10.0", "12.0"):
         raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 12.0)")
-    fp8 = kv_dtype.startswith("fp8")
+    fp8, e5m2 = kv_dtype.startswith("fp8"), kv_dtype == "fp8_e5m2"
+    if dtype == "float32" and (major != 9 or family in ("mla", "gpt_oss")):
+        raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled "
+                       "(checked: SM 9.0)")
     if family == "mla":
-        if major == 9:
-            attn = "FLASH_ATTN_MLA"
-        elif major == 10:
-            attn = "FLASHINFER_MLA"
-        else:
-            raise BadInput(f"vLLM MLA attention backend on SM {sm} is not modelled (checked: 9.0, 10.0)")
         if fp8:
             raise BadInput("vLLM MLA with an fp8 KV cache is not modelled")
+        if major not in (9, 10):
+            raise BadInput(f"vLLM MLA attention backend on SM {sm} is not modelled (checked: 9.0, 10.0)")
+        attn = "FLASH_ATTN_MLA" if major == 9 else "FLASHINFER_MLA"
+    elif dtype == "float32":
+        attn = "TRITON_ATTN"  # neither FlashAttention nor FlashInfer runs float32 (case qwen3-8b-h100-fp32)
     elif major == 10:
         attn = "FLASHINFER"
     elif family == "gpt_oss":
+        if fp8 and not (e5m2 and major == 8):
+            raise BadInput(f"vLLM gpt-oss with a {kv_dtype} KV cache on SM {sm} is not modelled")
         attn = "FLASH_ATTN" if major == 9 else ("FLASHINFER" if major == 12 else "TRITON_ATTN")
-    elif fp8 and major != 9:
+    elif e5m2 or (fp8 and major != 9):
         attn = "FLASHINFER"
     else:
         attn = "FLASH_ATTN"
     if attn.startswith("FLASHINFER") and flashinfer != "cubin":
-        raise BadInput(f"vLLM without the FlashInfer cubin package (flashinfer={flashinfer}) is not modelled")
+        attn = _without_flashinfer(attn, family, major, fp8, flashinfer, sm, device_name)
     return tuple(dict.fromkeys(attn if t == "attention" else t for t in layer_order))
+
+
+def _without_flashinfer(attn: str, family: str, major: int, fp8: bool, flashinfer: str, sm: str,
+                        device_name: str) -> str:
+    """The next valid backend when FlashInfer is not installed (the oracle's flashinfer=absent set,
+    tests/golden/vllm_config/noflashinfer.jsonl): FLASH_ATTN on SM 10.x, CUTLASS_MLA for MLA on SM 10.x, else
+    TRITON_ATTN, whose fp8 KV cache needs SM 8.9+ (a load-time error on SM 8.0). 'jit' (the python package
+    without its cubins) works or not depending on nvcc: refused."""
+    if flashinfer != "absent":
+        raise BadInput(f"vLLM with FlashInfer installed as {flashinfer!r} is not modelled (modelled: cubin, absent)")
+    if family == "mla":
+        return "CUTLASS_MLA"
+    if major == 10:
+        if fp8:
+            raise BadInput("vLLM without FlashInfer, fp8 KV cache on SM 10.x is not modelled")
+        return "FLASH_ATTN"
+    if fp8 and major < 9 and sm != "8.9":
+        raise VllmRejected("load_model", "ValueError", "FP8 KV cache is not supported by the Triton attention backend "
+                           f"on {device_name} (compute capability {sm}); native FP8 (fp8e4nv) requires SM89+. Re-run "
+                           "with --kv-cache-dtype bfloat16.", "case nofi-nemo-a100-fp8kv @0.34.0")
+    return "TRITON_ATTN"
+
+
+def _is_moe(text: dict) -> bool:
+    """ModelConfig.is_moe: the config names a positive number of experts."""
+    return any((text.get(k) or 0) > 0 for k in ("num_experts", "num_local_experts", "n_routed_experts",
+                                                 "moe_num_experts"))
 
 
 def _layer_kinds(family: str, text: dict) -> list[str]:
@@ -316,14 +405,9 @@ def _scheduler(args: dict, device, eff_len: int, chunked: bool) -> tuple[int, in
     if seqs_given is None:
         seqs = min(seqs, mbt)
     # SchedulerConfig fields (config/scheduler.py:47,61 @0.34.0) and verify_max_model_len (361-380)
-    low = [(name, val) for name, val in (("max_num_batched_tokens", mbt), ("max_num_seqs", seqs)) if val < 1]
-    if low:
-        body = "\n".join(f"{n}\n  Input should be greater than or equal to 1 [type=greater_than_equal, "
-                         f"input_value={val}, input_type=int]\n    For further information visit "
-                         f"{_PYDANTIC_URL}greater_than_equal" for n, val in low)
-        raise _rejected("engine_config", "ValidationError",
-                        f"{len(low)} validation error{'s' if len(low) > 1 else ''} for SchedulerConfig\n{body}",
-                        "config/scheduler.py:47,61 @0.34.0")
+    _field_errors("SchedulerConfig", [(n, "Input should be greater than or equal to 1", "greater_than_equal", x)
+                                      for n, x in (("max_num_batched_tokens", mbt), ("max_num_seqs", seqs)) if x < 1],
+                  "config/scheduler.py:47,61 @0.34.0")
     if mbt < eff_len and not chunked:
         raise _rejected("engine_config", "ValidationError",
                         f"max_num_batched_tokens ({mbt}) is smaller than max_model_len ({eff_len}). This effectively "
@@ -341,7 +425,7 @@ def _scheduler(args: dict, device, eff_len: int, chunked: bool) -> tuple[int, in
 def _compilation_flags(args: dict) -> tuple[list[int] | None, int | None, str]:
     """(cudagraph_capture_sizes, max_cudagraph_capture_size, cudagraph_mode) as the user gave them, with vLLM's
     mutual-exclusion errors."""
-    # engine/arg_utils.py:2847-2865 @0.34.0
+    # engine/arg_utils.py:2871-2886 @0.34.0
     cc = args.get("compilation_config")
     cc = dict(cc) if isinstance(cc, dict) else {}  # the default is CompilationConfig() (the dump keeps its repr)
     extra = sorted(set(cc) - set(_CC_KEYS))
@@ -351,12 +435,13 @@ def _compilation_flags(args: dict) -> tuple[list[int] | None, int | None, str]:
     if args.get("cudagraph_capture_sizes") is not None:
         if user_sizes is not None:
             raise _rejected("engine_config", "ValueError", "cudagraph_capture_sizes and compilation_config."
-                            "cudagraph_capture_sizes are mutually exclusive", "engine/arg_utils.py @0.34.0")
+                            "cudagraph_capture_sizes are mutually exclusive", "engine/arg_utils.py:2871-2876 @0.34.0")
         user_sizes = list(args["cudagraph_capture_sizes"])
     if args.get("max_cudagraph_capture_size") is not None:
         if user_max is not None:
             raise _rejected("engine_config", "ValueError", "max_cudagraph_capture_size and compilation_config."
-                            "max_cudagraph_capture_size are mutually exclusive", "engine/arg_utils.py @0.34.0")
+                            "max_cudagraph_capture_size are mutually exclusive",
+                            "engine/arg_utils.py:2878-2883 @0.34.0")
         user_max = int(args["max_cudagraph_capture_size"])
     mode = cc.get("cudagraph_mode")
     mode = "FULL_AND_PIECEWISE" if mode is None else str(mode).upper()  # the O2 default (config/vllm.py:339-360)
@@ -379,7 +464,7 @@ def _extensible(v: str, args: dict, device, kv_bytes, override) -> tuple[bool, b
             unsupported = "it sizes the KV cache from measured memory, which num_gpu_blocks_override overrides"
         if requested and unsupported:
             raise _rejected("engine_config", "ValidationError", f"enable_extensible_kv_cache: {unsupported}.",
-                            "config/vllm.py:3264-3265 @0.34.0")
+                            "config/vllm.py:3262-3263 @0.34.0")
         ext = (unsupported is None) if requested is None else bool(requested)
         if ext and not device.vmm:
             if requested:
@@ -390,11 +475,57 @@ def _extensible(v: str, args: dict, device, kv_bytes, override) -> tuple[bool, b
     return ext, requested
 
 
+def _graphs(v: str, family: str, mode: str, enforce_eager: bool, major: int, seqs: int, mbt: int, k: int,
+            spec_method: str | None, perf: str, user_sizes, user_max) -> tuple[str, str, list[int], int]:
+    """(final cudagraph mode, create_engine_config's mode, capture sizes, their max)."""
+    if enforce_eager:
+        mode = "NONE"  # config/vllm.py:1697-1712, 1916-1919 @0.34.0
+    if mode != "NONE":
+        try:
+            sizes, max_size = capture_sizes(
+                v, sm_major=major, max_num_seqs=seqs, max_num_batched_tokens=mbt, num_spec=k,
+                spec_method=spec_method, performance_mode=perf, mixed_mode_none=mode == "FULL_DECODE_ONLY",
+                user_sizes=user_sizes, user_max=user_max, gpt_oss=family == "gpt_oss")
+        except GraphSizeError as e:
+            raise _rejected("engine_config", "ValidationError", str(e),  # raised in VllmConfig.__post_init__
+                            "config/vllm.py:2509-2523 @0.34.0, 2610-2624 @0.33.0") from None
+        if not sizes:
+            mode = "NONE"
+    else:
+        sizes, max_size = [], 0
+    engine_mode = mode
+    if family == "llama4" and mode in ("FULL_AND_PIECEWISE", "FULL_DECODE_ONLY"):
+        # chunked local attention's backend supports no FULL graph: resolve_cudagraph_mode_and_sizes lowers the
+        # mode at the KV-cache initialisation (oracle README "Model families"; case llama4-b200-tp8-len64k)
+        mode = "PIECEWISE"  # FULL_DECODE_ONLY too (case rnd1-056-Llama-4-Scout-17B-16E-Instruct-b200)
+
+    return mode, engine_mode, sizes, max_size
+
+
+def _verify_model(args: dict, text: dict, family: str, tp: int, prefix: bool, chunked: bool) -> str:
+    """ModelConfig.verify_with_parallel_config and the hybrids' verify_and_update_config; the Mamba cache mode."""
+    heads = int(text.get("num_attention_heads") or 0)
+    if heads % tp:
+        raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
+                        f"divisible by tensor parallel size ({tp}).", "config/model.py:1578-1584 @0.34.0")
+    if args.get("enable_expert_parallel") and not _is_moe(text):
+        raise _rejected("engine_config", "ValidationError", "Number of experts in the model must be greater than 0 "
+                        "when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
+    if family in _HYBRID:
+        # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
+        # deprecated --mamba-cache-mode has no effect; prefix caching decides
+        mamba_mode = "align" if prefix else "none"  # args["mamba_cache_mode"] is ignored (deprecated)
+        if prefix and not chunked:
+            raise _rejected("engine_config", "ValidationError", "Assertion failed, Chunked prefill is required for "
+                            "Mamba prefix caching.", "model_executor/models/config.py:1103-1105 @0.34.0")
+    else:
+        mamba_mode = "none"  # CacheConfig.mamba_cache_mode's default
+    return mamba_mode
+
+
 def resolve(launch: VllmLaunch) -> VllmConfig:
     """vLLM's argument resolution for ``launch.version`` (raises :class:`VllmRejected`, or BadInput for what is
     not modelled)."""
-    from planner.engines.vllm.config_graphs import GraphSizeError, capture_sizes
-
     v = launch.version
     if v not in VERSIONS:
         raise BadInput(f"vLLM {v} is not modelled (modelled: {', '.join(VERSIONS)})")
@@ -423,29 +554,42 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     chunked = True if args.get("enable_chunked_prefill") is None else bool(args["enable_chunked_prefill"])
     prefix = True if args.get("enable_prefix_caching") is None else bool(args["enable_prefix_caching"])
 
-    # --- CacheConfig (config/cache.py @0.34.0): pydantic field checks ---
+    # --- CacheConfig (config/cache.py:188, 216, 503-510 @0.34.0): pydantic reports every bad field at once ---
     kv = args.get("kv_cache_dtype") or "auto"
+    if kv == "auto":  # resolve_kv_cache_dtype_string (utils/torch_utils.py:518-536 @0.34.0)
+        kv = _checkpoint_kv_dtype(raw.get("quantization_config") or text.get("quantization_config")) or "auto"
+    util = args.get("gpu_memory_utilization")
+    block_size = args.get("block_size")
+    errs = []
+    if block_size is not None and block_size <= 0:
+        errs.append(("block_size", "Input should be greater than 0", "greater_than", block_size))
+    if util is not None and not 0 < util <= 1:
+        errs.append(("gpu_memory_utilization", *(("Input should be less than or equal to 1", "less_than_equal")
+                     if util > 1 else ("Input should be greater than 0", "greater_than")), util))
     if kv not in KV_CACHE_DTYPES_034:
-        raise _rejected("engine_config", "ValidationError", f"Invalid kv_cache_dtype: {kv!r}. Valid values are: "
-                        f"{KV_CACHE_DTYPES_034}", "config/cache.py:503-510 @0.34.0")
+        errs.append(("cache_dtype", f"Value error, Invalid kv_cache_dtype: {kv!r}. Valid values are: "
+                     f"{KV_CACHE_DTYPES_034}", "value_error", kv))
+    _field_errors("CacheConfig", errs, "config/cache.py:188,216,503-510 @0.34.0")
     if kv not in _KV_MODELLED:
         raise BadInput(f"vLLM --kv-cache-dtype {kv} is not modelled")
-    util = args.get("gpu_memory_utilization")
-    if util is not None and not 0 < util <= 1:
-        cond = ("less than or equal to 1", "less_than_equal") if util > 1 else ("greater than 0", "greater_than")
-        raise _rejected("engine_config", "ValidationError",
-                        f"1 validation error for CacheConfig\ngpu_memory_utilization\n  Input should be {cond[0]} "
-                        f"[type={cond[1]}, input_value={util!r}, input_type=float]\n    For further information "
-                        f"visit {_PYDANTIC_URL}{cond[1]}", "config/cache.py:216 @0.34.0")
     kv_bytes = args.get("kv_cache_memory_bytes")
     override = args.get("num_gpu_blocks_override")
-    block_size = args.get("block_size")
 
-    # --- ParallelConfig ---
-    tp = int(args.get("tensor_parallel_size") or 1)
-    pp = int(args.get("pipeline_parallel_size") or 1)
-    dp = int(args.get("data_parallel_size") or 1)
-    if pp > 1 and family not in ("dense", "moe"):
+    # --- ParallelConfig (config/parallel.py:148-155, 1147-1170 @0.34.0) ---
+    tp = int(args.get("tensor_parallel_size") or 0)
+    pp = int(args.get("pipeline_parallel_size") or 0)
+    dp = int(args.get("data_parallel_size") or 0)
+    _field_errors("ParallelConfig", [(n, "Input should be greater than or equal to 1", "greater_than_equal", x)
+                                     for n, x in (("pipeline_parallel_size", pp), ("tensor_parallel_size", tp),
+                                                  ("data_parallel_size", dp)) if x < 1],
+                  "config/parallel.py:148-155 @0.34.0")
+    if tp * pp * dp > 1 and tp * pp > device.count:
+        raise _rejected("engine_config", "ValidationError",
+                        f"World size ({tp * pp}) is larger than the number of available GPUs ({device.count}) in this "
+                        "node. If this is intentional and you are using:\n- ray, set '--distributed-executor-backend "
+                        "ray'.\n- multiprocessing, set '--nnodes' appropriately.",
+                        "config/parallel.py:1159-1170 @0.34.0")
+    if pp > 1 and family not in ("dense", "moe", "gdn"):
         raise BadInput(f"vLLM pipeline parallelism on {family} models is not modelled")
 
     spec_method, num_spec = _speculative(args, raw, text, family, v)
@@ -453,43 +597,29 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
 
     mbt, seqs, perf = _scheduler(args, device, eff_len, chunked)
     user_sizes, user_max, mode = _compilation_flags(args)
+    offload = float(args.get("cpu_offload_gb") or 0.0)
+    _field_errors("UVAOffloadConfig", [("cpu_offload_gb", "Input should be greater than or equal to 0",
+                                        "greater_than_equal", offload)] if offload < 0 else [],
+                  "config/offload.py:23 @0.34.0")
 
     # --- VllmConfig.__post_init__ (config/vllm.py:1449-2262 @0.34.0) ---
     model_runner = _model_runner(v, env)
-    heads = int(text.get("num_attention_heads") or 0)
-    if heads % tp:
-        raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
-                        f"divisible by tensor parallel size ({tp}).", "config/model.py:1578-1584 @0.34.0")
-    if family in _HYBRID:
-        # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
-        # deprecated --mamba-cache-mode has no effect; prefix caching decides
-        mamba_mode = "align" if prefix else "none"  # args["mamba_cache_mode"] is ignored (deprecated)
-    else:
-        mamba_mode = "none"  # CacheConfig.mamba_cache_mode's default
-    if enforce_eager:
-        mode = "NONE"  # config/vllm.py:1695-1712 @0.34.0
-    if mode != "NONE":
-        try:
-            sizes, max_size = capture_sizes(
-                v, sm_major=major, max_num_seqs=seqs, max_num_batched_tokens=mbt, num_spec=k,
-                spec_method=spec_method, performance_mode=perf, mixed_mode_none=mode == "FULL_DECODE_ONLY",
-                user_sizes=user_sizes, user_max=user_max, gpt_oss=family == "gpt_oss")
-        except GraphSizeError as e:
-            raise _rejected("engine_config", "ValueError", str(e), "config/vllm.py:2483-2497 @0.34.0") from None
-        if not sizes:
-            mode = "NONE"
-    else:
-        sizes, max_size = [], 0
-    engine_mode = mode
-    if family == "llama4" and mode in ("FULL_AND_PIECEWISE", "FULL_DECODE_ONLY"):
-        # chunked local attention's backend supports no FULL graph: resolve_cudagraph_mode_and_sizes lowers the
-        # mode at the KV-cache initialisation (oracle README "Model families"; case llama4-b200-tp8-len64k)
-        mode = "PIECEWISE" if mode == "FULL_AND_PIECEWISE" else "NONE"
+    mamba_mode = _verify_model(args, text, family, tp, prefix, chunked)
+    if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
+        # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070): checked on dense models only (the hybrids
+        # may take the breakable CUDA graph instead)
+        if family not in ("dense", "moe"):
+            raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
+        mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
+    mode, engine_mode, sizes, max_size = _graphs(
+        v, family, mode, enforce_eager, major, seqs, mbt, k, spec_method, perf, user_sizes, user_max)
 
     ext, requested = _extensible(v, args, device, kv_bytes, override)
     resolved_util = util if util is not None else (1.0 if ext else 0.92)  # config/cache.py:495-501 @0.34.0
 
-    backends = _attention_backends(family, device.sm, kv, device.flashinfer, _layer_kinds(family, text))
+    backends = _attention_backends(family, device.sm, kv, dtype, device.flashinfer, _layer_kinds(family, text),
+                                   device.name)
     return VllmConfig(
         version=v, architecture=arch, model_runner=model_runner, dtype=dtype, kv_cache_dtype=kv,
         max_model_len=max_model_len, max_num_seqs=seqs, max_num_batched_tokens=mbt, enable_prefix_caching=prefix,
@@ -499,7 +629,7 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
         cudagraph_capture_sizes=tuple(sizes), max_cudagraph_capture_size=max_size,
         speculative_method=spec_method, num_speculative_tokens=num_spec, kv_cache_memory_bytes=kv_bytes,
         num_gpu_blocks_override=override, enforce_eager=enforce_eager,
-        cpu_offload_gb=float(args.get("cpu_offload_gb") or 0.0), quantization=quantization,
+        cpu_offload_gb=offload, quantization=quantization,
         derived_max_model_len=derived, cudagraph_mode_engine_config=engine_mode, extensible_requested=requested,
         enable_expert_parallel=bool(args.get("enable_expert_parallel")),
     )

@@ -16,7 +16,7 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _walk_grid(limit: int, step) -> list[int]:
-    """compilation.py:96-105 @0.34.0."""
+    """_walk_grid (compilation.py:78-86 @0.34.0)."""
     grid, size = [], 1
     while size < limit:
         grid.append(size)
@@ -26,7 +26,7 @@ def _walk_grid(limit: int, step) -> list[int]:
 
 
 def prefill_grid(max_tokens: int, dense_head: bool = False) -> list[int]:
-    """prefill_cudagraph_capture_grid (compilation.py:108-119 @0.34.0)."""
+    """prefill_cudagraph_capture_grid (compilation.py:89-100 @0.34.0)."""
     grid = _walk_grid(max_tokens, lambda t: min(t, max(8, t / 4), 0.07 * max(t, 4096)))
     if dense_head:
         grid = sorted({*grid, *(t for t in range(1, 33) if t < max_tokens)})
@@ -34,12 +34,12 @@ def prefill_grid(max_tokens: int, dense_head: bool = False) -> list[int]:
 
 
 def decode_grid(max_requests: int) -> list[int]:
-    """decode_cudagraph_capture_grid (compilation.py:142-146 @0.34.0)."""
+    """decode_cudagraph_capture_grid (compilation.py:122-126 @0.34.0)."""
     return _walk_grid(max_requests, lambda n: 0.65 * n ** (2 / 3))
 
 
 def decode_shapes(sizes, query_lens: dict[int, int], max_tokens: int) -> list[tuple[int, int]]:
-    """decode_cudagraph_capture_shapes (compilation.py:64-79 @0.34.0)."""
+    """decode_cudagraph_capture_shapes (compilation.py:54-69 @0.34.0)."""
     sizes = sorted(set(sizes))
     shapes: set[tuple[int, int]] = set()
     for q, max_reqs in query_lens.items():
@@ -59,14 +59,14 @@ def capture_sizes(version: str, *, sm_major: int, max_num_seqs: int, max_num_bat
     """(cudagraph_capture_sizes, max_cudagraph_capture_size) when CUDA graphs are on.
 
     ``mixed_mode_none``: the cudagraph mode captures no mixed batch (FULL_DECODE_ONLY). ``gpt_oss``: the
-    GptOssForCausalLMConfig override (model_executor/models/config.py:838-883 @0.34.0) applies."""
+    GptOssForCausalLMConfig override (model_executor/models/config.py:837-883 @0.34.0) applies."""
     family100 = sm_major == 10  # is_device_capability_family(100)
     q = 1 + num_spec  # uniform_decode_query_len (config/vllm.py:657-675 @0.34.0)
     target_query_lens = {q: max_num_seqs}  # no dynamic speculative decoding (refused by name)
     legacy_sizes = user_max is not None or user_sizes is not None
     if gpt_oss and version == "0.33.0" and not legacy_sizes:
-        user_max = 1024  # GptOssForCausalLMConfig (model_executor/models/config.py:549-562 @0.33.0)
-    # --- _set_cudagraph_sizes (config/vllm.py:2371-2555 @0.34.0; 2398-2657 @0.33.0) ---
+        user_max = 1024  # GptOssForCausalLMConfig (model_executor/models/config.py:543-562 @0.33.0)
+    # --- _set_cudagraph_sizes (config/vllm.py:2322-2556 @0.34.0; 2398-2657 @0.33.0) ---
     max_size = user_max
     uniform: list[int] = []
     if max_size is None:

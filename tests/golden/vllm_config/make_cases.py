@@ -128,27 +128,156 @@ CASES = [
     ("ext-off", "Qwen3-8B", "h100", ["--no-enable-extensible-kv-cache"]),
     ("ext-on", "Qwen3-8B", "h100", ["--enable-extensible-kv-cache"]),
     ("ext-novmm", "Qwen3-8B", "h100", [], {}, {"vmm": "no"}),
+    # more validation errors and edges
+    ("rej-block0", "Qwen3-8B", "h100", ["--block-size", "0"]),
+    ("rej-tp0", "Qwen3-8B", "h100", ["--tensor-parallel-size", "0"]),
+    ("rej-offload-neg", "Qwen3-8B", "h100", ["--cpu-offload-gb", "-1"]),
+    ("rej-util0", "Qwen3-8B", "h100", ["--gpu-memory-utilization", "0"]),
+    ("rej-util-and-block", "Qwen3-8B", "h100", ["--gpu-memory-utilization", "2", "--block-size", "-16"]),
+    ("rej-tp16", "Qwen3-8B", "h100", ["--tensor-parallel-size", "16"]),
+    ("rej-cgsizes-max", "Qwen3-8B", "h100", ["--cudagraph-capture-sizes", "1", "2", "4", "--max-cudagraph-capture-size", "8"]),
+    ("qwen3-8b-h100-interactive", "Qwen3-8B", "h100", ["--performance-mode", "interactivity"]),
+    ("qwen3-8b-h100-fp32", "Qwen3-8B", "h100", ["--dtype", "float32"]),
+    ("qwen3-8b-h100-kvbf16", "Qwen3-8B", "h100", ["--kv-cache-dtype", "bfloat16"]),
+    ("qwen3-8b-rtxpro-e5m2", "Qwen3-8B", "rtxpro", ["--kv-cache-dtype", "fp8_e5m2"]),
+    ("qwen3-8b-h100-len-auto-word", "Qwen3-8B", "h100", ["--max-model-len", "auto", "--no-enable-chunked-prefill"]),
+    ("qwen3-8b-h100-cc-dotted", "Qwen3-8B", "h100", ["-cc.cudagraph_mode=PIECEWISE", "-cc.max_cudagraph_capture_size=100"]),
+    ("qwen3-8b-h100-cc-none", "Qwen3-8B", "h100", ["--compilation-config", '{"cudagraph_mode": "NONE"}']),
+    ("q36-rtxpro-mtp3-maxcg", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--max-cudagraph-capture-size", "100", *MTP(3)]),
+    ("q36-rtxpro-mtp2-seqs1", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "1", *MTP(2)]),
+    ("q36-h100-tp4", "Qwen3.6-27B", "h100", ["--tensor-parallel-size", "4", "--max-num-seqs", "64"]),
+    ("q36-h100-pp2", "Qwen3.6-27B", "h100", ["--pipeline-parallel-size", "2", "--max-num-seqs", "64"]),
+    ("gptoss20b-h100-mtp", "gpt-oss-20b", "h100", MTP(1)),
+    ("gptoss20b-h100-maxcg", "gpt-oss-20b", "h100", ["--max-cudagraph-capture-size", "256"]),
+    ("gptoss20b-h100-dp2", "gpt-oss-20b", "h100", ["--data-parallel-size", "2"]),
+    # more checkpoints (configs from /work/shared/models, given to the oracle as config_json)
+    ("q36nvfp4-rtxpro", "Qwen3.6-27B-NVFP4", "rtxpro", ["--max-num-seqs", "64"]),
+    ("q36nvfp4-b200-mtp3", "Qwen3.6-27B-NVFP4", "b200", ["--max-num-seqs", "64", *MTP(3)]),
+    ("q36nvfp4-h100-kvauto", "Qwen3.6-27B-NVFP4", "h100", ["--max-num-seqs", "64", "--kv-cache-dtype", "auto"]),
+    ("q35-9b-rtx4090", "Qwen3.5-9B", "rtx4090", ["--max-model-len", "32768"]),
+    ("q35-9b-l40s-mtp1", "Qwen3.5-9B", "l40s", ["--max-num-seqs", "32", *MTP(1)]),
+    ("q36moe-h200", "Qwen3.6-35B-A3B", "h200", []),
+    ("q36moe-h100-tp2-ep", "Qwen3.6-35B-A3B", "h100", ["--tensor-parallel-size", "2", "--enable-expert-parallel",
+                                                        "--max-num-seqs", "256"]),
+    ("qwen3-32b-a100-tp2", "Qwen3-32B", "a100", ["--tensor-parallel-size", "2"]),
+    ("qwen3-32b-h100-fp8kv-eager", "Qwen3-32B", "h100", ["--kv-cache-dtype", "fp8", "--enforce-eager"]),
+    ("nemoh56-h100-tp2", "Nemotron-H-56B-Base-8K", "h100", ["--tensor-parallel-size", "2"]),
+    ("nemoh56-b200", "Nemotron-H-56B-Base-8K", "b200", ["--max-num-seqs", "128"]),
+    # MTP method aliases (deprecated names vLLM rewrites to "mtp") and a missing num_speculative_tokens
+    ("q36-rtxpro-alias-qwen35mtp", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config",
+                                                            '{"method": "qwen3_5_mtp", "num_speculative_tokens": 2}']),
+    ("dsv3-h200-alias-deepseekmtp", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
+                                                           '{"method": "deepseek_mtp", "num_speculative_tokens": 1}']),
+    ("qnext-h200-alias", "Qwen3-Next-80B-A3B-Instruct", "h200", ["--tensor-parallel-size", "2", "--max-num-seqs", "64",
+                                                                 "--speculative-config",
+                                                                 '{"method": "qwen3_next_mtp", "num_speculative_tokens": 1}']),
+    ("q36-rtxpro-mtp-nok", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config", '{"method": "mtp"}']),
+    ("dsv3-h200-mtp-nok", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
+                                                 '{"method": "mtp"}']),
+    ("qwen3-8b-h100-torch-compile-off", "Qwen3-8B", "h100", [], {"TORCH_COMPILE_DISABLE": "1"}),
 ]
+ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
+                 "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
+                 "Qwen3-30B-A3B-FP8", "Qwen3-8B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-35B-A3B", "Qwen3.6-27B",
+                 "gpt-oss-120b", "gpt-oss-20b")
+
+# without FlashInfer (the oracle's flashinfer=absent: fixed per process, so a set of its own)
+NO_FLASHINFER = [
+    ("nofi-qwen3-8b-rtxpro-fp8kv", "Qwen3-8B", "rtxpro", ["--kv-cache-dtype", "fp8"]),
+    ("nofi-qwen3-8b-l40s-fp8kv", "Qwen3-8B", "l40s", ["--kv-cache-dtype", "fp8"]),
+    ("nofi-qwen3-8b-h100-e5m2", "Qwen3-8B", "h100", ["--kv-cache-dtype", "fp8_e5m2"]),
+    ("nofi-llama8b-b200", "Llama-3.1-8B-Instruct", "b200", []),
+    ("nofi-gptoss20b-rtxpro", "gpt-oss-20b", "rtxpro", []),
+    ("nofi-gptoss20b-b200", "gpt-oss-20b", "b200", []),
+    ("nofi-q36-b200", "Qwen3.6-27B", "b200", ["--max-num-seqs", "64"]),
+    ("nofi-q36-rtxpro-fp8", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--kv-cache-dtype", "fp8"]),
+    ("nofi-dsv3-b200-tp8", "DeepSeek-V3", "b200", ["--tensor-parallel-size", "8"]),
+    ("nofi-nemo-a100-fp8kv", "Nemotron-3-Nano-30B-A3B", "a100", ["--kv-cache-dtype", "fp8", "--max-num-seqs", "128"]),
+]
+
+# fresh random launches (seed 1): every modelled flag, drawn independently, over the families and GPUs above
+RANDOM_MODELS = {
+    "Llama-3.1-8B-Instruct": 32, "Qwen3-8B": 32, "Qwen3-30B-A3B": 32, "Qwen3-30B-A3B-FP8": 32,
+    "Mixtral-8x7B-v0.1": 32, "Qwen3.6-27B": 24, "Qwen3.5-35B-A3B": 16, "Qwen3-Next-80B-A3B-Instruct": 16,
+    "Nemotron-3-Nano-30B-A3B": 32, "gpt-oss-20b": 64, "Llama-4-Scout-17B-16E-Instruct": 40, "DeepSeek-V3": 128,
+}
+MTP_MODELS = ("Qwen3.6-27B", "Qwen3.5-35B-A3B", "Qwen3-Next-80B-A3B-Instruct", "DeepSeek-V3")
+DENSE_MOE = ("Llama-3.1-8B-Instruct", "Qwen3-8B", "Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Mixtral-8x7B-v0.1")
+
+
+def random_cases(seed: int, count: int) -> list[tuple]:
+    import random
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        model = rng.choice(sorted(RANDOM_MODELS))
+        gpu = rng.choice(sorted(GPUS))
+        if model == "DeepSeek-V3":
+            gpu = rng.choice(["h100", "h200", "b200"])
+        flags: list[str] = []
+        heads = RANDOM_MODELS[model]
+        tp = rng.choice([t for t in (1, 1, 2, 4, 8) if heads % t == 0 and (model != "DeepSeek-V3" or t == 8)])
+        if tp > 1:
+            flags += ["--tensor-parallel-size", str(tp)]
+        if model in DENSE_MOE and rng.random() < 0.15:
+            flags += ["--pipeline-parallel-size", "2"]
+        if rng.random() < 0.1:
+            flags += ["--data-parallel-size", "2"]
+        pick = lambda p, xs: rng.choice(xs) if rng.random() < p else None  # noqa: E731
+        for opt, p, xs in (
+            ("--max-model-len", 0.5, ["-1", "2048", "4096", "8192", "32768", "16k", "auto", "100000"]),
+            ("--max-num-seqs", 0.5, ["1", "3", "17", "64", "100", "256", "512", "700", "1024", "2048"]),
+            ("--max-num-batched-tokens", 0.35, ["256", "1000", "2048", "4096", "8192", "16384", "32768"]),
+            ("--gpu-memory-utilization", 0.25, ["0.5", "0.8", "0.9", "0.95"]),
+            ("--kv-cache-dtype", 0.25, ["fp8", "fp8_e5m2", "bfloat16", "auto"]),
+            ("--block-size", 0.15, ["16", "32", "64", "128"]),
+            ("--max-cudagraph-capture-size", 0.15, ["8", "64", "100", "300", "1024"]),
+            ("--performance-mode", 0.15, ["throughput", "interactivity", "balanced"]),
+        ):
+            val = pick(p, xs)
+            if val is not None:
+                flags += [opt, val]
+        for opt, p in (("--enforce-eager", 0.12), ("--no-enable-prefix-caching", 0.2),
+                       ("--no-enable-chunked-prefill", 0.1), ("--enable-expert-parallel", 0.05),
+                       ("--no-enable-extensible-kv-cache", 0.05)):
+            if rng.random() < p:
+                flags.append(opt)
+        if rng.random() < 0.1:
+            flags += ["--cudagraph-capture-sizes", *map(str, sorted(rng.sample([1, 2, 4, 8, 16, 24, 32, 48, 64, 128, 256], 4)))]
+        if rng.random() < 0.1:
+            flags += ["--compilation-config", json.dumps({"cudagraph_mode": rng.choice(
+                ["PIECEWISE", "FULL_DECODE_ONLY", "NONE", "FULL_AND_PIECEWISE"])})]
+        if rng.random() < 0.08:
+            flags += rng.choice([["--kv-cache-memory-bytes", "4G"], ["--num-gpu-blocks-override", "2000"]])
+        if model in MTP_MODELS and rng.random() < 0.4:
+            flags += MTP(rng.choice([1, 1, 2, 3, 4]))
+        out.append((f"rnd{seed}-{i:03d}-{model}-{gpu}", model, gpu, flags))
+    return out
+
+
+def _line(c) -> str:
+    cid, model, gpu, flags = c[:4]
+    env = c[4] if len(c) > 4 else {}
+    extra = c[5] if len(c) > 5 else {}
+    nvml, cuda, sm, name = GPUS[gpu]
+    where = {"model": model} if model in ORACLE_MODELS else {"config_json": f"models/{model}/config.json"}
+    case = {"id": cid, **where, "flags": flags, "gpu_total_mib": nvml, "cuda_total_mib": cuda,
+            "gpu_sm": sm, "gpu_name": name, "non_torch_gib": 0.6, "peak_activation_gib": 2.84,
+            "cudagraph_gib": 0.89, **extra}
+    if env:
+        case["env"] = env
+    return json.dumps(case)
 
 
 def main():
-    out = Path(__file__).with_name("cases.jsonl")
-    lines = []
-    for c in CASES:
-        cid, model, gpu, flags = c[:4]
-        env = c[4] if len(c) > 4 else {}
-        extra = c[5] if len(c) > 5 else {}
-        nvml, cuda, sm, name = GPUS[gpu]
-        case = {"id": cid, "model": model, "flags": flags, "gpu_total_mib": nvml, "cuda_total_mib": cuda,
-                "gpu_sm": sm, "gpu_name": name, "non_torch_gib": 0.6, "peak_activation_gib": 2.84,
-                "cudagraph_gib": 0.89, **extra}
-        if env:
-            case["env"] = env
-        lines.append(json.dumps(case))
-    ids = [c[0] for c in CASES]
-    assert len(ids) == len(set(ids)), "duplicate case id"
-    out.write_text("\n".join(lines) + "\n")
-    print(f"{len(lines)} cases -> {out}")
+    here = Path(__file__).parent
+    nofi = [(*c, {}, {"flashinfer": "absent"}) for c in NO_FLASHINFER]
+    for name, cases in (("cases.jsonl", CASES), ("random.jsonl", random_cases(1, 80) + random_cases(2, 60)),
+                        ("noflashinfer.jsonl", nofi)):
+        ids = [c[0] for c in cases]
+        assert len(ids) == len(set(ids)), "duplicate case id"
+        (here / name).write_text("\n".join(map(_line, cases)) + "\n")
+        print(f"{len(cases)} cases -> {here / name}")
 
 
 if __name__ == "__main__":
