@@ -119,10 +119,11 @@ NOTES = """\
 ## What the residuals say
 
 * **Weights** are not fitted. Against the vLLM oracle's meta model (15 configs x TP 1/2/8, 0.33.0 = 0.34.0) the
-  estimate is exact to the MiB for Llama 3.x, Qwen3 dense / MoE / FP8, Qwen3-Next, Mixtral, gpt-oss at TP 1 and every
-  TP 1 of an enumerated checkpoint; the differences left (tests/test_vllm_estimates.py `WEIGHT_TOLERANCE`) are named
-  there: NemotronH and Llama 4 have no tensor list (the catalog's parameter estimate, -0.4 to -0.7 %), DeepSeek's
-  replicated MLA projections follow SGLang's split (+0.03 to +0.22 %), fp8 K/V replication at TP 8 (-25 MiB). On the
+  estimate is exact to the MiB for Llama 3.x, Qwen3 dense / MoE / FP8, Qwen3-Next, Mixtral, DeepSeek-V3, Kimi-K2,
+  gpt-oss at TP 1 and every TP 1 of an enumerated checkpoint; the differences left (tests/test_vllm_estimates.py
+  `WEIGHT_TOLERANCE`) are named there: NemotronH and Llama 4 have no tensor list (the catalog's parameter estimate,
+  -0.4 to -0.7 %), Qwen3.5/3.6 at TP 2/8 (-5 to -8 MiB), gpt-oss at TP 2/8 (-2 to -19 MiB), fp8 K/V replication at
+  TP 8 (-25 MiB). On the
   logs: gpt-oss-120b on an H100 loads 65.97 GiB of a 60.80 GiB checkpoint because Marlin (weight-only FP4 on SM90)
   pads the hidden size to 3072 and the expert width to 2944 (`MXFP4_PADDING["marlin"]`: 65.93 GiB estimated);
   Qwen3.6-27B at TP 2 loads 0.18 GiB (0.7 %) more than the meta model.
@@ -135,6 +136,9 @@ NOTES = """\
 * **CUDA graphs**: two RTX 3090-class logs fitted (0.52 GiB for 86 graphs x 36 layers, 0.13 GiB for 5 x 65), one held
   out (0.17 GiB for 7 x 65 layers at TP 4: 0.15 GiB estimated, -13 %). 0.34's default extensible KV cache makes the
   estimate 0 (the capture is measured after warmup).
+* **End to end** (tests/data/calibration/vllm/oracle/README.md): lmcache#3430's A5000 launch with every input
+  estimated, through vLLM 0.33.0's own sizing (the oracle): 6.17 GiB / 44,944 KV tokens / 2.74x against the log's
+  6.37 GiB / 46,368 / 2.83x (3 % under, the safe side).
 * **Startup**: the two TP logs that print `Free memory on device (F/T GiB) on startup`: 1.13 / 0.90 GiB on the two
   ranks of a 2 x RTX 5090 launch (the second rank held out: 0.23 GiB over), 1.55 GiB on an H100-class TP 4 rank.
 """

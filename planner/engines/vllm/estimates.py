@@ -134,15 +134,19 @@ def _replicated_bytes(spec: ModelSpec) -> int:
             continue
         leaf = t.name.rsplit(".", 1)[-1] if isinstance(t, Linear) else t.name
         if isinstance(t, Linear):
-            if t.unquantized or leaf in ("gate", "router"):
+            # DeepSeek's routers are in replicated_mla_bytes (with its q_a / kv_a projections)
+            if (t.unquantized or leaf in ("gate", "router")) and spec.mla is None:
                 total += numel(t) * per
         elif "norm" in t.name or t.name.endswith("sinks"):
             total += numel(t) * (4 if getattr(t, "float32", False) else per)
     return total
 
 
-def _loaded_bytes(spec: ModelSpec, mtp: bool) -> tuple[int, str]:
-    """The checkpoint's weights as loaded, whole (all ranks together), without the MTP layer unless ``mtp``."""
+def _loaded_bytes(spec: ModelSpec, mtp: bool, checkpoint_bytes: int | None = None,
+                  checkpoint_source: str = "the catalog's checkpoint total") -> tuple[int, str]:
+    """The checkpoint's weights as loaded, whole (all ranks together), without the MTP layer unless ``mtp``.
+    ``checkpoint_bytes`` (the catalog's ``ResolvedModel.weight_bytes``, MTP included as published) stands where the
+    family's tensor list is not enumerated (NemotronH, Llama 4, ...)."""
     from planner.catalog.weights import estimate_weight_bytes, mtp_weight_bytes  # noqa: PLC0415
 
     if spec.quant_method:
@@ -162,8 +166,11 @@ def _loaded_bytes(spec: ModelSpec, mtp: bool) -> tuple[int, str]:
         try:  # the checkpoint's tensor list (reproduces the published BF16 total_size, tests/test_quant_weights.py)
             tensors = checkpoint_tensors(spec)
         except NotEnumerated:
-            est = estimate_weight_bytes(spec)
-            total, how = est.total, est.detail
+            if checkpoint_bytes:
+                total, how = checkpoint_bytes, f"{checkpoint_source}: {checkpoint_bytes:,} B"
+            else:
+                est = estimate_weight_bytes(spec)
+                total, how = est.total, est.detail
             mtp_b = mtp_weight_bytes(spec)
         else:
             def size(t) -> int:
@@ -208,17 +215,20 @@ def mxfp4_padding_bytes(spec: ModelSpec, tp: int, backend: str = "default") -> i
 
 
 def vllm_weights_bytes(spec: ModelSpec, tp: int = 1, pp: int = 1, *, mtp: bool = False,
-                       mxfp4_backend: str = "default") -> Estimate:
+                       mxfp4_backend: str = "default", checkpoint_bytes: int | None = None,
+                       checkpoint_source: str = "the catalog's checkpoint total") -> Estimate:
     """The weights of one rank as vLLM's ``load_model`` measures them (the oracle's ``weights_bytes_meta``), from the
     catalog's weights: see the module docstring. ``mtp``: MTP speculative decoding (the drafter's layer is loaded
-    into the same profiler, ``gpu/model_runner.py:419-424``). ``pp`` > 1 is not modelled (refused by name)."""
+    into the same profiler, ``gpu/model_runner.py:419-424``). ``pp`` > 1 is not modelled (refused by name).
+    ``checkpoint_bytes``: the catalog's published checkpoint total (``ResolvedModel.weight_bytes``), used for a family
+    without a tensor list; ``mxfp4_backend``: the MXFP4 MoE backend's padding (:data:`MXFP4_PADDING`)."""
     if pp != 1:
         raise BadInput("vLLM weights per pipeline stage (--pipeline-parallel-size > 1) are not modelled")
     if tp < 1:
         raise BadInput(f"tensor parallel size {tp}")
     from planner.catalog.weights import replicated_kv_bytes, replicated_mla_bytes  # noqa: PLC0415
 
-    total, how = _loaded_bytes(spec, mtp)
+    total, how = _loaded_bytes(spec, mtp, checkpoint_bytes, checkpoint_source)
     per = DTYPE_BYTES.get(spec.dtype, 2)
     pad = (-spec.vocab_size) % VOCAB_PADDING * spec.hidden_size * per * (1 if spec.tie_word_embeddings else 2)
     replicated = _replicated_bytes(spec) if tp > 1 else 0
@@ -246,7 +256,9 @@ def vllm_weights_bytes(spec: ModelSpec, tp: int = 1, pp: int = 1, *, mtp: bool =
 # ------------------------------------------------------------------------------------------- the profile run's peak
 
 SAMPLER_FP32_BYTES = 20  # per logit in the warmup-parameter pass: fp32 copy (sampler.py:239) 4 + sort values 4 +
-#                          sort indices (int64) 8 + softmax probabilities 4 (topk_topp_sampler.py:242-255 @0.34.0)
+#                          sort indices (int64) 8 + softmax probabilities 4 (topk_topp_sampler.py:242-255 @0.34.0).
+#                          The sort path (sampler.py:334-346); FlashInfer's fused top-k/top-p sampler (sampler.py:300-
+#                          333, when FlashInfer is installed) allocates no sort buffers: there this is an upper bound
 FORWARD_HIDDEN_COPIES = 3  # residual, normed input and a layer's output live across the MLP (T x hidden each)
 NON_TORCH_FLOOR = 160 * MIB  # the smallest non-torch figure a public log reports (V0 breakdown, two H100 logs: 0.16 GiB)
 STARTUP_CONTEXT = 450 * MIB  # CUDA context + cuBLAS handles at init (torch's first CUDA call, pytorch/pytorch#109888)
@@ -312,6 +324,8 @@ def non_torch_bytes(sm: str | None, tp: int = 1) -> Estimate:
     how = (f"{b / GIB:.2f} GiB: fitted on {logs} public log(s) of {GPU_CLASSES.get(src, src)}" if logs else
            f"{b / GIB:.2f} GiB: no public log of {GPU_CLASSES.get(cls, cls or 'this GPU')}, so the largest class "
            f"constant ({src})")
+    if tp > 1:  # NCCL's communicators and custom all-reduce buffers exist before the init snapshot: startup_used
+        how += "; tp > 1 adds nothing here (the communicators are in use at startup, startup_used_bytes)"
     return Estimate(b, how)
 
 
@@ -370,8 +384,9 @@ class Estimates:
     weights: Estimate
     non_torch: Estimate
     peak_activation: Estimate
-    cudagraph: Estimate
+    cudagraph: Estimate  # what profile_cudagraph_memory returns (0 under the 0.34 extensible KV cache)
     startup_used: Estimate
+    cudagraph_actual: Estimate | None = None  # 0.34 extensible KV cache: the real capture, measured after warmup
 
     def measured(self):
         """As :class:`planner.engines.vllm.inputs.Measured` (GiB floats, the oracle's names)."""
@@ -379,12 +394,15 @@ class Estimates:
 
         return Measured(startup_used_gib=self.startup_used.gib, weights_gib=self.weights.gib,
                         non_torch_gib=self.non_torch.gib, peak_activation_gib=self.peak_activation.gib,
-                        cudagraph_gib=self.cudagraph.gib)
+                        cudagraph_gib=self.cudagraph.gib,
+                        cudagraph_actual_gib=None if self.cudagraph_actual is None else self.cudagraph_actual.gib)
 
     def lines(self) -> list[str]:
-        return [f"{name}: {e.gib:.2f} GiB ({e.how})" for name, e in (
-            ("weights", self.weights), ("non-torch", self.non_torch), ("activation peak", self.peak_activation),
-            ("CUDA graphs (estimate)", self.cudagraph), ("in use at startup", self.startup_used))]
+        parts = [("weights", self.weights), ("non-torch", self.non_torch), ("activation peak", self.peak_activation),
+                 ("CUDA graphs (profile estimate)", self.cudagraph), ("in use at startup", self.startup_used)]
+        if self.cudagraph_actual is not None:
+            parts.append(("CUDA graphs (the capture itself)", self.cudagraph_actual))
+        return [f"{name}: {e.gib:.2f} GiB ({e.how})" for name, e in parts]
 
 
 def estimate(spec: ModelSpec, device, cfg) -> Estimates:
@@ -402,10 +420,16 @@ def estimate(spec: ModelSpec, device, cfg) -> Estimates:
     weights = vllm_weights_bytes(spec, tp, pp, mtp=mtp)
     seqs = int(cfg.max_num_seqs)
     counts = capture_counts(getattr(cfg, "cudagraph_mode", "NONE"), getattr(cfg, "cudagraph_capture_sizes", ()), seqs)
-    graphs = cudagraph_bytes(spec, sm, counts, draft_layers=spec.mtp_layers if mtp else 0,
-                             extensible_kv_cache=bool(getattr(cfg, "enable_extensible_kv_cache", False)))
+    extensible = bool(getattr(cfg, "enable_extensible_kv_cache", False))
+    capture = cudagraph_bytes(spec, sm, counts, draft_layers=spec.mtp_layers if mtp else 0)
+    graphs = cudagraph_bytes(spec, sm, counts, extensible_kv_cache=True) if extensible else capture
+    # under the extensible KV cache the capture itself is measured before the final block count: the same formula
+    # stands for it (on the two logs that print both, vLLM's estimate was above the capture: 1.49 vs 1.34 GiB,
+    # 0.13 vs 0.09 GiB), so the oracle's cudagraph_actual_gib gets it
+    actual = Estimate(capture.bytes, "the capture, measured after warmup (0.34 extensible KV cache): " + capture.how) \
+        if extensible else None
     return Estimates(weights, non_torch_bytes(sm, tp), peak_activation_bytes(spec, int(cfg.max_num_batched_tokens), seqs, tp),
-                     graphs, startup_used_bytes(sm, tp))
+                     graphs, startup_used_bytes(sm, tp), actual)
 
 
 def calibration_table(cal: dict | None = None) -> list[dict]:
