@@ -1,4 +1,4 @@
-"""How long ``plan --model M --gpu any`` takes: every GPU type's smallest deployment (planner/deploy.py).
+"""How long ``plan --model M --gpu any`` takes: every GPU type's smallest deployment (planner/engines/sglang/deploy.py).
 
     python benchmarks/hardware.py [--model qwen3.6-27b] [--gpu any] [--need-context N] [--need-concurrency N]
                                   [--repeat 3]
@@ -24,9 +24,9 @@ def main() -> None:
     ns = p.parse_args()
     t0 = time.perf_counter()
     from planner.catalog.catalog import resolve_model
-    from planner.deploy import gpu_set, search_hardware
-    from planner.search import Needs
-    import planner.search_scan as scan
+    from planner.engines.sglang.deploy import gpu_set, search_hardware
+    from planner.engines.sglang.search import Needs
+    import planner.engines.sglang.search_scan as scan
 
     print(f"imports: {time.perf_counter() - t0:.2f} s")
     model = resolve_model(ns.model)

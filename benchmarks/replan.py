@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.catalog.catalog import resolve_model  # noqa: E402
 from planner.hardware.profiles import find_profile  # noqa: E402
-from planner.plan import make_plan  # noqa: E402
+from planner.engines.sglang.plan import make_plan  # noqa: E402
 from planner.tui import view  # noqa: E402
 
 SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",

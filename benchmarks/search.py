@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.catalog.catalog import resolve_model  # noqa: E402
 from planner.hardware.profiles import find_profile  # noqa: E402
-from planner.plan import make_plan  # noqa: E402
+from planner.engines.sglang.plan import make_plan  # noqa: E402
 import importlib  # noqa: E402
 
-from planner.search import Needs, _categorical_axes, _numeric_grid, given_dests, point_flags, run_search  # noqa: E402
+from planner.engines.sglang.search import Needs, _categorical_axes, _numeric_grid, given_dests, point_flags, run_search  # noqa: E402
 
-_search = importlib.import_module("planner.search")
+_search = importlib.import_module("planner.engines.sglang.search")
 
 
 def main() -> None:

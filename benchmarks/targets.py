@@ -167,13 +167,13 @@ def tui_rows() -> None:
     sys.path.insert(0, str(ROOT))
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
-    from planner.search import run_search  # noqa: PLC0415
+    from planner.engines.sglang.search import run_search  # noqa: PLC0415
 
     gpu, model = find_profile("rtxpro6000"), resolve_model("qwen3.6-27b")
     flags = shlex.split(SEED + " --mamba-scheduler-strategy extra_buffer")
     run_search(gpu, model, flags, top=200)  # warm: parsers and tables, as in a running TUI
     walls, cpus = [], []
-    shared = sys.modules["planner.search"]._SHARED
+    shared = sys.modules["planner.engines.sglang.search"]._SHARED
     for _ in range(3):
         shared.clear()  # a re-search after an edit finds other flags: no search cache to lean on
         t0, c0 = time.perf_counter(), time.process_time()
@@ -195,7 +195,7 @@ def seed_search_equals_exhaustive() -> None:
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
 
-    search_mod = importlib.import_module("planner.search")  # the module (planner.search is also a function name)
+    search_mod = importlib.import_module("planner.engines.sglang.search")  # the module (planner.search is the API function)
     gpu, model = find_profile("rtxpro6000"), resolve_model("qwen3.6-27b")
     needs = search_mod.Needs(context=131072, concurrency=2, speculative="EAGLE")
     search_mod.run_search(gpu, model, [], needs=needs, relax=False, prune=True)  # warm: imports, parsers

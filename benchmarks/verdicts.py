@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 GIB = 1 << 30
 
 from planner.engines.sglang import calibration as cal  # noqa: E402
-from planner import calibration_logs as cl  # noqa: E402
+from planner.engines.sglang import calibration_logs as cl  # noqa: E402
 
 KEYS = ("graph_per_graph_layer", "workspace_extra", "graph_logs", "graph_residual_max_gib", "workspace_logs",
         "workspace_residual_max_gib", "post_pool_logs", "post_pool_residual_max_gib", "prefill_per_act",
@@ -30,7 +30,7 @@ KEYS = ("graph_per_graph_layer", "workspace_extra", "graph_logs", "graph_residua
 
 
 def write_calibration(fresh: dict) -> None:
-    about = ("Fitted by planner.calibration_logs.refit() on tests/data/calibration/ (public SGLang boot "
+    about = ("Fitted by planner.engines.sglang.calibration_logs.refit() on tests/data/calibration/ (public SGLang boot "
              "logs, listed in the README). Regenerate: python benchmarks/verdicts.py --write. Bytes.")
     data = {"about": about, **{k: fresh[k] for k in KEYS}}
     cal.CALIBRATION_FILE.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
     dist = cl.dist_init_rows(entries)
     if dist:
         print("NCCL / custom all-reduce buffers ('Init torch distributed ends. mem usage', before the weights: inside "
-              "the P SGLang measures, not a post-pool term; planner.plan.comm_buffer_mib takes each interconnect class's largest log, see notebooks/calibration.ipynb):")
+              "the P SGLang measures, not a post-pool term; planner.engines.sglang.plan.comm_buffer_mib takes each interconnect class's largest log, see notebooks/calibration.ipynb):")
         for r in dist:
             print(f"  {r['id']}: tp {r['tp']}, {r['ranks']} rank(s): {r['min_gib']:.2f}-{r['max_gib']:.2f} GiB logged; "
                   f"the before-boot plan assumes {r['planner_gib']:.2f} GiB ({r['profile'] or 'no profile'}: "

@@ -26,7 +26,7 @@ CALIBRATION = [
         "matplotlib.use('Agg')\n"
         "import matplotlib.pyplot as plt\n"
         "from planner.engines.sglang import calibration as cal\n"
-        "from planner import calibration_logs as cl\n\n"
+        "from planner.engines.sglang import calibration_logs as cl\n\n"
         "entries = cl.load_index()\n"
         "graphs, spaces = cl.graph_rows(entries), cl.workspace_rows(entries)\n"
         "fresh = cl.refit()\n"

@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import Plan, make_plan
-from planner.report import capacity, render_text
-from planner.search import Needs, SearchResult, run_search
-from planner.summary import build_summary
+from planner.engines.sglang.plan import Plan, make_plan
+from planner.engines.sglang.report import capacity, render_text
+from planner.engines.sglang.search import Needs, SearchResult, run_search
+from planner.engines.sglang.summary import build_summary
 
 
 def _flags(flags: str | Sequence[str]) -> list[str]:
@@ -32,17 +32,17 @@ def plan(gpu: str, model: str, flags: str | Sequence[str] = (), env: dict[str, s
 
 def search(gpu: str, model: str, flags: str | Sequence[str] = (), env: dict[str, str] | None = None,
            top: int = 5, sglang_version: str | None = None, **needs: Any) -> SearchResult:
-    """The feasible configurations, best first (``needs``: the fields of :class:`planner.search.Needs`)."""
+    """The feasible configurations, best first (``needs``: the fields of :class:`planner.engines.sglang.search.Needs`)."""
     return run_search(find_profile(gpu), resolve_model(model), _flags(flags), env, Needs(**needs), top=top,
                       version=sglang_version)
 
 
 def check_log(path: str, gpu: str, model: str | None = None, flags: str | Sequence[str] = (),
               launched_at: str | None = None, env: dict[str, str] | None = None, sglang_version: str | None = None):
-    """A boot log against the plan (see :mod:`planner.check`): .stale, .rows (predicted vs actual), .plan."""
+    """A boot log against the plan (see :mod:`planner.engines.sglang.check`): .stale, .rows (predicted vs actual), .plan."""
     import datetime as dt  # noqa: PLC0415
 
-    from planner.check import check  # noqa: PLC0415
+    from planner.engines.sglang.check import check  # noqa: PLC0415
     from planner.logs import parse_file  # noqa: PLC0415
 
     when = dt.datetime.fromisoformat(launched_at) if launched_at else None

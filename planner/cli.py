@@ -23,14 +23,14 @@ from planner.engines.sglang.pipeline.post_capture import search_skipped
 from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
 from planner.engines.sglang.frontend import finish_plan
-from planner.flag_hints import flag_error, spelling_default
+from planner.engines.sglang.flag_hints import flag_error, spelling_default
 from planner.hardware.profiles import find_profile
-from planner.plan import Plan, make_plan
+from planner.engines.sglang.plan import Plan, make_plan
 from planner.cli_engines import add_engine_args, wants_engine
 from planner.cli_io import _ClosedStdout, _say_error, one_line, write_out
-from planner.cli_modes import add_hardware_args, other_mode
-from planner.report import render_search, render_text, to_dict
-from planner.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search, search_dict
+from planner.engines.sglang.cli_modes import add_hardware_args, other_mode
+from planner.engines.sglang.report import render_search, render_text, to_dict
+from planner.engines.sglang.search import OBJECTIVES, Needs, SearchResult, recommendation_dict, run_search, search_dict
 
 EXIT_INTERRUPTED = 130  # the shell's code for SIGINT
 
@@ -80,7 +80,7 @@ def _parser() -> _ArgParser:
         epilog=HELP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )
     p.add_argument("--gpu", help="GPU profile: id, alias or NVML name (hwprofiles/), 'auto', NVML indices 0,1, 'any' or h100-sxm,h200")
-    add_hardware_args(p)  # --price, --export: for --gpu any (planner/deploy.py)
+    add_hardware_args(p)  # --price, --export: for --gpu any (planner/engines/sglang/deploy.py)
     p.add_argument("--model", help="catalog name, Hugging Face id, config.json path or checkpoint dir")
     p.add_argument("--json", action="store_true", help="print the plan as JSON (exact values, oracle-schema summary)")
     p.add_argument("--verbose", "-v", action="store_true",
@@ -235,7 +235,7 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
                default: tuple[str, str] | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
-    from planner.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
+    from planner.engines.sglang.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
 
     sel, tp = select(selector, nvml=nvml), _tp_from_flags(flags)
     if tp > len(sel.gpus):
@@ -528,8 +528,8 @@ def _profile_for(gpu: str):
 
 def check_main(argv: list[str], out=None) -> int:
     """plan check LOGFILE --gpu NAME [--model M] [--launched-at TIME] [SGLang flags as launched]."""
-    from planner.check import check, read_log  # noqa: PLC0415
-    from planner.report import render_check  # noqa: PLC0415
+    from planner.engines.sglang.check import check, read_log  # noqa: PLC0415
+    from planner.engines.sglang.report import render_check  # noqa: PLC0415
 
     ns, flags = _check_parser().parse_known_args(argv)
     launched = _launched_at(ns.launched_at)
@@ -541,13 +541,14 @@ def check_main(argv: list[str], out=None) -> int:
     except BadInput as exc:
         from planner.cli_engines import vllm_check  # noqa: PLC0415 - a vLLM log goes to vLLM's check, when built
 
-        code = vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out) if "a vLLM log" in str(exc) else None
+        code = (vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out,
+                           ns.model and resolve_model_safely(ns.model)) if "a vLLM log" in str(exc) else None)
         if code is None:
             raise
         return code
     res = check(log, profile, ns.model, flags, launched, _parse_env(ns.env), ns.sglang_version)
     if ns.json:
-        from planner.report import check_dict  # noqa: PLC0415
+        from planner.engines.sglang.report import check_dict  # noqa: PLC0415
         text = json.dumps(check_dict(res), indent=2, default=str)
     else:
         text = render_check(res)
@@ -684,7 +685,7 @@ def _render(ns, plan: Plan, res: SearchResult | None, user_flags: bool) -> str:
             d["recommendation"] = recommendation_dict(res, plan.model)
             d["search"] = search_dict(res)
         return json.dumps(d, indent=2, default=str)
-    from planner.report import render_report  # noqa: PLC0415
+    from planner.engines.sglang.report import render_report  # noqa: PLC0415
 
     return render_report(plan, res, user_flags=user_flags, verbose=ns.verbose,
                          compare=ns.compare_releases or ns.verbose)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from typing import Any, Callable
 
 from planner.errors import EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput
@@ -62,6 +63,14 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     for name, (unit, _, what) in VLLM_MEASURED.items():
         e.add_argument("--" + name.replace("_", "-"), type=float, default=None, metavar=unit,
                        help=f"vLLM, measured: {what}")
+
+
+def one_gpu(gpu: Any, why: str) -> None:
+    """--gpu any / a list of GPU types (the hardware search, SGLang's only) refused by name for ``why``."""
+    t = gpu.strip().lower() if isinstance(gpu, str) else ""
+    if t == "any" or ("," in t and not re.fullmatch(r"[\d,\s]+", t)):
+        raise BadInput(f"--gpu {gpu[:60]}: the hardware search (--gpu any / a list of GPU types) is SGLang's only; "
+                       f"give one GPU {why}")
 
 
 def _given(argv: list[str], option: str) -> bool:
@@ -141,8 +150,13 @@ def measured_of(ns: Any, engine: str) -> dict[str, float]:
             out[name] = float(v)
     else:
         for opt, name in SGLANG_MEASURED.items():
-            if getattr(ns, opt) is not None:
-                out[name] = float(getattr(ns, opt))
+            v = getattr(ns, opt)
+            if v is not None:
+                if not math.isfinite(v) or v <= 0 or v > 1 << 20:
+                    raise BadInput(f"--{opt.replace('_', '-')}: {v:g} GiB is out of range (0, 1048576]")
+                out[name] = float(v)
+        if "free_before_gib" in out and out.get("free_after_gib", 0) > out["free_before_gib"]:
+            raise BadInput("--free-after-load-gib: cannot exceed --free-before-load-gib (loading weights frees nothing)")
     return out
 
 
@@ -162,13 +176,14 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     env = h["parse_env"](ns.env)
     model = ns.model
     if paste is not None:
-        from planner.paste import parse_vllm_paste  # noqa: PLC0415
+        from planner.engines.registry import detect_paste  # noqa: PLC0415
 
-        got = parse_vllm_paste(paste)
-        if got is None:
+        got = detect_paste(paste)  # vLLM's front end reads its own launch command (its paste())
+        if got is None or got[0] != "vllm":
             raise BadInput("--engine vllm: the pasted command is not a vLLM launch ('vllm serve MODEL ...')")
-        model, flags, env = model or got[0], [*flags, *got[1]], {**got[2], **env}
+        model, flags, env = model or got[1], [*flags, *got[2]], {**got[3], **env}
     version, _ = vllm_version(ns.vllm_version, paste)
+    one_gpu(ns.gpu, "with --engine vllm")
     front = engine("vllm")  # "vLLM engine: not available in this build" (exit 2) while its front end is absent
     if not ns.gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
@@ -182,9 +197,14 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     return outcome.exit_code
 
 
+# --compare-engines --need-context C: each engine serves requests of C tokens under its own flag
+CONTEXT_FLAG = {"sglang": "--context-length", "vllm": "--max-model-len"}
+
+
 def compare_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | None, h: dict[str, Callable]) -> int:
-    """plan --compare-engines: the same GPU, model and context under each engine's rules (its defaults: engine
-    flags are each engine's own, so none are taken), capacity side by side; exit 0 when both fit."""
+    """plan --compare-engines: the same GPU, model and context under each engine's rules (its defaults, plus the
+    context flag when --need-context is given: engine flags are each engine's own, so none are taken), capacity
+    side by side; exit 0 when both fit."""
     from planner.engines.interface import PlanRequest  # noqa: PLC0415
     from planner.engines.registry import engine, names, title  # noqa: PLC0415
 
@@ -196,13 +216,15 @@ def compare_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | 
             raise BadInput(f"{opt}: not taken with --compare-engines")
     if not ns.gpu or not ns.model:
         raise BadInput("--compare-engines: give --gpu and --model")
+    one_gpu(ns.gpu, "with --compare-engines")
     gpu, model = h["profile_for"](ns.gpu), h["resolve_model"](ns.model)
     env = h["parse_env"](ns.env)
     outcomes = []
     for name in names():
         front = engine(name)
         version = ns.sglang_version if name == "sglang" else vllm_version(ns.vllm_version, None)[0]
-        request = PlanRequest(gpu=gpu, model=model, flags=(), env=env if name == "sglang" else {}, version=version,
+        ctx = () if ns.need_context is None else (CONTEXT_FLAG[name], str(ns.need_context))
+        request = PlanRequest(gpu=gpu, model=model, flags=ctx, env=env if name == "sglang" else {}, version=version,
                               measured=measured_of(ns, name), need_context=ns.need_context,
                               need_concurrency=ns.need_concurrency, search=False)
         outcomes.append((title(name), front.plan(request)))
@@ -229,30 +251,32 @@ def _cell(v: Any) -> str:
 
 def render_compare(gpu: str, model: str, context: int | None, outcomes: list[tuple[str, Any]]) -> str:
     """The capacity figures of each engine in columns (PlanOutcome.capacity: kv_tokens, context_len,
-    max_concurrency at concurrency_context, kv_bytes)."""
+    max_concurrency_x, max_concurrency, max_running_requests, kv_bytes; "-" where an engine does not give one)."""
     head = [f"{t} {o.version}" for t, o in outcomes]
     rows = [("verdict", [o.verdict for _, o in outcomes])]
-    for key, label in (("kv_tokens", "KV cache tokens"), ("context_len", "context length"),
-                       ("max_running_requests", "running requests (max)"),
-                       ("concurrency_context", "concurrency measured at (tokens)"),
-                       ("max_concurrency", "max concurrency at that length"), ("kv_bytes", "KV cache GiB")):
+    for key, label in (("kv_tokens", "KV cache tokens"), ("context_len", "context length (tokens)"),
+                       ("max_concurrency_x", "KV cache / context length"),
+                       ("max_concurrency", "requests of that length at once"),
+                       ("max_running_requests", "running-request limit"), ("kv_bytes", "KV cache GiB")):
         vals = [o.capacity.get(key) for _, o in outcomes]
         if key == "kv_bytes":
             vals = [None if v is None else v / (1 << 30) for v in vals]
         rows.append((label, vals))
     w0 = max(len(r[0]) for r in rows)
     ws = [max(len(head[i]), *(len(_cell(r[1][i])) for r in rows)) for i in range(len(head))]
-    lines = [f"Engines compared on {gpu}, model {model}: each engine's defaults"
-             + (f", requests of {context:,} tokens" if context else ""),
+    what = f"--context-length / --max-model-len {context:,}" if context else "each engine's defaults"
+    lines = [f"Engines compared on {gpu}, model {model}: {what}",
              "  " + " " * w0 + "".join(f"  {h:>{w}}" for h, w in zip(head, ws))]
     for label, vals in rows:
         lines.append("  " + f"{label:<{w0}}" + "".join(f"  {_cell(v):>{w}}" for v, w in zip(vals, ws)))
     return "\n".join(lines)
 
 
-def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool, write_out: Callable) -> int | None:
-    """plan check on a vLLM log, through vLLM's front end (planner.engines.vllm.check.check_log); None when this
-    build has no vLLM log check (the caller keeps its refusal)."""
+def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool, write_out: Callable,
+               model: Any = None) -> int | None:
+    """plan check on a vLLM log, through vLLM's front end (planner.engines.vllm.check.check_log(text, gpu=profile,
+    version=, model= when --model is given)); None when this build has no vLLM log check (the caller keeps its
+    refusal)."""
     from planner.engines.registry import optional  # noqa: PLC0415
 
     check_log = optional("vllm", "check", "check_log")
@@ -267,7 +291,7 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     except (OSError, EOFError, ValueError) as exc:
         raise BadInput(f"check: cannot read {str(text_path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
     full = vllm_version(version, None)[0] if version is not None else None
-    outcome = check_log(text, gpu=profile, version=full)
+    outcome = check_log(text, gpu=profile, version=full, **({} if model is None else {"model": model}))
     write_out((json.dumps(outcome.json, indent=2, default=str) if as_json else outcome.text.rstrip("\n")) + "\n")
     return outcome.exit_code
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.catalog.catalog import load_catalog, resolve_model  # noqa: E402
 from planner.hardware.profiles import find_profile  # noqa: E402
-from planner.search import Needs, run_search  # noqa: E402
+from planner.engines.sglang.search import Needs, run_search  # noqa: E402
 
 MATRIX = [
     ("rtxpro6000", "qwen3.6-27b", Needs()),

@@ -1,4 +1,4 @@
-"""Vendor the published schemas the export (planner/export.py) is validated against (tests/test_export.py).
+"""Vendor the published schemas the export (planner/engines/sglang/export.py) is validated against (tests/test_export.py).
 
     python scripts/vendor_schemas.py --dynamo-crd PATH/deploy/operator/config/crd/bases/nvidia.com_dynamographdeployments.yaml \
         --llmd-schema PATH/charts/llm-d-modelservice/values.schema.json

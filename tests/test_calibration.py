@@ -14,7 +14,7 @@ from pathlib import Path
 
 import planner
 from planner.engines.sglang import calibration as cal
-from planner import calibration_logs as cl
+from planner.engines.sglang import calibration_logs as cl
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "calibration"
@@ -78,13 +78,13 @@ def test_communication_buffers_are_taken_at_init_before_the_weights_not_after_th
 
 
 def test_communication_buffer_figure_is_the_largest_log_of_its_interconnect_class():
-    """planner.plan.comm_buffer_mib: never below a logged value at tp > 1, and for each class with logs exactly the
+    """planner.engines.sglang.plan.comm_buffer_mib: never below a logged value at tp > 1, and for each class with logs exactly the
     largest of them (rounded up to the MiB); tp 1's ~0.1 GiB is inside the CUDA-context figure, which the tp-1 A100
     log's P confirms (no dist line there, but its P is the profile's visible memory less CUDA_CONTEXT_MIB)."""
     import math
 
     from planner.hardware.profiles import find_profile
-    from planner.plan import CUDA_CONTEXT_MIB, comm_buffer_mib, default_free_before
+    from planner.engines.sglang.plan import CUDA_CONTEXT_MIB, comm_buffer_mib, default_free_before
 
     def comm(gpu: str, tp: int) -> tuple[int, str]:  # the figure a plan on that profile charges
         return comm_buffer_mib(find_profile(gpu).interconnect, tp)
@@ -158,7 +158,7 @@ def test_done_when_figures_on_the_calibration_logs():
     assert all(abs(r["free_after_err"]) <= 0.02 for r in verdicts if r["free_after_err"] is not None
                and not diagnosed(r, "free_after"))
     # a log the planner gets wrong names the cause, and the cause is checked: the diagnosis is exactly what is
-    # off (with the communication buffers its own log shows in place of planner.plan.comm_buffer_mib the free
+    # off (with the communication buffers its own log shows in place of planner.engines.sglang.plan.comm_buffer_mib the free
     # memory is within 2%)
     for r in verdicts:
         if diagnosed(r, "free_after"):
@@ -171,7 +171,7 @@ def test_done_when_figures_on_the_calibration_logs():
 
 
 def test_confidence_names_measured_and_modelled_inputs_and_compares_the_margin():
-    from planner.report import render_text  # noqa: PLC0415
+    from planner.engines.sglang.report import render_text  # noqa: PLC0415
 
     p = planner.plan("rtxpro6000", "qwen3.6-27b", "", sglang_version="0.5.11")
     c, c_cal = p.confidence, cal.coefficients()
@@ -203,7 +203,7 @@ def test_the_search_margin_follows_the_estimates_measured_error(monkeypatch):
     import dataclasses
 
     from planner.engines.sglang import calibration
-    from planner.search import Needs
+    from planner.engines.sglang.search import Needs
 
     real = calibration.coefficients()
     assert calibration.search_margin()[0] == max(1 << 30, -(-int(2 * real.post_pool_residual_max_gib * GIB)

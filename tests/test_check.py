@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from planner.check import check
+from planner.engines.sglang.check import check
 from planner.cli import check_main
 from planner.hardware.profiles import find_profile
 from planner.logs import parse_file
@@ -89,8 +89,8 @@ NEM = LOGS / "synthetic-0.5.11-not-enough-memory.log"  # the seed launch failing
 def _plan_under(version, log_path=NEM):
     """The log's own inputs planned under one release (independently of check's choice)."""
     from planner.catalog.catalog import resolve_model
-    from planner.check import flags_from_server_args
-    from planner.plan import make_plan
+    from planner.engines.sglang.check import flags_from_server_args
+    from planner.engines.sglang.plan import make_plan
 
     la = parse_file(log_path).latest
     rank = next(iter(la.ranks.values()))
@@ -121,7 +121,7 @@ def test_failed_seed_log_without_version_line_is_planned_under_a_release_that_re
     # the value offered boots under the release used
     r = int(fixes[0].split()[3].rstrip(":"))
     from planner.catalog.catalog import resolve_model
-    from planner.plan import make_plan
+    from planner.engines.sglang.plan import make_plan
     rank = next(iter(res.launch.ranks.values()))
     fixed = [*res.flags[:res.flags.index("--max-running-requests")],
              *res.flags[res.flags.index("--max-running-requests") + 2:], "--max-running-requests", str(r)]

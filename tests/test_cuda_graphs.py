@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import planner
-from planner import calibration_logs as cl
+from planner.engines.sglang import calibration_logs as cl
 from planner.engines.sglang import calibration as cal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,8 +157,8 @@ def test_the_search_uses_the_margin_of_the_launchs_class(monkeypatch):
 
     from planner.catalog.catalog import resolve_model
     from planner.hardware.profiles import find_profile
-    from planner.report import margin_text
-    from planner.search import run_search
+    from planner.engines.sglang.report import margin_text
+    from planner.engines.sglang.search import run_search
 
     real = cal.coefficients()
     classes = {**real.graph_classes, "sm89": {**real.graph_classes["sm89"], "under_max_gib": 0.9}}

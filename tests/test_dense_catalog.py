@@ -19,7 +19,7 @@ from planner.catalog.weights import estimate_params, replicated_kv_bytes
 from planner.cli import main
 from planner.engines.sglang.pipeline.memory_profile import num_kv_heads
 from planner.engines.sglang.support import DRAFT_ARCHS, PLAIN_ATTENTION_ARCHS, TARGET_ARCHS
-from planner.plan import target_weight_bytes
+from planner.engines.sglang.plan import target_weight_bytes
 
 ROOT = Path(__file__).parents[1]
 

@@ -1,4 +1,4 @@
-"""Which hardware (planner/deploy.py): ``plan --model M --gpu any | --gpu a,b`` ranks each GPU type's smallest
+"""Which hardware (planner/engines/sglang/deploy.py): ``plan --model M --gpu any | --gpu a,b`` ranks each GPU type's smallest
 deployment; the layouts, the ranking, the prices, the per-node launch lines, and the refusals."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 
 from planner.catalog.catalog import resolve_model
 from planner.cli import main
-from planner.deploy import (Layout, gpu_set, is_gpu_set, layouts, node_commands, parse_prices, search_hardware,
+from planner.engines.sglang.deploy import (Layout, gpu_set, is_gpu_set, layouts, node_commands, parse_prices, search_hardware,
                             split_layout_flags)
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.search import Needs, run_search
+from planner.engines.sglang.search import Needs, run_search
 
 V = "0.5.23"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from planner.catalog.catalog import resolve_model
 from planner.cli import main
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 
 DRAFTS = Path(__file__).parent / "golden" / "spec" / "dflash" / "drafts"
 HEAD = str(DRAFTS / "qwen3.6-27b-dflash")

@@ -13,7 +13,7 @@ import pytest
 
 from planner.catalog.catalog import CONFIG_DIR, find_entry, resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 
 TARGET = "qwen3.6-27b"
 HEAD = "qwen3.8-27b-dspark"

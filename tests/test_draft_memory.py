@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import planner
 from planner.catalog.catalog import resolve_model
-from planner.check import check
+from planner.engines.sglang.check import check
 from planner.engines.sglang.pipeline.headroom import draft_embed_head_bytes, draft_load_before_sizing
 from planner.hardware.profiles import find_profile
 from planner.logs import parse_log
-from planner.plan import GIB, mtp_weight_bytes
+from planner.engines.sglang.plan import GIB, mtp_weight_bytes
 
 SPEC = ("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
         "--speculative-num-draft-tokens 4 --max-running-requests 8")

@@ -25,7 +25,7 @@ from planner.catalog.drafts import (
 )
 from planner.cli import main
 from planner.errors import BadInput
-from planner.plan import draft_from_flags
+from planner.engines.sglang.plan import draft_from_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2**30

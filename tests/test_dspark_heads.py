@@ -12,7 +12,8 @@ import pytest
 
 from planner.catalog.catalog import resolve_model
 from planner.catalog.drafts import head_weight_bytes, resolve_draft
-from planner.engines.sglang.pipeline.dflash import draft_weight_bytes, head_weights
+from planner.catalog.draft_heads import head_weights
+from planner.engines.sglang.pipeline.dflash import draft_weight_bytes
 from planner.engines.sglang.pipeline.headroom import draft_load_before_sizing
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -151,6 +151,12 @@ def test_vllm_absent_is_refused_by_name(argv):
      "0.34.0)"),
     (["--engine", "vlm"], "argument --engine: invalid choice: 'vlm'"),
     (["--engine", "sglang", "--", "vllm", "serve", "M"], "--engine sglang: the pasted command is a vLLM launch"),
+    (["--engine", "vllm", "--gpu", "any"], "--gpu any: the hardware search (--gpu any / a list of GPU types) is "
+     "SGLang's only; give one GPU with --engine vllm"),
+    (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
+    (["--compare-engines", "--free-after-load-gib", "-3"], "--free-after-load-gib: -3 GiB is out of range"),
+    (["--engine", "vllm", "--", "python", "-m", "sglang.launch_server", "--model-path", "X"],
+     "--engine vllm: the pasted command is an SGLang launch; drop --engine or paste a vLLM command"),
 ])
 def test_engine_option_errors_are_one_line(argv, message):
     code, out, err = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", *argv])
@@ -194,8 +200,8 @@ class _FakeVllm:
         fits = "--max-num-seqs" in request.flags
         return PlanOutcome(engine="vllm", version=request.version, verdict="fits" if fits else "rejected",
                            exit_code=0 if fits else 1, text="vLLM REPORT\n", json={"engine": "vllm", "summary": {}},
-                           capacity={"kv_tokens": 1000, "context_len": 4096, "max_concurrency": 7,
-                                     "concurrency_context": 4096, "kv_bytes": 1 << 30})
+                           capacity={"kv_tokens": 1000, "context_len": 4096, "max_concurrency_x": 7.5,
+                                     "max_concurrency": 7, "kv_bytes": 1 << 30})
 
 
 @pytest.fixture
@@ -232,18 +238,27 @@ def test_pasted_vllm_serve_selects_vllm_and_its_release(fake_vllm):
 def test_compare_engines_side_by_side(fake_vllm):
     code, out, _ = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--compare-engines", "--need-context",
                          "4096"])
-    assert code == 1  # the stand-in rejects vLLM's defaults: not both fit
+    assert code == 1  # the stand-in rejects: not both fit
+    # the same workload: each engine serves 4096-token requests under its own flag
+    assert fake_vllm.requests[-1].flags == ("--max-model-len", "4096") and fake_vllm.requests[-1].search is False
     lines = out.splitlines()
-    assert lines[0] == "Engines compared on rtxpro6000, model qwen3.6-27b: each engine's defaults, requests of 4,096 tokens"
+    assert lines[0] == ("Engines compared on rtxpro6000, model qwen3.6-27b: --context-length / --max-model-len 4,096")
     assert "vLLM 0.34.0" in lines[1] and "SGLang 0.5." in lines[1]
     assert lines[2].split()[1:] == ["fits", "rejected"]
     sg = registry.engine("sglang").plan(PlanRequest(gpu=find_profile("rtxpro6000"), model=resolve_model(
-        "qwen3.6-27b"), flags=(), env={}, version=None, need_context=4096, search=False)).capacity
-    assert f"{sg['kv_tokens']:,}" in lines[3] and "1,000" in lines[3]
-    assert lines[7].split()[-2:] == [f"{sg['max_concurrency']:,}", "7"]
+        "qwen3.6-27b"), flags=("--context-length", "4096"), env={}, version=None, search=False)).capacity
+    assert sg["context_len"] == 4096 and sg["max_concurrency"] == min(sg["max_running_requests"], sg["kv_tokens"] // 4096)
+    assert lines[3].split()[-2:] == [f"{sg['kv_tokens']:,}", "1,000"]
+    assert lines[4].split()[-2:] == ["4,096", "4,096"]
+    assert lines[5].split()[-2:] == [f"{sg['max_concurrency_x']:,.2f}", "7.50"]
+    assert lines[6].split()[-2:] == [f"{sg['max_concurrency']:,}", "7"]
+    assert lines[7].split()[-2:] == [f"{sg['max_running_requests']:,}", "-"]
     code, out, _ = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--compare-engines", "--json"])
     d = json.loads(out)
     assert [e["engine"] for e in d["engines"]] == ["sglang", "vllm"] and d["engines"][1]["capacity"]["kv_tokens"] == 1000
+    assert fake_vllm.requests[-1].flags == ()
+    code, _, err = _run(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--compare-engines", "--max-num-seqs", "8"])
+    assert code == 2 and "give no engine flags" in err
 
 
 def test_batch_lines_reach_vllm_and_refuse_mixed_keys(fake_vllm):

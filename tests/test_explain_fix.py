@@ -9,11 +9,11 @@ import itertools
 
 import pytest
 
-from planner import explain as ex
+from planner.engines.sglang import explain as ex
 from planner.catalog.catalog import resolve_model
 from planner.engines.sglang.rules import RULES
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 
 SPEC = {"eagle-3-1-4": "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
                        "--speculative-num-draft-tokens 4",

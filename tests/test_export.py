@@ -1,4 +1,4 @@
-"""The export (planner/export.py): the YAML it writes parses back to what it means, and the Dynamo
+"""The export (planner/engines/sglang/export.py): the YAML it writes parses back to what it means, and the Dynamo
 DynamoGraphDeployment and the llm-d modelservice values validate against the projects' published schemas,
 vendored in tests/data/schemas/ (README there: source, version, the command)."""
 
@@ -12,10 +12,10 @@ import pytest
 
 from planner.catalog.catalog import resolve_model
 from planner.cli import main
-from planner.deploy import search_hardware
-from planner.export import dynamo_graph, llmd_values, to_yaml
+from planner.engines.sglang.deploy import search_hardware
+from planner.engines.sglang.export import dynamo_graph, llmd_values, to_yaml
 from planner.hardware.profiles import find_profile
-from planner.search import Needs
+from planner.engines.sglang.search import Needs
 
 yaml = pytest.importorskip("yaml")
 jsonschema = pytest.importorskip("jsonschema")

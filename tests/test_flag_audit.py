@@ -20,8 +20,8 @@ from planner.engines.sglang.rules import RULES
 from planner.engines.sglang.support import SUPPRESS, flag_audit, flag_refusal
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import build_summary
 
 ROOT = Path(__file__).parents[1]
 FLAGS = ROOT / "planner" / "engines" / "sglang" / "flags"

@@ -20,7 +20,7 @@ import pytest
 from planner.cli import main
 from planner.engines.sglang.support import flag_audit
 from planner.hardware.profiles import find_profile
-from planner.plan import comm_buffer_mib
+from planner.engines.sglang.plan import comm_buffer_mib
 
 ROOT = Path(__file__).parents[1]
 CALIB = ROOT / "tests" / "data" / "calibration"

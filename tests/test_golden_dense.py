@@ -2,7 +2,7 @@
 
 The expected values are the ``summary`` objects the sglang-oracle printed (each release's real ServerArgs,
 ModelConfig, sizing chain and ``_init_pools``), made by ``scripts/oracle/dense_cases.py``;
-tests/golden/dense/README.md gives the commands. Every field of ``planner.summary.SUMMARY_FIELDS`` is
+tests/golden/dense/README.md gives the commands. Every field of ``planner.engines.sglang.summary.SUMMARY_FIELDS`` is
 compared exactly. Nothing here is hand-derived.
 """
 
@@ -14,8 +14,8 @@ import pytest
 
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 from golden_sets import read_pairs
 
 HERE = Path(__file__).parent / "golden" / "dense"

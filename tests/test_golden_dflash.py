@@ -17,7 +17,7 @@ from planner.errors import BadInput
 
 from test_golden_oracle import BEYOND_ORACLE, OUTCOME_FIELDS, _plan_summary  # noqa: E402
 from golden_sets import read_pairs, releases  # noqa: E402
-from planner.summary import SUMMARY_FIELDS  # noqa: E402
+from planner.engines.sglang.summary import SUMMARY_FIELDS  # noqa: E402
 
 FOLDER = Path(__file__).parent / "golden" / "spec" / "dflash"
 RELEASES = releases(FOLDER)

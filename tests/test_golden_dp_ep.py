@@ -2,7 +2,7 @@
 
 Expected values: the sglang-oracle's ``summary`` with the repository's adapters (scripts/oracle/adapters/v0_5_16.py,
 v0_5_23.py stamp attn_dp_size / attn_tp_size as SGLang computes them), made by ``scripts/oracle/dp_ep_cases.py``
-(tests/golden/dp_ep/README.md). Every field of ``planner.summary.SUMMARY_FIELDS`` is compared exactly.
+(tests/golden/dp_ep/README.md). Every field of ``planner.engines.sglang.summary.SUMMARY_FIELDS`` is compared exactly.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from golden_sets import read_pairs
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dp_ep"
 RELEASES = ("0.5.16", "0.5.23")

@@ -17,7 +17,7 @@ import pytest
 
 from planner.errors import BadInput
 from golden_sets import read_pairs, releases
-from planner.summary import SUMMARY_FIELDS
+from planner.engines.sglang.summary import SUMMARY_FIELDS
 
 GOLDEN = Path(__file__).parent / "golden" / "spec" / "dspark"
 RELEASES = releases(GOLDEN)

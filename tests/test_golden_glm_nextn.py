@@ -4,7 +4,7 @@ The expected values are the ``summary`` objects the sglang-oracle printed for
 ``tests/golden/dense/sglang-<release>/glm_nextn.jsonl`` (each release's ServerArgs, ModelConfig with the draft built
 as Glm4MoeForCausalLMNextN, sizing chain and both workers' ``_init_pools`` on meta tensors), made by
 ``scripts/oracle/glm_nextn_cases.py`` (tests/golden/dense/README.md gives the command). Every field of
-``planner.summary.SUMMARY_FIELDS`` is compared exactly.
+``planner.engines.sglang.summary.SUMMARY_FIELDS`` is compared exactly.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from golden_sets import read_pairs
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dense"
 RELEASES = tuple(f"0.5.{n}" for n in range(9, 24))

@@ -3,7 +3,7 @@
 The expected values are the ``summary`` objects the sglang-oracle printed (each release's real ServerArgs,
 ModelConfig, sizing chain and ``_init_pools`` on meta tensors, MLATokenToKVPool / NSA-DSATokenToKVPool included),
 made by ``scripts/oracle/mla_cases.py``; tests/golden/mla/README.md gives the command. Every field of
-``planner.summary.SUMMARY_FIELDS`` is compared exactly. A case the planner refuses by name (Kimi-K2's remote-code
+``planner.engines.sglang.summary.SUMMARY_FIELDS`` is compared exactly. A case the planner refuses by name (Kimi-K2's remote-code
 config on 0.5.11) must be one SGLang rejects there too, and the refusal must name it.
 """
 
@@ -17,8 +17,8 @@ from golden_sets import read_pairs
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "mla"
 RELEASES = tuple(f"0.5.{n}" for n in range(9, 24))  # every release 0.5.9-0.5.23

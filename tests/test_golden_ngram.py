@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from golden_sets import read_pairs, releases
-from planner.summary import SUMMARY_FIELDS
+from planner.engines.sglang.summary import SUMMARY_FIELDS
 
 GOLDEN = Path(__file__).parent / "golden" / "spec" / "ngram"
 RELEASES = releases(GOLDEN)

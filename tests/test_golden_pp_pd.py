@@ -16,8 +16,8 @@ import pytest
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.pp import VERIFIED, make_pp_plans, pp_indices, pp_size_of, refusal
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.pp import VERIFIED, make_pp_plans, pp_indices, pp_size_of, refusal
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "pp_pd"
 

@@ -18,8 +18,8 @@ import pytest
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 ROOT = Path(__file__).parent / "golden" / "quant"
 FOLDER = ROOT / "sglang-0.5.23"

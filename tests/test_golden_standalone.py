@@ -16,8 +16,8 @@ from test_golden_oracle import BEYOND_ORACLE, OUTCOME_FIELDS
 from golden_sets import read_pairs
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 FOLDER = Path(__file__).resolve().parent / "golden" / "spec" / "standalone"
 RELEASES = ("0.5.9", "0.5.11", "0.5.14", "0.5.16", "0.5.18", "0.5.21", "0.5.23")

@@ -3,7 +3,7 @@
 The expected values are the ``summary`` objects the sglang-oracle printed (each release's real ServerArgs,
 ModelConfig, HybridSWAPoolConfigurator and ``_init_pools`` with the SWAKVPool on meta tensors), made by
 ``scripts/oracle/swa_cases.py``; tests/golden/swa/README.md gives the commands. Every field of
-``planner.summary.SUMMARY_FIELDS`` is compared exactly, the ratio-weighted float cell included. Nothing here is
+``planner.engines.sglang.summary.SUMMARY_FIELDS`` is compared exactly, the ratio-weighted float cell included. Nothing here is
 hand-derived.
 """
 
@@ -17,8 +17,8 @@ from planner.catalog.catalog import resolve_model
 from planner.engines.sglang.pipeline.swa import VERIFIED
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 from golden_sets import read_pairs
 
 HERE = Path(__file__).parent / "golden" / "swa"
@@ -164,7 +164,7 @@ LOGS = Path(__file__).parent / "data" / "logs"
 def test_plan_check_reads_both_sub_pools_of_an_swa_log(log, gpu, version):
     """plan check pairs the full and the sliding sub-pool's 'KV Cache is allocated' lines with the planner's two
     pools (not the second as a draft's, nor as a second launch); the sizes are SGLang's own log lines."""
-    from planner.check import check  # noqa: PLC0415
+    from planner.engines.sglang.check import check  # noqa: PLC0415
     from planner.logs import parse_file  # noqa: PLC0415
 
     res = check(parse_file(LOGS / log), find_profile(gpu), None, [], version=version)
@@ -193,7 +193,7 @@ def test_the_search_shrinks_the_sliding_pool_only_as_far_as_its_requests_fit():
     sliding sub-pool holds by SGLang's own worst case per request (swa.request_capacity), and the recommendation
     re-planned gives the KV tokens the search promised."""
     from planner.engines.sglang.pipeline import swa  # noqa: PLC0415
-    from planner.search import Needs, run_search  # noqa: PLC0415
+    from planner.engines.sglang.search import Needs, run_search  # noqa: PLC0415
 
     gpu = find_profile("h200")
     for name, flags, need in (("gpt-oss-120b", ["--tp-size", "8"], Needs()),
@@ -225,7 +225,7 @@ def test_the_search_sizes_the_request_capped_swa_pool_as_the_plan_does():
     every ranked point re-planned gives the search's KV tokens and pool bytes (the capped sub-pool's, not the
     ratio's), its R requests fit the capped sub-pool by construction, and --swa-full-tokens-ratio, which this pool
     ignores, is never recommended."""
-    from planner.search import Needs, run_search  # noqa: PLC0415
+    from planner.engines.sglang.search import Needs, run_search  # noqa: PLC0415
 
     gpu, model = find_profile("h100-sxm"), resolve_model("gpt-oss-20b")
     flags = ["--disable-radix-cache", "--max-running-requests", "32"]

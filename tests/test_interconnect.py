@@ -1,8 +1,8 @@
-"""The GPU profile's ``interconnect`` field picks the NCCL / custom all-reduce figure (planner.plan.comm_buffer_mib).
+"""The GPU profile's ``interconnect`` field picks the NCCL / custom all-reduce figure (planner.engines.sglang.plan.comm_buffer_mib).
 
-The field replaced a table in code, ``planner.plan.PCIE_PROFILES``; the move must not change a byte of any plan, so
+The field replaced a table in code, ``planner.engines.sglang.plan.PCIE_PROFILES``; the move must not change a byte of any plan, so
 the figures are pinned against a literal copy of that table and of the function that read it (the pre-change
-reference below, copied from planner/plan.py as it was before the field existed)."""
+reference below, copied from planner/engines/sglang/plan.py as it was before the field existed)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 
 from planner.errors import BadInput
 from planner.hardware.profiles import INTERCONNECT_DEFAULT, INTERCONNECTS, find_profile, load_profile, load_profiles
-from planner.plan import NCCL_MIB_NVLINK, NCCL_MIB_PCIE, comm_buffer_mib, default_free_before
+from planner.engines.sglang.plan import NCCL_MIB_NVLINK, NCCL_MIB_PCIE, comm_buffer_mib, default_free_before
 
-# ---- pre-change reference: planner/plan.py before the interconnect field (literal copy) ------------------------------
+# ---- pre-change reference: planner/engines/sglang/plan.py before the interconnect field (literal copy) ------------------------------
 OLD_PCIE_PROFILES = frozenset({"a10g", "l4", "l40s", "h100-pcie", "rtx3090", "rtx4090", "rtx5090", "rtx6000-ada",
                                "rtxpro6000"})
 

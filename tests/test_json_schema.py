@@ -308,8 +308,8 @@ def test_json_verdict_is_the_oracles_outcome_on_the_golden_cases(version):
 
     from planner.catalog.catalog import resolve_model
     from planner.hardware.profiles import find_profile
-    from planner.plan import make_plan
-    from planner.report import to_dict
+    from planner.engines.sglang.plan import make_plan
+    from planner.engines.sglang.report import to_dict
 
     seen = set()
     for case, expected in read_pairs(ROOT / "tests" / "golden", version):

@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 
 from planner.catalog.catalog import resolve_model
-from planner.check import check
+from planner.engines.sglang.check import check
 from planner.hardware.profiles import find_profile
 from planner.logs import parse_file
-from planner.plan import make_plan
-from planner.summary import build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import build_summary
 
 GOLDEN = Path(__file__).parent / "golden" / "sglang-0.5.23"
 GB = 1 << 30  # SGLang's "GB" is 2^30 bytes

@@ -213,7 +213,7 @@ def test_trade_offs_name_exactly_what_the_recommendation_changes(case, capsys):
     switch the launch turns off is named; numeric ones (draft, prefill chunk) name the launch's own value."""
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import load_profiles  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
 
     argv = CASES[case]
     d = json.loads(_run(capsys, [*argv, "--json"])[1])
@@ -324,7 +324,7 @@ def test_no_relation_line_without_a_fix(capsys):
 
 
 def test_prose_wrapping_keeps_a_flag_with_its_value():
-    from planner.report import wrap_lines  # noqa: PLC0415
+    from planner.engines.sglang.report import wrap_lines  # noqa: PLC0415
 
     line = ("Runner-up (--mamba-radix-cache-strategy extra_buffer --disable-overlap-schedule --mem-fraction-static "
             "0.95 --max-mamba-cache-size 24): 199,898 KV tokens, 2.61 GiB spare vs 2.61.")
@@ -341,8 +341,8 @@ def test_trade_offs_of_a_smaller_graph_batch_page_and_prefill_chunk_and_none_whe
     resolved ones), and a recommendation equal to the base names nothing."""
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import load_profiles  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
-    from planner.search_spec import trade_offs  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.search_spec import trade_offs  # noqa: PLC0415
 
     g = next(p for p in load_profiles() if p.id == "h100-sxm")
     m = resolve_model("qwen3-8b")

@@ -8,7 +8,7 @@ from test_nvml import MIB, Dev, FakeNvml
 from planner.catalog.catalog import resolve_model
 from planner.cli import _live_plan, main
 from planner.errors import BadInput
-from planner.plan import CUDA_CONTEXT_MIB, comm_buffer_mib
+from planner.engines.sglang.plan import CUDA_CONTEXT_MIB, comm_buffer_mib
 
 
 def test_auto_plans_from_live_readings_with_host_minimum():

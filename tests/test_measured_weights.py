@@ -15,8 +15,8 @@ from planner.catalog.catalog import NOT_MODELLED, resolve_model
 from planner.catalog.quant_support import MEASURED_WEIGHTS_METHODS
 from planner.cli import main
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import build_summary
 
 ROOT = Path(__file__).parents[1]
 QWEN3_32B = ROOT / "planner" / "catalog" / "configs" / "Qwen__Qwen3-32B.config.json"

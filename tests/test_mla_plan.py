@@ -17,7 +17,7 @@ from planner.catalog.catalog import resolve_model
 from planner.catalog.quant import quantized_weights
 from planner.catalog.quant_tensors import checkpoint_tensors, is_mtp_tensor, numel
 from planner.cli import main
-from planner.plan import target_weight_bytes
+from planner.engines.sglang.plan import target_weight_bytes
 from planner.schema import load
 
 GIB = 1 << 30

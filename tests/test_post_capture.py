@@ -16,7 +16,7 @@ import pytest
 import planner
 from planner.cli import main
 from planner.errors import BadInput
-from planner.plan import GIB
+from planner.engines.sglang.plan import GIB
 
 ENV = {"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"}
 GOLDEN = Path(__file__).parent / "golden" / "post_capture" / "oracle-0.5.23.json"
@@ -159,7 +159,7 @@ def test_fix_offers_post_capture_sizing_where_the_graph_capture_is_the_risk(caps
     assert f"{q.profile.max_running_requests} running requests" in fix
     # not offered where the release does not model it, nor where the risk is not the capture
     old = planner.plan("rtx5090", "qwen3-8b", flags, sglang_version="0.5.20")
-    from planner.explain import post_capture_fix
+    from planner.engines.sglang.explain import post_capture_fix
     assert post_capture_fix(old) is None
 
 

@@ -18,7 +18,7 @@ from planner.catalog.quant import UnmodelledQuantization, quantized_weights
 from planner.catalog.quant_tensors import NotEnumerated, Param, checkpoint_tensors, numel
 from planner.catalog.spec import ModelSpec
 from planner.errors import BadInput
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 from planner.hardware.profiles import find_profile
 
 ROOT = Path(__file__).resolve().parents[1]

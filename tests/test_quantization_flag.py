@@ -1,5 +1,5 @@
 """``--quantization`` is read once, by the release's own argparse (planner.engines.sglang.support.flag_quantization),
-for both the refusal of what is not modelled and the online-quantized weights: planner.plan once scanned the flag
+for both the refusal of what is not modelled and the online-quantized weights: planner.engines.sglang.plan once scanned the flag
 tokens for the weights on its own (the first ``--quantization`` where argparse takes the last)."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_a_refused_last_value_is_refused_by_name(capsys) -> None:
 
 
 # What a launch with flags SGLang's parser rejects got before the change (scripts/compare_outputs.sh-style captures
-# of the previous planner/plan.py), kept: exit 2 and the parser's one line, with or without --quantization; the
+# of the previous planner/engines/sglang/plan.py), kept: exit 2 and the parser's one line, with or without --quantization; the
 # line names the release's flags (given directly) instead of argparse's program name "sglang serve".
 @pytest.mark.parametrize("flags,line", [
     (["--page-size", "abc"], "SGLang 0.5.23 flags: argument --page-size: invalid int value: 'abc'"),

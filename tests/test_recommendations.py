@@ -9,9 +9,9 @@ import pytest
 
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.search import Needs, run_search
-from planner.summary import SUMMARY_FIELDS, build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.search import Needs, run_search
+from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "recommended"
 CASES, RESULTS = [], {}

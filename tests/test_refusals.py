@@ -21,7 +21,7 @@ from planner.engines.sglang.rules import RULES
 from planner.engines.sglang.support import TARGET_ARCHS, flag_audit
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 
 BASE = ["--gpu", "h200", "--model", "qwen3-8b", "--no-search"]
 
@@ -153,7 +153,7 @@ def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path
     ("--ep-size", "expert parallelism"),
 ])
 def test_parallel_modes_are_refused(flag, what, capsys):
-    # pp is modelled for dense Qwen3 on 0.5.16 / 0.5.23 only (planner/pp.py): another release is refused
+    # pp is modelled for dense Qwen3 on 0.5.16 / 0.5.23 only (planner/engines/sglang/pp.py): another release is refused
     extra = ["--sglang-version", "0.5.22"] if flag in ("--pp-size", "--pipeline-parallel-size") else []
     line = refused([*BASE, *extra, "--tp-size", "2", flag, "2"], capsys)
     assert line.startswith(f"plan: error: {flag.replace('--pipeline-parallel-size', '--pp-size')} 2:")
@@ -168,7 +168,7 @@ def test_parallel_sizes_of_one_are_the_default_and_pass(capsys):
 @pytest.mark.parametrize("version", ["0.5.9", "0.5.13", "0.5.22", "0.5.23"])
 def test_dp_attention_and_pp_are_refused_in_every_spelling_of_each_release(version, capsys):
     # 0.5.9-0.5.13 name the dest pipeline_parallel_size (the engine's check_scope refuses it), 0.5.14+ pp_size
-    # on 0.5.16 / 0.5.23 pp is modelled for dense Qwen3 (planner/pp.py): a hybrid model is refused there
+    # on 0.5.16 / 0.5.23 pp is modelled for dense Qwen3 (planner/engines/sglang/pp.py): a hybrid model is refused there
     pp_base = [*BASE[:3], "qwen3.6-27b", *BASE[4:]] if version in ("0.5.16", "0.5.23") else BASE
     line = refused([*pp_base, "--sglang-version", version, "--pp-size", "2"], capsys)
     assert "pipeline parallelism" in line

@@ -13,7 +13,7 @@ import pytest
 from planner.catalog.catalog import resolve_model
 from planner.engines.sglang.rules import KNOWN, RULES, changes_between
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
+from planner.engines.sglang.plan import make_plan
 
 GIB = 1 << 30
 SEED = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",

@@ -12,8 +12,8 @@ import pytest
 from planner.catalog.catalog import resolve_model
 from planner.cli import main
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import build_summary
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import build_summary
 
 HERE = Path(__file__).parent / "golden" / "rocm"
 RELEASES = ("0.5.11", "0.5.23")

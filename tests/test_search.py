@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from planner.catalog.catalog import resolve_model
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.search import (
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.search import (
     MAMBA_SIZES,
     MFS_VALUES,
     RATIO_VALUES,
@@ -21,7 +21,7 @@ from planner.search import (
     point_flags,
     run_search,
 )
-from planner.summary import build_summary
+from planner.engines.sglang.summary import build_summary
 
 COMBOS = [
     [],

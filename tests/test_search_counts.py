@@ -8,7 +8,7 @@ import re
 from types import SimpleNamespace
 
 from planner.cli import main
-from planner.report import evaluated_text
+from planner.engines.sglang.report import evaluated_text
 
 SEED = ["--gpu", "rtxpro6000", "--model", "qwen3.6-27b"]
 

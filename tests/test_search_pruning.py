@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from planner.catalog.catalog import resolve_model
 from planner.engines.sglang.rules import RULES
 from planner.hardware.profiles import find_profile
-from planner.plan import make_plan
-from planner.summary import build_summary
-from planner.search import (
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.summary import build_summary
+from planner.engines.sglang.search import (
     Candidate,
     FlagBase,
     Needs,
@@ -162,7 +162,7 @@ def test_bounds_are_tight_where_the_siblings_are_pruned():
     """The bound of a combination is its best feasible point's concurrency and KV bucket on these launches (the
     default search's, a relaxation trial's): combinations that differ only in flags that cost headroom (chunked
     prefill, a smaller decode graph) then bound below the best one and are skipped without being evaluated."""
-    from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
+    from planner.engines.sglang.search import _rank_key, bound_lines, line_bound, prepare_combo
 
     # (issue 23: with the prefill CUDA graph and the per-class graph estimates, the l40s tp-2 hybrid's best point
     # moved below the three highest explicit fractions, where the bound is a segment's: the tp-2 case is the
@@ -238,7 +238,7 @@ def test_pruned_search_returns_the_exhaustive_result():
 def test_line_bound_caps_every_feasible_point():
     """What the branch and bound rests on (line_bound): no feasible point of a combination ranks above its bound,
     and a combination with a feasible point is never declared unable to meet the needs."""
-    from planner.search import _rank_key, bound_lines, line_bound, prepare_combo
+    from planner.engines.sglang.search import _rank_key, bound_lines, line_bound, prepare_combo
 
     checked = 0
     for gpu_id, model_id, version, combo in BOUND_CASES:
@@ -296,7 +296,7 @@ def test_parse_flags_fast_path_equals_argparse():
 def test_bounds_at_once_equal_one_by_one():
     """bound_all (every combination's bound in one array computation, what the search runs) equals line_bound
     on each combination."""
-    from planner.search import bound_all, bound_lines, line_bound, prepare_combo
+    from planner.engines.sglang.search import bound_all, bound_lines, line_bound, prepare_combo
 
     for gpu_id, model_id, version, combo in BOUND_CASES:
         gpu, model = find_profile(gpu_id), resolve_model(model_id)
@@ -318,7 +318,7 @@ def test_bounds_at_once_equal_one_by_one():
 def test_shared_caches_give_each_combination_its_own_arrays():
     """The chain, CUDA-graph and prepared-combination caches (shared by combinations and searches) give every
     evaluated combination exactly the arrays evaluating it alone does (evaluate_combo, no cache)."""
-    from planner.search import _SHARED, _categorical_axes, given_dests, shared_for
+    from planner.engines.sglang.search import _SHARED, _categorical_axes, given_dests, shared_for
 
     for gpu_id, model_id, needs, version in [("rtxpro6000", "qwen3.6-27b", Needs(), None),
                                              ("rtxpro6000", "qwen3.6-27b", Needs(context=131072, concurrency=2,
@@ -338,7 +338,7 @@ def test_shared_caches_give_each_combination_its_own_arrays():
                 continue
             alone = evaluate_combo(plan0, model, list(flags), grid, None, needs, need_ctx,
                                    FlagBase(plan0.rules.flags, model.spec.name, res.fixed), run_values(grid))
-            from planner.search import evaluate_points
+            from planner.engines.sglang.search import evaluate_points
 
             cached = evaluate_points(plan0, model, prep, grid, None, needs, need_ctx, shared.cache)
             for k in alone.out:

@@ -11,8 +11,8 @@ import pytest
 from planner.catalog.catalog import resolve_model
 from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
-from planner.report import render_recommendation
-from planner.search import Needs, run_search
+from planner.engines.sglang.report import render_recommendation
+from planner.engines.sglang.search import Needs, run_search
 
 
 def _search(gpu, model, flags=(), version=None, **needs):

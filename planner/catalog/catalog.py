@@ -271,7 +271,7 @@ def _modelled(spec: ModelSpec, catalog_id: str | None, path: str | None) -> Reso
         try:
             q = quantized_weights(spec)
         except UnmodelledQuantization as exc:  # usable only with measured free memory after the weights:
-            # planner.plan.make_plan raises this line (exit 2) when the weights have to be modelled
+            # planner.engines.sglang.plan.make_plan raises this line (exit 2) when the weights have to be modelled
             return ResolvedModel(spec, 0, NOT_MODELLED, str(exc), catalog_id, path)
         assert q is not None
         return ResolvedModel(spec, q.memory_bytes, "quant-model",

@@ -28,7 +28,7 @@ causal LM, usable as a STANDALONE draft.
 
 Weights: :func:`head_weight_bytes` counts the tensors a DFLASH / DSPARK head holds, as SGLang builds
 the module (srt/models/dflash.py:728-772, srt/models/dspark.py:198-199, 313, 345, 437 @0.5.23), with the
-pipeline's own count (``engines/sglang/pipeline/dflash.py`` ``head_weights``): the draft layers, the final
+pipeline's own count (``planner/catalog/draft_heads.py`` ``head_weights``): the draft layers, the final
 norm, ``fc`` (one ``hidden_size`` block per target layer it reads) and ``hidden_norm``, plus DSpark's
 Markov head, and its float32 confidence head only where SGLANG_RAGGED_VERIFY_MODE builds one (not by
 default). These heads hold no embedding and no LM head: they use the target's. A checkpoint's own
@@ -46,7 +46,7 @@ from pathlib import Path
 
 from planner.catalog.catalog import NOT_MODELLED, CatalogEntry, ResolvedModel, find_entry, load_catalog, resolve_model
 from planner.catalog.spec import ModelSpec
-from planner.engines.sglang.pipeline.dflash import head_weights
+from planner.catalog.draft_heads import head_weights
 from planner.errors import BadInput
 
 FLAG = "--speculative-draft-model-path"
@@ -244,7 +244,7 @@ def _dflash_cfg(spec: ModelSpec) -> dict:
 
 def head_weight_bytes(spec: ModelSpec, env: dict[str, str] | None = None) -> tuple[int, str] | None:
     """(bytes, how) of a DFLASH / DSPARK head from its config, at tp 1 under ``env`` (SGLang's defaults when
-    None); None for another kind. The count is the pipeline's own (engines/sglang/pipeline/dflash.py
+    None); None for another kind. The count is the pipeline's own (planner/catalog/draft_heads.py
     ``head_weights``), the one the draft worker's load is sized with."""
     kind = draft_kind(spec)
     if kind not in ("DFLASH", "DSPARK"):

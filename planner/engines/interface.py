@@ -1,6 +1,6 @@
 """What an engine is to the core: the inputs a plan gives it and the result it gives back.
 
-The core (:mod:`planner.plan`) depends on engines only through this module; no engine imports the core.
+The core (:mod:`planner.engines.sglang.plan`) depends on engines only through this module; no engine imports the core.
 An engine is a module (or object) with ``VERSION`` and ``run(job, draft) -> EngineResult``: SGLang's is
 :mod:`planner.engines.sglang.pipeline`; a second engine (vLLM) would implement the same. ``args``,
 ``state``, ``profile`` and ``pools`` are the engine's own types (for SGLang: ``ResolvedArgs``,
@@ -41,7 +41,7 @@ class EngineInput:
     free_after_bytes: int  # per GPU, after the weights the engine loads before sizing
     weights_per_gpu_bytes: int | None = None  # modelled target weights, when free_after was not given
     draft_checkpoint: tuple[int, str] | None = None  # STANDALONE: the draft checkpoint's bytes and their source
-    # one pipeline-parallel rank (planner/pp.py): (pp_rank, pp_size, the group's min token capacity or None);
+    # one pipeline-parallel rank (planner/engines/sglang/pp.py): (pp_rank, pp_size, the group's min token capacity or None);
     # the model's spec then holds that rank's layers only
     pp_stage: tuple[int, int, int | None] | None = None
 

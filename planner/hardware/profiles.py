@@ -4,7 +4,7 @@ A profile states what a card *should* have: the NVML name strings it reports, th
 in MiB (the number SGLang keys its defaults on, ``nvidia-smi --query-gpu=memory.total``), the
 memory the driver typically keeps back, its compute capability and bandwidth, and whether its
 memory is unified with the host, and how its GPUs talk to each other (``interconnect``: what the
-planner charges for NCCL / custom all-reduce at tp > 1, ``planner.plan.comm_buffer_mib``). Every
+planner charges for NCCL / custom all-reduce at tp > 1, ``planner.engines.sglang.plan.comm_buffer_mib``). Every
 number or fact carries a source (``[sources]`` table).
 
 Lookup (``find_profile``) accepts any alias, the profile id, or any NVML name string of a
@@ -40,7 +40,7 @@ _SOURCED_FIELDS = (
 )
 
 # ``interconnect``: how the profile's GPUs reach each other at tp > 1, which picks the NCCL / custom all-reduce
-# figure charged before the weights (planner.plan.comm_buffer_mib). Only "pcie" takes the PCIe figure; every other
+# figure charged before the weights (planner.engines.sglang.plan.comm_buffer_mib). Only "pcie" takes the PCIe figure; every other
 # value takes the NVLink one, the larger and so the conservative side.
 INTERCONNECTS = {
     "pcie": "every variant is a PCIe card without NVSwitch (an optional 2-way NVLink bridge is not assumed)",

@@ -127,7 +127,7 @@ def _parse_fields(s: str, field_name: re.Pattern) -> tuple[dict[str, Any], bool,
     return fields, complete, unparsed
 
 
-# The ServerArgs fields the planner reads from a dump (planner/check.py passes them back as flags; planner/logs/
+# The ServerArgs fields the planner reads from a dump (planner/engines/sglang/check.py passes them back as flags; planner/logs/
 # reads the speculative ones), with the Python type SGLang's ServerArgs gives each. A dump written by SGLang holds
 # these types; another one means the line was damaged, and the check says so instead of planning with it.
 _INT_FIELDS = ("tp_size", "chunked_prefill_size", "max_prefill_tokens", "cuda_graph_max_bs", "page_size",

@@ -61,7 +61,9 @@ def _ref(name: str) -> dict[str, str]:
 
 
 def _summary() -> dict[str, Any]:
-    from planner.summary import SUMMARY_FIELDS  # noqa: PLC0415
+    from planner.engines.registry import optional  # noqa: PLC0415 - the plan / check schemas are SGLang's summary
+
+    SUMMARY_FIELDS = optional("sglang", "summary", "SUMMARY_FIELDS")
 
     types: dict[str, Any] = {
         "summary_version": {"const": 1}, "sglang_version": _STR, "outcome": {"enum": list(OUTCOMES)},

@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Markdown, Static
 from textual.worker import Worker, WorkerState
 
-from planner.search import Needs, SearchResult, run_search
+from planner.engines.sglang.search import Needs, SearchResult, run_search
 from planner.tui import view as v
 from planner.tui.widgets import (
     CapacityPanel,

@@ -22,11 +22,11 @@ from planner.catalog.catalog import NOT_MODELLED, ResolvedModel, find_entry, loa
 from planner.engines.sglang.cli_flags import human_readable_int
 from planner.engines.sglang.rules import RULES, default_version
 from planner.errors import BadInput, PlannerError
-from planner.explain import explain
+from planner.engines.sglang.explain import explain
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
-from planner.plan import GIB, MIB, Plan, make_plan
-from planner.report import capacity, verdict_line
-from planner.search import Candidate, SearchResult, launch_command
+from planner.engines.sglang.plan import GIB, MIB, Plan, make_plan
+from planner.engines.sglang.report import capacity, verdict_line
+from planner.engines.sglang.search import Candidate, SearchResult, launch_command
 
 ENGINE_VERSIONS = tuple(RULES)  # the SGLang releases whose rules are modelled
 DEFAULT_GPU = "rtxpro6000"
@@ -224,7 +224,7 @@ def live_selection():
 
 def live_free_before_gib() -> float | None:
     """P for the live GPUs: free now (other processes excluded) less the server's CUDA context."""
-    from planner.plan import CUDA_CONTEXT_MIB  # noqa: PLC0415
+    from planner.engines.sglang.plan import CUDA_CONTEXT_MIB  # noqa: PLC0415
 
     sel = live_selection()
     return None if sel is None else (sel.free_now_bytes - CUDA_CONTEXT_MIB * MIB) / GIB
@@ -263,7 +263,7 @@ def initial_model(name: str | None) -> tuple[str, str]:
 
 def _weights_modelled(model: ResolvedModel) -> ResolvedModel:
     """The explorer has no measured free memory after loading: a checkpoint without a weight model is bad input
-    here, as resolving it was before measured launches could plan it (planner.plan.make_plan)."""
+    here, as resolving it was before measured launches could plan it (planner.engines.sglang.plan.make_plan)."""
     if model.weight_source == NOT_MODELLED:
         raise BadInput(model.weight_detail)
     return model

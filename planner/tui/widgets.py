@@ -21,7 +21,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Select, Static, Switch
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
-from planner.search import Candidate, SearchResult
+from planner.engines.sglang.search import Candidate, SearchResult
 from planner.tui.view import (COLUMNS, NUMERIC, BarView, PlanView, candidate_cells, filter_placeholder,
                               filter_rank)
 
@@ -448,7 +448,7 @@ class CommandBar(Panel):
 
 def command_text(command: str, width: int) -> Text:
     """``$ COMMAND``, wrapped to ``width`` cells with `` \\`` continuations (one line when the width is unknown)."""
-    from planner.report import shell_wrap  # noqa: PLC0415
+    from planner.engines.sglang.report import shell_wrap  # noqa: PLC0415
 
     body = shell_wrap(command, width - 2, indent="") if width > 20 else command
     return Text.assemble(("$ ", "bold"), body)

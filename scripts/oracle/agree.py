@@ -141,8 +141,8 @@ def main() -> int:
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.errors import BadInput  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
-    from planner.summary import SUMMARY_FIELDS, build_summary  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary  # noqa: PLC0415
 
     agree = differ = refused = dropped = beyond = 0
     for c in cases:

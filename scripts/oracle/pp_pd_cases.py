@@ -139,8 +139,8 @@ def agree(version: str, oracle: Path, seed: int, count: int) -> int:
     sys.path.insert(0, str(REPO))
     from planner.catalog.catalog import resolve_model
     from planner.hardware.profiles import find_profile
-    from planner.pp import make_pp_plans, pp_size_of
-    from planner.summary import SUMMARY_FIELDS, build_summary
+    from planner.engines.sglang.pp import make_pp_plans, pp_size_of
+    from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
     with tempfile.TemporaryDirectory() as td:
         regen(version, oracle, seed, count, Path(td))

@@ -4,8 +4,8 @@ them today (``tests/test_engines.py`` compares the two).
 
 The CLI reaches it as ``planner.engines.registry.engine("sglang")``. Its measured inputs are the CLI's
 ``--free-before-load-gib`` / ``--free-after-load-gib`` under ``free_before_gib`` / ``free_after_gib``.
-The SGLang flow it runs (plan, search, report) still lives in the core modules (``planner/plan.py``,
-``search.py``, ``report.py``): it imports them when asked to plan, never at import time.
+The SGLang flow it runs (``plan.py``, ``search*.py``, ``report.py`` beside it) is imported when asked to plan,
+never at import time.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def make_sglang_plan(gpu, model, flags: list[str], env: dict[str, str], free_bef
     """The plan of one launch on a known GPU profile, as ``plan`` builds it: the release (given, named by the
     paste, or the default narrowed by an old flag spelling), the plan, its range and environment notes."""
     from planner.engines.sglang.rules import default_version, rules_for  # noqa: PLC0415
-    from planner.flag_hints import spelling_default  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.flag_hints import spelling_default  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
 
     base = None
     if version is not None:
@@ -41,7 +41,7 @@ def make_sglang_plan(gpu, model, flags: list[str], env: dict[str, str], free_bef
 def finish_plan(plan, flags: list[str], env: dict[str, str], default, base) -> None:
     """The notes a plan gets after it is made: the release range an old spelling narrowed to, the environment."""
     from planner.engines.sglang.env_vars import env_notes  # noqa: PLC0415
-    from planner.flag_hints import spelling_range_note  # noqa: PLC0415
+    from planner.engines.sglang.flag_hints import spelling_range_note  # noqa: PLC0415
 
     if default is not base and base is not None and (note := spelling_range_note(plan, flags)):
         plan.notes.append(note)  # the release was narrowed by a spelling: does the choice within the range matter?
@@ -49,19 +49,23 @@ def finish_plan(plan, flags: list[str], env: dict[str, str], default, base) -> N
         plan.notes.extend(env_notes(env, plan.sglang_version))
 
 
-def capacity(plan, context: int | None = None) -> dict[str, Any]:
-    """The figures ``--compare-engines`` puts side by side: KV tokens, the context, running requests, how many
-    requests of ``context`` tokens (default: the launch's context length) fit at once, the KV bytes."""
-    from planner.summary import build_summary  # noqa: PLC0415
+def capacity(plan) -> dict[str, Any]:
+    """The figures ``--compare-engines`` puts beside vLLM's (vLLM's front end gives the same keys): KV tokens, the
+    context length (``concurrency_context``: the length the concurrency is counted at), the requests of that length
+    running at once (``max_concurrency``: whole requests, capped by the running-request limit), the KV cache over
+    the context (``max_concurrency_x``, as vLLM's "Maximum concurrency" figure), the running-request limit, the KV
+    bytes; None where SGLang does not get there."""
+    from planner.engines.sglang.summary import build_summary  # noqa: PLC0415
 
     s = build_summary(plan)
     tokens, running, ctx = s.get("max_total_num_tokens"), s.get("max_running_requests"), s.get("context_len")
-    at = context or ctx
-    conc = None
-    if tokens is not None and at:
-        conc = tokens // at if running is None else min(running, tokens // at)
-    return {"kv_tokens": tokens, "context_len": ctx, "max_running_requests": running, "concurrency_context": at,
-            "max_concurrency": conc, "kv_bytes": s.get("available_kv_bytes"), "verdict": plan.verdict}
+    conc = ratio = None
+    if tokens is not None and ctx:
+        ratio = round(tokens / ctx, 2)
+        conc = tokens // ctx if running is None else min(running, tokens // ctx)
+    return {"kv_tokens": tokens, "context_len": ctx, "concurrency_context": ctx, "max_concurrency": conc,
+            "max_concurrency_x": ratio, "max_running_requests": running, "kv_bytes": s.get("available_kv_bytes"),
+            "verdict": plan.verdict}
 
 
 class SGLangFrontend:
@@ -87,10 +91,10 @@ class SGLangFrontend:
     def plan(self, request: PlanRequest) -> PlanOutcome:
         """``plan --gpu G --model M [flags]`` (the default search unless ``request.search`` is False)."""
         from planner.engines.sglang.pipeline.post_capture import search_skipped  # noqa: PLC0415
-        from planner.flag_hints import flag_error  # noqa: PLC0415
-        from planner.report import render_report, to_dict  # noqa: PLC0415
+        from planner.engines.sglang.flag_hints import flag_error  # noqa: PLC0415
+        from planner.engines.sglang.report import render_report, to_dict  # noqa: PLC0415
         from planner.schema import SCHEMA_VERSION  # noqa: PLC0415
-        from planner.search import Needs, launch_command, recommendation_dict, run_search, search_dict  # noqa: PLC0415
+        from planner.engines.sglang.search import Needs, launch_command, recommendation_dict, run_search, search_dict  # noqa: PLC0415
 
         unknown = sorted(set(request.measured) - set(MEASURED))
         if unknown:
@@ -118,7 +122,7 @@ class SGLangFrontend:
             launch = rec["command"] if rec is not None else launch
         text = render_report(plan, res, user_flags=bool(flags), verbose=False, compare=False)
         return PlanOutcome(engine=self.name, version=plan.sglang_version, verdict=plan.verdict, exit_code=code,
-                           text=text, json=d, launch=launch, capacity=capacity(plan, request.need_context))
+                           text=text, json=d, launch=launch, capacity=capacity(plan))
 
 
 FRONTEND = SGLangFrontend()

@@ -1,6 +1,6 @@
 """What the planner does not model, refused before any verdict: one line naming it and what is modelled.
 
-:func:`unmodelled` is called once, from :func:`planner.plan.make_plan`, before the weights and the pools are
+:func:`unmodelled` is called once, from :func:`planner.engines.sglang.plan.make_plan`, before the weights and the pools are
 computed. It refuses, in this order:
 
 1. an architecture the pipeline does not implement (:data:`TARGET_ARCHS`, :data:`DRAFT_ARCHS`);

@@ -259,7 +259,7 @@ env-free), keeps SGLang's decisions and drops oracle errors and stand-in artifac
 Free memory after the weights = free before - target weights / tp - overhead: NGRAM loads no draft model.
 
 Kept: {len(res)} cases ({", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))}); dropped: {len(dropped)}.
-Checked field by field (every `planner/summary.py` SUMMARY_FIELDS field) by `tests/test_golden_ngram.py`.
+Checked field by field (every `planner/engines/sglang/summary.py` SUMMARY_FIELDS field) by `tests/test_golden_ngram.py`.
 """
     with open(os.path.join(d, "README.md"), "w") as f:
         f.write(text)

@@ -120,7 +120,7 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
     except SGLangArgError as exc:
         raise _Stop(Rejected("SystemExit", str(exc), "argparse (srt/server_args.py:7276-7288 @0.5.11)"),
                     OUTCOME_REJECTED) from None
-    scope_raw = {**raw, "pp_size": 1} if job.pp_stage is not None else raw  # one rank (planner/pp.py)
+    scope_raw = {**raw, "pp_size": 1} if job.pp_stage is not None else raw  # one rank (planner/engines/sglang/pp.py)
     problem = check_scope(scope_raw, rules) or check_values(raw) or post_capture_refusal(job.env, rules.version)
     if problem:
         raise BadInput(problem)

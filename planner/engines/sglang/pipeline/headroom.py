@@ -48,7 +48,8 @@ from planner.engines.sglang.calibration import (
     prefill_graph_estimate,
     workspace_estimate,
 )
-from planner.engines.sglang.pipeline.dflash import DSPARK_ARCHITECTURES, draft_weight_bytes
+from planner.catalog.draft_heads import DSPARK_ARCHITECTURES
+from planner.engines.sglang.pipeline.dflash import draft_weight_bytes
 from planner.engines.sglang.pipeline.memory_profile import Profile, model_dtype
 from planner.engines.sglang.pipeline.server_args import MM_PIECEWISE_GRAPH_ARCHS, ResolvedArgs
 

@@ -58,7 +58,7 @@ def graph_backends(s: ArgState) -> None:
         if s.model.mla is not None and not mla.prefill_graph_allowed(s) and s.a.get("cuda_graph_backend_prefill") is None:
             s.prefill_graph_on = False  # breakable prefill graph off for MLA (srt/server_args.py:3772-3774 @0.5.16)
         if ((s.a.get("pp_size") or 1) > 1 and s.rules.version != "0.5.16"
-                and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/pp.py)
+                and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/engines/sglang/pp.py)
             s.prefill_graph_on = False  # breakable prefill graph off by default (arg_groups/cuda_graph_hook.py:146-155 @0.5.23)
 
 

@@ -61,7 +61,7 @@ def backend_inputs(s: ArgState) -> None:
         s.attn = a["prefill_attention_backend"]
     s.radix_off = bool(a["disable_radix_cache"])
     s.overlap_off = bool(a["disable_overlap_schedule"])
-    if (a.get("pp_size") or 1) > 1 and not s.overlap_off:  # planner/pp.py
+    if (a.get("pp_size") or 1) > 1 and not s.overlap_off:  # planner/engines/sglang/pp.py
         s.overlap_off = True  # _pipeline_parallel_overlap_disable (srt/arg_groups/overrides.py:2105-2110 @0.5.16)
         s.why["disable_overlap_schedule"] = "pipeline parallelism turns overlap off (arg_groups/overrides.py:2105-2110 @0.5.16)"
     s.strat = a["mamba_scheduler_strategy"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from planner.engines.sglang.rules import RULES
 from planner.errors import BadInput
-from planner.plan import Plan
+from planner.engines.sglang.plan import Plan
 
 
 def flag_error(plan: Plan, launcher: str | None = None) -> BadInput | None:
@@ -72,7 +72,7 @@ def spelling_range_note(plan: Plan, flags: list[str]) -> str | None:
     decides the same launch, so that a user of an older one in that range sees whether the choice matters (the
     seed's 0.5.11 launch fails where 0.5.19 fits)."""
     from planner.engines.sglang.cli_flags import accepting_releases, option_names  # noqa: PLC0415
-    from planner.report import RANGE_DIFFERS, other_versions, verdict_line  # noqa: PLC0415
+    from planner.engines.sglang.report import RANGE_DIFFERS, other_versions, verdict_line  # noqa: PLC0415
 
     ok = accepting_releases(option_names(flags), {v: r.flags for v, r in RULES.items()})
     if len(ok) < 2 or plan.free_before_source.startswith("live"):

@@ -1,4 +1,4 @@
-"""``plan ... --pp-size P``: one report per pipeline-parallel rank (planner/pp.py), the launch's verdict last.
+"""``plan ... --pp-size P``: one report per pipeline-parallel rank (planner/engines/sglang/pp.py), the launch's verdict last.
 
 Exit 0 when every rank fits, 1 when one does not (or SGLang rejects the launch), 2 when not modelled."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from planner.errors import BadInput
 def pp_main(ns, model: str | None, flags: list[str], env: dict[str, str], write_out) -> int:
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
-    from planner.plan import default_version  # noqa: PLC0415
-    from planner.pp import make_pp_plans, pp_size_of, refusal  # noqa: PLC0415
-    from planner.report import render_report  # noqa: PLC0415
+    from planner.engines.sglang.plan import default_version  # noqa: PLC0415
+    from planner.engines.sglang.pp import make_pp_plans, pp_size_of, refusal  # noqa: PLC0415
+    from planner.engines.sglang.report import render_report  # noqa: PLC0415
 
     size = pp_size_of(flags)
     if not ns.gpu or not model:

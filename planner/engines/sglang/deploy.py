@@ -1,7 +1,7 @@
 """Which hardware: ``plan --model M --gpu any`` (or ``--gpu h100-sxm,h200,b200``).
 
 For each GPU type, the layouts the planner models are tried smallest first (:func:`layouts`), each with the
-search (:func:`planner.search.run_search`, the same needs and fixed flags as one ``plan``); the first layout
+search (:func:`planner.engines.sglang.search.run_search`, the same needs and fixed flags as one ``plan``); the first layout
 whose search recommends flags is that GPU type's smallest deployment. Deployments are ranked by GPUs used, then
 by cost per hour when ``--price GPU=USD/h`` names the type (a type without a price ranks after the priced ones
 of the same size), then by the recommendation's concurrency at the needed length.
@@ -21,9 +21,9 @@ from planner.catalog.catalog import ResolvedModel
 from planner.errors import BadInput
 from planner.hardware.amdsmi import ROCM_NOT_MODELLED
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
-from planner.plan import make_plan
-from planner.export import FORMATS, export_text, node_commands
-from planner.search import Needs, run_search
+from planner.engines.sglang.plan import make_plan
+from planner.engines.sglang.export import FORMATS, export_text, node_commands
+from planner.engines.sglang.search import Needs, run_search
 
 COUNTS_PER_NODE = (1, 2, 4, 8)  # GPUs per node tried (one node); more nodes take 8 each
 MAX_NNODES = 64
@@ -261,4 +261,4 @@ def add_hardware_args(p) -> None:
     """planner.cli's parser: the options only --gpu any / a list takes."""
     p.add_argument("--price", action="append", metavar="GPU=USD/h", help="--gpu any: a GPU type's price per hour")
     p.add_argument("--export", choices=FORMATS, help="--gpu any: print the first deployment as launch lines per "
-                   "node, a Dynamo DynamoGraphDeployment or llm-d modelservice Helm values (planner/export.py)")
+                   "node, a Dynamo DynamoGraphDeployment or llm-d modelservice Helm values (planner/engines/sglang/export.py)")

@@ -1,5 +1,5 @@
 """The search's scan over the categorical combinations: exhaustive, or branch and bound (the bounds per grid
-line: planner.search_bound; the combinations that cannot reach the k-th best point skipped and kept for
+line: planner.engines.sglang.search_bound; the combinations that cannot reach the k-th best point skipped and kept for
 complete_scan); the caches shared by searches on the same GPU, model, release and memory (shared_for)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import numpy as np
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.pipeline.server_args import Rejected
-from planner.plan import Plan
-from planner.search_bound import bound_all, bound_lines, closest_bounds
-from planner.search_eval import FlagBase, Prepared, evaluate_points, prepare_combo, run_values
-from planner.search_space import (
+from planner.engines.sglang.plan import Plan
+from planner.engines.sglang.search_bound import bound_all, bound_lines, closest_bounds
+from planner.engines.sglang.search_eval import FlagBase, Prepared, evaluate_points, prepare_combo, run_values
+from planner.engines.sglang.search_space import (
     Candidate,
     Needs,
     _dedupe_key,

@@ -8,10 +8,10 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED
 from planner.catalog.drafts import launch_flags, unpublished_draft
-from planner.explain import explain
+from planner.engines.sglang.explain import explain
 from planner.engines.sglang.rules import version_key as _vkey
-from planner.plan import GIB, Plan, json_verdict
-from planner.summary import build_summary
+from planner.engines.sglang.plan import GIB, Plan, json_verdict
+from planner.engines.sglang.summary import build_summary
 
 UNIT_NOTE = "GiB = 2^30 bytes (SGLang logs print GiB and call it 'GB')"
 NO_COMPARE = "Other releases: not compared (--compare-releases shows how every modelled release decides this launch)."
@@ -280,7 +280,7 @@ def other_versions(plan: Plan, releases: list[str] | None = None) -> list[tuple[
     grouped into runs of consecutive releases with the same outcome: [(releases, a plan of that run)]."""
     from planner.engines.sglang.cli_flags import translate_flags  # noqa: PLC0415
     from planner.engines.sglang.rules import RULES  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
 
     groups: list[tuple[list[str], Plan | None]] = []
     last = None
@@ -332,7 +332,7 @@ def _other_version_note(plan: Plan) -> str:
 
 def render_search(res, model, show_plan: bool) -> str:
     """The recommendation: flags, budget, a ready launch line, and what it trades."""
-    from planner.search import launch_command  # noqa: PLC0415
+    from planner.engines.sglang.search import launch_command  # noqa: PLC0415
 
     n = res.needs
     need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)
@@ -395,7 +395,7 @@ def check_dict(res) -> dict[str, Any]:
 
 
 def render_check(res) -> str:
-    from planner.check import points_at  # noqa: PLC0415
+    from planner.engines.sglang.check import points_at  # noqa: PLC0415
 
     out: list[str] = []
     w = out.append
@@ -427,7 +427,7 @@ def render_check(res) -> str:
             diff = "-" if r.diff is None else (f"{r.diff:+.2f}" if r.unit == "GiB" else f"{r.diff:+,}")
             w(f"  {r.what:<36}{fmt(r.predicted):>14}{fmt(r.actual):>14}{diff:>10}{mark}")
     if res.plan is not None and res.plan.verdict != "fits":
-        from planner.explain import explain  # noqa: PLC0415
+        from planner.engines.sglang.explain import explain  # noqa: PLC0415
 
         why, advice = explain(res.plan)
         w("")
@@ -611,7 +611,7 @@ def _no_radix_line(res, need_ctx: int) -> str | None:
 def fix_vs_recommendation(plan: Plan, res) -> str | None:
     """How the plan's Fix line and the search's recommendation relate, with both sets of numbers, when a report
     prints both; ``res`` None (``--no-search``): what the Fix is and what the search would add."""
-    from planner.explain import fix_flags, running_requests_fix  # noqa: PLC0415
+    from planner.engines.sglang.explain import fix_flags, running_requests_fix  # noqa: PLC0415
 
     added = fix_flags(plan)
     if not added:
@@ -641,7 +641,7 @@ def fix_vs_recommendation(plan: Plan, res) -> str | None:
 
 
 def render_recommendation(res, model, width: int, relation: str | None = None) -> list[str]:
-    from planner.search import launch_command  # noqa: PLC0415
+    from planner.engines.sglang.search import launch_command  # noqa: PLC0415
 
     n = res.needs
     need_ctx = n.context if n.context is not None else min(32768, model.spec.derived_context_len)

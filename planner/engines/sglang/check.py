@@ -25,7 +25,7 @@ from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 from planner.logs import (Launch, ParsedLog, SchedulerSummary, detect_version, guess_version, interleave_reasons,
                           parse_file, spec_lines)
-from planner.plan import GIB, Plan, json_verdict, make_plan
+from planner.engines.sglang.plan import GIB, Plan, json_verdict, make_plan
 
 ROUNDING_GIB = 0.01  # SGLang prints two decimals
 
@@ -608,7 +608,7 @@ _NUMERIC = ("--mem-fraction-static", "--mamba-full-memory-ratio", "--max-mamba-c
 def smallest_fix(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env, pre: float, post: float,
                  version: str | None = None) -> list[str]:
     """Keep every categorical flag of the launch, let the search pick the four size flags."""
-    from planner.search import Needs, run_search  # noqa: PLC0415
+    from planner.engines.sglang.search import Needs, run_search  # noqa: PLC0415
 
     fixed, i = [], 0
     while i < len(flags):

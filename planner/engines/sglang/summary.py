@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.plan import GIB, Plan
+from planner.engines.sglang.plan import GIB, Plan
 
 SUMMARY_FIELDS = (
     "summary_version", "sglang_version", "outcome", "validated", "startup_ok", "stage", "error_type",

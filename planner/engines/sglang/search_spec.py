@@ -11,7 +11,7 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.plan import Plan, make_plan, without_flag
+from planner.engines.sglang.plan import Plan, make_plan, without_flag
 
 
 DRAFTED = {"DFLASH": "DFLASH", "DSPARK": "DSPARK", "EAGLE3": "EAGLE3"}  # algorithms that need a draft head

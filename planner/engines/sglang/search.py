@@ -15,10 +15,10 @@ Flags the user gave stay fixed. A point is feasible when SGLang accepts the flag
 allocated, the bytes left after the pools cover the estimated later allocations with the stated
 margin, and the stated needs (longest request, concurrency at that length) are met.
 
-The parts: :mod:`planner.search_space` (axes, needs, rank key), :mod:`planner.search_eval` (one combination's
-evaluation), :mod:`planner.search_scan` (the scan over combinations: exhaustive or branch and bound),
-:mod:`planner.search_bound` (the branch and bound's bounds),
-:mod:`planner.search_spec` (speculative decoding's helpers); this module runs the search and explains it.
+The parts: :mod:`planner.engines.sglang.search_space` (axes, needs, rank key), :mod:`planner.engines.sglang.search_eval` (one combination's
+evaluation), :mod:`planner.engines.sglang.search_scan` (the scan over combinations: exhaustive or branch and bound),
+:mod:`planner.engines.sglang.search_bound` (the branch and bound's bounds),
+:mod:`planner.engines.sglang.search_spec` (speculative decoding's helpers); this module runs the search and explains it.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from planner.engines.sglang.rules import RULES, Rules
 from planner.engines.sglang.pipeline.server_args import Rejected
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
-from planner.plan import GIB, Plan, draft_from_flags, make_plan
-from planner.search_spec import _algo_in, _drop_rejected, d_tradeoff, default_draft_flags, trade_offs
+from planner.engines.sglang.plan import GIB, Plan, draft_from_flags, make_plan
+from planner.engines.sglang.search_spec import _algo_in, _drop_rejected, d_tradeoff, default_draft_flags, trade_offs
 
-# the search's parts (split by size), re-exported: callers import them from planner.search
-from planner.search_eval import (  # noqa: F401
+# the search's parts (split by size), re-exported: callers import them from planner.engines.sglang.search
+from planner.engines.sglang.search_eval import (  # noqa: F401
     Evaluation,
     FlagBase,
     Prepared,
@@ -53,9 +53,9 @@ from planner.search_eval import (  # noqa: F401
     run_values,
     solve_monotone,
 )
-from planner.search_bound import bound_all, bound_grid, bound_lines, bound_parts, line_bound  # noqa: F401
-from planner.search_scan import _SHARED, _Scan, _scan, complete_closest, complete_scan, shared_for  # noqa: F401
-from planner.search_space import (  # noqa: F401
+from planner.engines.sglang.search_bound import bound_all, bound_grid, bound_lines, bound_parts, line_bound  # noqa: F401
+from planner.engines.sglang.search_scan import _SHARED, _Scan, _scan, complete_closest, complete_scan, shared_for  # noqa: F401
+from planner.engines.sglang.search_space import (  # noqa: F401
     MAMBA_SIZES,
     MFS_VALUES,
     MIB,
@@ -437,7 +437,7 @@ def _hf_id(model: ResolvedModel) -> str | None:
 
 
 def recommendation_dict(res: SearchResult, model: ResolvedModel) -> dict[str, Any] | None:
-    from planner.summary import build_summary  # noqa: PLC0415
+    from planner.engines.sglang.summary import build_summary  # noqa: PLC0415
 
     if res.recommended is None:
         return None

@@ -1,7 +1,7 @@
-"""Export a deployment (planner/deploy.py) for the engines that run SGLang on a cluster.
+"""Export a deployment (planner/engines/sglang/deploy.py) for the engines that run SGLang on a cluster.
 
 * ``launch``: one ``python -m sglang.launch_server`` line per node (``--nnodes`` / ``--node-rank`` /
-  ``--dist-init-addr`` across nodes; :func:`planner.deploy.node_commands`).
+  ``--dist-init-addr`` across nodes; :func:`planner.engines.sglang.deploy.node_commands`).
 * ``dynamo``: an ai-dynamo ``DynamoGraphDeployment`` (``nvidia.com/v1beta1``, the storage version of the CRD
   vendored in tests/data/schemas/), shaped as Dynamo's own ``examples/backends/sglang/deploy/agg.yaml`` and
   ``disagg-multinode.yaml``: a Frontend and one aggregated ``worker`` running ``python3 -m dynamo.sglang`` with the
@@ -26,7 +26,7 @@ import re
 import shlex
 
 from planner.catalog.catalog import ResolvedModel
-from planner.search import _hf_id, launch_command
+from planner.engines.sglang.search import _hf_id, launch_command
 
 FORMATS = ("launch", "dynamo", "llm-d")
 DIST_PORT = 5000  # --dist-init-addr's port on the leader (any free port; SGLang's examples use 5000)
@@ -176,7 +176,7 @@ def llmd_values(model: ResolvedModel, d) -> dict:
 
 
 def node_commands(model: ResolvedModel, d, dist_init_addr: str = f"NODE0_IP:{DIST_PORT}") -> list[str]:
-    """The launch line per node of a planner.deploy.Deployment: one line on one node; with ``--nnodes``, each
+    """The launch line per node of a planner.engines.sglang.deploy.Deployment: one line on one node; with ``--nnodes``, each
     node's ``--node-rank`` and the shared ``--dist-init-addr`` (rank 0's address, a placeholder to fill in)."""
     if d.layout.nnodes == 1:
         return [launch_command(model, d.flags)]

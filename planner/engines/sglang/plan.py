@@ -171,7 +171,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
               version: str | None = None, default: tuple[str, str] | None = None,
               pp_stage: tuple[int, int, int | None] | None = None) -> Plan:
     """``default``: :func:`default_version`'s (version, why) when the caller has it already (a batch asks once).
-    ``pp_stage``: one pipeline-parallel rank (planner/pp.py drives the ranks; ``model`` holds its layers)."""
+    ``pp_stage``: one pipeline-parallel rank (planner/engines/sglang/pp.py drives the ranks; ``model`` holds its layers)."""
     env = dict(env or {})
     if version is None:
         version, version_source = default or default_version()
@@ -195,7 +195,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
 
         refusal = env_refusal(env, rules.version)
     if not refusal and pp_stage is None and "SGLANG_PP_LAYER_PARTITION" in env:  # get_pp_indices reads it
-        refusal = "SGLANG_PP_LAYER_PARTITION: the layer split of --pp-size > 1 (planner/pp.py); drop it for one rank"
+        refusal = "SGLANG_PP_LAYER_PARTITION: the layer split of --pp-size > 1 (planner/engines/sglang/pp.py); drop it for one rank"
     if refusal:
         raise BadInput(refusal)
     tp_guess = _tp_from_flags(flags)

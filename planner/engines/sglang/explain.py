@@ -1,12 +1,12 @@
 """Plain-words explanation of a plan: the binding constraint and the flag that changes it.
 
-Everything here re-runs the same pure pipeline (:func:`planner.plan.make_plan`) with one flag
+Everything here re-runs the same pure pipeline (:func:`planner.engines.sglang.plan.make_plan`) with one flag
 changed, so a suggestion is only printed when the pipeline says it boots.
 """
 
 from __future__ import annotations
 
-from planner.plan import GIB, Plan, make_plan, without_flag
+from planner.engines.sglang.plan import GIB, Plan, make_plan, without_flag
 
 
 def _gib(n: int | float) -> str:

@@ -25,8 +25,8 @@ from planner.engines.sglang.pipeline import swa
 from planner.engines.sglang.pipeline.pools import SwaGeometry, geometries, pool_bytes
 from planner.engines.sglang.pipeline.arg_groups import resolve, resolve_fraction
 from planner.engines.sglang.pipeline.server_args import Rejected, ResolvedArgs, check_scope, check_values
-from planner.plan import Plan
-from planner.search_space import Needs
+from planner.engines.sglang.plan import Plan
+from planner.engines.sglang.search_space import Needs
 
 
 @dataclass

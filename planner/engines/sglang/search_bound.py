@@ -1,4 +1,4 @@
-"""The branch and bound's bounds (planner.search_scan runs it): per categorical combination and grid line, the
+"""The branch and bound's bounds (planner.engines.sglang.search_scan runs it): per categorical combination and grid line, the
 most a feasible point can reach, from the sizing chain at a few mem_fraction_static values instead of the whole
 grid (bound_all for many combinations at once, line_bound for one; closest_bounds when nothing ranks).
 
@@ -17,8 +17,8 @@ import numpy as np
 from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.pipeline.pools import geometries
-from planner.plan import Plan
-from planner.search_eval import (
+from planner.engines.sglang.plan import Plan
+from planner.engines.sglang.search_eval import (
     Prepared,
     _chain,
     _chains_at_once,
@@ -29,7 +29,7 @@ from planner.search_eval import (
     prep_graph_key,
     remember,
 )
-from planner.search_space import MIB, RATIO_VALUES, Needs, _mildness
+from planner.engines.sglang.search_space import MIB, RATIO_VALUES, Needs, _mildness
 
 EXACT_TOP = 3  # the explicit fractions bounded point by point, from the highest (where the best point most often is)
 

@@ -23,7 +23,7 @@ def _calibration_dir() -> Path:
     """tests/data/calibration/ of the source tree: beside the package when run from a checkout, else found
     from the working directory (an installed package, with the tests, notebooks or benchmarks of a checkout)."""
     rel = Path("tests") / "data" / "calibration"
-    here = Path(__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[3]
     for root in (here, Path.cwd(), *Path.cwd().parents):
         if (root / rel / "index.json").is_file():
             return root / rel
@@ -164,11 +164,11 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
     @0.5.11: free memory after ``set_device`` minus free memory after the NCCL / gloo groups and the custom
     all-reduce are set up): what the communication buffers take per GPU. It happens before the weights load,
     so it is inside the P SGLang measures itself and never in the post-pool headroom; a before-boot plan
-    models it with ``planner.plan.comm_buffer_mib`` (per interconnect class and tp; 0 at tp 1, where it is
+    models it with ``planner.engines.sglang.plan.comm_buffer_mib`` (per interconnect class and tp; 0 at tp 1, where it is
     inside the CUDA-context figure). ``planner_gib`` is that figure for the log's GPU profile (``plan.gpu``, or
     ``comm_profile`` for a log without a plan)."""
     from planner.hardware.profiles import INTERCONNECT_DEFAULT, find_profile  # noqa: PLC0415
-    from planner.plan import comm_buffer_mib  # noqa: PLC0415
+    from planner.engines.sglang.plan import comm_buffer_mib  # noqa: PLC0415
 
     rows = []
     for e in entries:
@@ -211,7 +211,7 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     """Before-boot plans (modelled free memory) against the known outcome and the logged free memory."""
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
 
     rows = []
     for e in entries:
@@ -240,9 +240,9 @@ def verdict_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
 
 def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
     """The before-boot free-memory error once the planner's NCCL / custom all-reduce figure
-    (planner.plan.comm_buffer_mib at tp > 1) is replaced by what the log's ``Init torch distributed ends``
+    (planner.engines.sglang.plan.comm_buffer_mib at tp > 1) is replaced by what the log's ``Init torch distributed ends``
     lines show: the check that a diagnosed error comes from that figure and nothing else."""
-    from planner.plan import comm_buffer_mib  # noqa: PLC0415
+    from planner.engines.sglang.plan import comm_buffer_mib  # noqa: PLC0415
 
     vals = [x.mem_usage_gib for r in la.ranks.values() for x in r.of(InitDistributedEnd) if x.mem_usage_gib is not None]
     if not vals or tp <= 1:
@@ -253,7 +253,7 @@ def _err_with_logged_comm(plan, la, logged_gib: float, tp: int) -> float | None:
 
 def pool_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     """``plan check`` given the measured free memory: every logged pool, predicted vs logged."""
-    from planner.check import check  # noqa: PLC0415
+    from planner.engines.sglang.check import check  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
 
     rows = []
@@ -282,7 +282,7 @@ def refusal_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
     from planner.catalog.catalog import resolve_model  # noqa: PLC0415
     from planner.errors import BadInput  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
-    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
 
     rows = []
     for e in entries:

@@ -1,5 +1,5 @@
 """The search's space and ranking: the numeric axes, the needs, a configuration (Candidate) and its flags, and
-the rank key and score that order configurations (planner.search runs the search; split from it by size)."""
+the rank key and score that order configurations (planner.engines.sglang.search runs the search; split from it by size)."""
 
 from __future__ import annotations
 

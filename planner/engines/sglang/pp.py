@@ -117,7 +117,7 @@ class Stage:
     rank: int
     start: int
     end: int
-    plan: object  # planner.plan.Plan
+    plan: object  # planner.engines.sglang.plan.Plan
     capacity: int | None  # its token capacity before the pp MIN
 
 
@@ -126,7 +126,7 @@ def make_pp_plans(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: 
                   version: str | None = None, **kw) -> list[Stage]:
     """Every rank's plan: pass 1 sizes each rank alone, pass 2 again with the group's MIN token capacity.
     ``free_after_gib``: one value for every rank, or one per rank (measured)."""
-    from planner.plan import make_plan, target_weight_bytes, _tp_from_flags  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan, target_weight_bytes, _tp_from_flags  # noqa: PLC0415
 
     spec = model.spec
     n = spec.num_hidden_layers
