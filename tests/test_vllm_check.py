@@ -28,6 +28,7 @@ def test_failed_boot_is_reproduced_and_fixed():
     c = o.json["check"]
     rows = {r["what"]: r for r in c["compare"]}
     assert rows["failure"]["reproduced"] is True and rows["failure"]["log"] == "mamba_blocks"
+    assert rows["failure"]["same_figures"] is True  # 780 blocks, as the log says
     # the log's Available KV cache memory, re-planned from its own figures: vLLM's 39.65 GiB again
     assert rows["Available KV cache memory (GiB)"]["log"] == 39.65
     assert round(rows["Available KV cache memory (GiB)"]["plan"], 2) == 39.65
@@ -36,7 +37,7 @@ def test_failed_boot_is_reproduced_and_fixed():
     assert o.json["measured"]["cudagraph_gib"] == pytest.approx(4.33, abs=0.005)
     r = o.json["recommendation"]
     assert r["changes"] == ["--max-num-seqs 780"] and r["num_gpu_blocks"] == 621  # < 697 with the true split
-    assert "the plan reproduces it" in o.text and "vllm serve Qwen/Qwen3.6-27B --max-num-seqs 780" in o.text
+    assert "the plan reproduces it, figure for figure" in o.text and "vllm serve Qwen/Qwen3.6-27B --max-num-seqs 780" in o.text
 
 
 def test_measured_from_a_successful_boot_line():
@@ -73,3 +74,13 @@ def test_unmodelled_release_and_missing_names_are_refused():
         check_log("Available KV cache memory: 3.0 GiB\n", gpu=find_profile("h100-sxm"), version="0.34.0")
     with pytest.raises(BadInput, match="names no GPU"):
         check_log("non-default args: {'model': 'Qwen/Qwen3.6-27B'}\n", version="0.34.0")
+
+
+def test_same_check_other_figures_is_said(monkeypatch):
+    """A public log (vcal's recipes-831: Qwen3.8-27B, 939 blocks) re-planned as Qwen3.6-27B from the oracle's answers:
+    the same check fails, with other figures, and the report says which."""
+    text = (LOGS / "recipes-831-qwen38-27b-rtxpro6000-mamba.log").read_text()
+    o = S.check_q36_text(OracleSizer(), text)
+    row = [r for r in o.json["check"]["compare"] if r["what"] == "failure"][0]
+    assert row["reproduced"] is True and row["same_figures"] is False
+    assert "the plan fails the same check (mamba_blocks): mamba_blocks 939 logged vs 780 planned" in o.text

@@ -82,3 +82,21 @@ def q36_need_8_at_128k_034(sizer):
 
 
 SCENARIOS.append(q36_need_8_at_128k_034)
+
+
+def check_q36_text(sizer, text: str):
+    """A log without measured figures, re-planned as Qwen3.6-27B 0.34 with the reference case's inputs."""
+    from planner.engines.vllm.check import check_log  # noqa: PLC0415
+
+    return check_log(text, gpu=find_profile("rtxpro6000"), version="0.34.0", model=_model("qwen3.6-27b"),
+                     sizer=sizer, estimator=lambda ctx, launch: {}, measured=Q36_MEASURED)
+
+
+def _recipes_831(sizer):
+    from pathlib import Path  # noqa: PLC0415
+
+    p = Path(__file__).resolve().parent / "data" / "calibration" / "vllm" / "recipes-831-qwen38-27b-rtxpro6000-mamba.log"
+    return check_q36_text(sizer, p.read_text())
+
+
+SCENARIOS.append(_recipes_831)

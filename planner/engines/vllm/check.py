@@ -124,8 +124,9 @@ def _gpu(facts: Any, gpu: Any):
 
 
 def check_log(text: str, gpu: Any = None, version: str | None = None, model: Any = None,
-              sizer=None, estimator=None) -> PlanOutcome:
-    """Re-plan the launch a vLLM log shows with what it measured; compare; explain a failure and its fix."""
+              sizer=None, estimator=None, measured: dict[str, float] | None = None) -> PlanOutcome:
+    """Re-plan the launch a vLLM log shows with what it measured (``measured``: the user's own figures, which win
+    over the log's); compare; explain a failure and its fix."""
     from planner.engines.vllm.logs import read_log  # noqa: PLC0415
 
     facts = read_log(text)
@@ -141,8 +142,8 @@ def check_log(text: str, gpu: Any = None, version: str | None = None, model: Any
     rel = version_of(version)[0]
     device, _ = device_of(profile, {"cuda_total_mib": facts.cuda_total_gib * 1024.0} if facts.cuda_total_gib else {})
     util = facts.gpu_memory_utilization or (1.0 if rel >= "0.34" else 0.92)
-    measured, how = measured_of(facts, device.cuda_total_bytes, util)
-    req = PlanRequest(profile, resolved, tuple(flags), {}, rel, measured)
+    got, how = measured_of(facts, device.cuda_total_bytes, util)
+    req = PlanRequest(profile, resolved, tuple(flags), {}, rel, {**got, **(measured or {})})
     out = FRONTEND.plan(req, sizer=sizer, estimator=estimator)
     lines, rows = _compare(facts, out.json["summary"])
     head = [f"plan check: a vLLM {facts.version or '(version not printed)'} log, re-planned under vLLM {rel}'s rules",
@@ -166,11 +167,22 @@ def _compare(facts: Any, s: dict[str, Any]) -> tuple[list[str], list[dict[str, A
              (f"{r['plan']:,.2f}" if isinstance(r["plan"], float) else f"{r['plan']:,}")) for r in rows]
     f = facts.failure
     if f is not None:
-        same = f.message.split("(", 1)[0].strip() in (s.get("error_message") or "")
+        from planner.engines.vllm.logs import read_log  # noqa: PLC0415
+
+        mine = read_log(s.get("error_message") or "").failure if s.get("error_message") else None
+        same = mine is not None and mine.kind == f.kind
+        exact = same and mine.numbers == f.numbers
         lines.append(f"  the log's failure: {f.message[:160]}")
-        lines.append("  the plan " + ("reproduces it" if same else
-                                      f"does not reproduce it ({s.get('outcome')}: {s.get('error_message') or 'starts'})"))
-        rows.append({"what": "failure", "log": f.kind, "plan": s.get("error_message"), "reproduced": same})
+        if exact:
+            lines.append("  the plan reproduces it, figure for figure")
+        elif same:
+            diff = ", ".join(f"{k} {f.numbers.get(k)} logged vs {v} planned" for k, v in mine.numbers.items()
+                             if f.numbers.get(k) != v)
+            lines.append(f"  the plan fails the same check ({f.kind}): {diff}")
+        else:
+            lines.append(f"  the plan does not reproduce it ({s.get('outcome')}: {s.get('error_message') or 'starts'})")
+        rows.append({"what": "failure", "log": f.kind, "plan": s.get("error_message"), "reproduced": same,
+                     "same_figures": exact})
     return lines, rows
 
 
