@@ -234,10 +234,11 @@ class VllmFrontend:
         return PlanOutcome("vllm", version, verdict, code, report.render(data), data, line, cap)
 
     def paste(self, tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
-        try:
-            from planner.paste import parse_vllm_paste  # noqa: PLC0415 -- the core's reading of the launchers
-        except ImportError:
-            parse_vllm_paste = _parse_paste
+        """``vllm serve M ...``, ``python -m vllm.entrypoints.openai.api_server --model M ...``, ``docker run ...
+        vllm/vllm-openai:vX ...`` -> (model, flags, env), read by the core's launcher reader (planner/paste.py; the
+        release a paste names is the core's too)."""
+        from planner.paste import parse_vllm_paste  # noqa: PLC0415
+
         got = parse_vllm_paste(list(tokens))
         return None if got is None else (got[0], list(got[1]), dict(got[2]))
 
@@ -265,42 +266,6 @@ def _recommendation(found: SearchResult | None, best: Candidate | None, robust: 
                                   "max_model_len": c.ev.summary.get("max_model_len")}
                                  for c in found.ranked[found.ranked.index(best) + 1:][:3] if c.reaches]})
     return out
-
-
-def _parse_paste(tokens: list[str]) -> tuple[str | None, list[str], dict[str, str]] | None:
-    """``vllm serve M ...``, ``python -m vllm.entrypoints.openai.api_server --model M ...``, ``docker run ...
-    vllm/vllm-openai:vX ...`` (used when the core's planner.paste has no vLLM reading)."""
-    from planner.paste import _skip_docker, _take_env, tokens_of  # noqa: PLC0415
-
-    toks, env = tokens_of(list(tokens)), {}
-    i = _take_env(toks, 0, env)
-    positional = True
-    if toks[i:i + 2] == ["docker", "run"]:
-        j = _skip_docker(toks, i, env)
-        if "vllm" not in toks[j - 1].split(":", 1)[0].rsplit("/", 1)[-1]:
-            return None
-        i = j
-    elif toks[i:i + 2] == ["vllm", "serve"]:
-        i += 2
-    elif i + 2 < len(toks) and toks[i].rsplit("/", 1)[-1].startswith("python") and toks[i + 1] == "-m" \
-            and toks[i + 2] == "vllm.entrypoints.openai.api_server":
-        i, positional = i + 3, False
-    else:
-        return None
-    rest, model = toks[i:], None
-    if positional and rest and not rest[0].startswith("-"):
-        model, rest = rest[0], rest[1:]
-    flags, skip = [], False
-    for j, t in enumerate(rest):
-        if skip:
-            skip = False
-        elif t == "--model" and j + 1 < len(rest):
-            model, skip = model or rest[j + 1], True
-        elif t.startswith("--model="):
-            model = model or t.split("=", 1)[1]
-        else:
-            flags.append(t)
-    return model, flags, env
 
 
 FRONTEND = VllmFrontend()
