@@ -244,3 +244,11 @@ def test_measured_inputs_replace_estimates():
          "startup_used_gib": 0.5}
     o = _real(["--max-num-seqs", "256"], measured=m)
     assert o.json["estimated"] == {} and o.json["summary"]["weights_bytes"] == 51 * GIB
+
+
+def test_a_flag_vllm_does_not_know_is_refused_with_its_near_match_and_no_search():
+    o = _real(["--max-num-seqz", "8"])
+    assert o.verdict == "rejected" and o.exit_code == 1
+    assert "unrecognized arguments: --max-num-seqz 8" in o.json["why"] and "did you mean --max-num-seqs?" in o.json["why"]
+    assert o.json["recommendation"] is None
+    assert "Verdict: vLLM REFUSES THE FLAGS" in o.text

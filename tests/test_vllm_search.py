@@ -12,8 +12,8 @@ from vllm_fixture import OracleSizer, no_estimates
 
 from planner.catalog.catalog import resolve_model
 from planner.engines.vllm.frontend import device_of, robust_best
-from planner.engines.vllm.search import (Context, Estimate, concurrency_of, evaluate, knob_values, reaches,
-                                         search)
+from planner.engines.vllm.search import (Context, Estimate, _fewer_draft_tokens, concurrency_of, evaluate,
+                                         knob_values, reaches, search)
 from planner.hardware.profiles import find_profile
 
 
@@ -35,7 +35,8 @@ def test_mamba_failure_candidates_start_with_vllms_own_figure(sizer):
     assert cands[0] == [("--max-num-seqs", "780")]
     opts = {c[0][0] for c in cands}
     assert {"--gpu-memory-utilization", "--max-model-len", "--kv-cache-dtype", "--no-enable-prefix-caching",
-            "--enforce-eager", "--max-num-batched-tokens", "--max-cudagraph-capture-size"} <= opts
+            "--enforce-eager", "--max-num-batched-tokens", "--max-cudagraph-capture-size", "--mamba-cache-mode"} <= opts
+    assert "--block-size" not in opts  # the hybrid alignment decides Qwen3.6's block size
     # 0.34 already defaults to utilization 1.0: nothing above it is tried
     assert all(float(c[0][1]) < 1.0 for c in cands if c[0][0] == "--gpu-memory-utilization")
 
@@ -122,3 +123,10 @@ def test_three_changes_when_one_or_two_do_not_reach(sizer):
     assert 3 <= len(r["changes"]) <= 4
     for a in r["alternatives"]:
         assert a["max_model_len"] >= 131072 and a["max_concurrency"] >= 8
+
+
+def test_fewer_draft_tokens():
+    assert _fewer_draft_tokens('{"method": "mtp", "num_speculative_tokens": 3}') == \
+        '{"method": "mtp", "num_speculative_tokens": 1}'
+    assert _fewer_draft_tokens('{"method": "mtp", "num_speculative_tokens": 1}') is None
+    assert _fewer_draft_tokens("not json") is None

@@ -104,7 +104,8 @@ def verdict_of(summary: dict[str, Any], measured: Any = None) -> tuple[str, int,
     """(verdict, exit code, why) for one sized launch (see the module's docstring)."""
     outcome = summary.get("outcome")
     if outcome in ("rejected", "startup_failed"):
-        return "rejected", 1, f"{summary.get('error_type') or 'Error'}: {summary.get('error_message')}"
+        hint = f" ({summary['rule']})" if summary.get("rule") else ""
+        return "rejected", 1, f"{summary.get('error_type') or 'Error'}: {summary.get('error_message')}{hint}"
     if outcome != "ok":
         raise BadInput(f"vLLM sizing ended in '{outcome}': {summary.get('error_message') or 'no message'}")
     need = _post_kv_need(summary, measured)
@@ -205,7 +206,8 @@ class VllmFrontend:
         need_context = request.need_context or _explicit_len(flags)
         needs_met = reaches(ev.summary, request.need_context, request.need_concurrency)
         found = None
-        if request.search and not (needs_met and ev.ok):
+        # a launch vLLM's parser refuses (a misspelt or unknown flag) is fixed by its message, not by a search
+        if request.search and not (needs_met and ev.ok) and ev.summary.get("stage") != "serve_args":
             found = search(ctx, ev, need_context, request.need_concurrency)
             if found.best is None and need_context != request.need_context:
                 found = search(ctx, ev, request.need_context, request.need_concurrency)
@@ -251,6 +253,11 @@ def _recommendation(found: SearchResult | None, best: Candidate | None, robust: 
     if best is None:
         near = found.ranked[0] if found.ranked else None
         out["found"] = False
+        if found.best is not None:  # reaches on the point estimates, not with them raised by their residuals
+            b = found.best
+            out["borderline"] = {"changes": b.chosen, "command": L.serve_line(model, b.ev.flags, env),
+                                 "max_concurrency": b.ev.summary.get("max_concurrency"),
+                                 "max_model_len": b.ev.summary.get("max_model_len")}
         if near is not None:
             out["nearest"] = {"changes": near.chosen, "outcome": near.ev.summary.get("outcome"),
                               "error_message": near.ev.summary.get("error_message"),

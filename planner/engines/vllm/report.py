@@ -39,7 +39,10 @@ def _head(d: dict[str, Any]) -> list[str]:
     out = [f"vLLM {d['vllm_version']}{src}: {d['model']['name']} on {g['name']} ({par})",
            f"  GPU: NVML {g['nvml_total_mib']:,.0f} MiB, CUDA total {_gib(g['cuda_total_bytes'])} "
            f"({g['cuda_total_source']}), SM {g['sm']}"]
-    verdict = {"fits": "FITS: vLLM starts", "rejected": "DOES NOT START", "oom_risk": "OOM RISK"}[d["verdict"]]
+    stage = d["summary"].get("stage")
+    verdict = {"fits": "FITS: vLLM starts", "oom_risk": "OOM RISK",
+               "rejected": "vLLM REFUSES THE FLAGS" if stage in ("serve_args", "engine_config")
+               else f"DOES NOT START ({stage})"}[d["verdict"]]
     out.append(f"Verdict: {verdict}" + (f" -- {d['why']}" if d.get("why") else ""))
     n = d["needs"]
     if (n.get("context") or (n.get("concurrency") or 1) > 1) and d["verdict"] == "fits":
@@ -130,9 +133,16 @@ def _recommend(d: dict[str, Any]) -> list[str]:
         line = f"No launch reaches the needs among {r['tried']} sized by vLLM's rules"
         if r.get("checked"):
             line += f" ({r['checked']})"
-        if near:
-            line += f"; nearest: {' '.join(near['changes'])} -> {near.get('outcome')}"
-        return ["Recommendation:", "  " + line]
+        out = ["Recommendation:", "  " + line]
+        b = r.get("borderline")
+        if b:
+            out.append(f"  borderline (reaches the needs on the point estimates only): {', '.join(b['changes'])} -> "
+                       f"{b['max_concurrency']:.2f}x at {b['max_model_len']:,}; measure a boot (plan check on its log) "
+                       f"before relying on it: {b['command']}")
+        elif near:
+            out.append(f"  nearest: {', '.join(near['changes'])} -> {near.get('outcome')}"
+                       + (f", {near['max_concurrency']:.2f}x" if near.get("max_concurrency") else ""))
+        return out
     out = ["Recommendation (each candidate sized by vLLM's rules; the needs first, then the least change):",
            f"  change: {', '.join(r['changes'])} -> {r['num_gpu_blocks']} blocks, "
            f"{r['kv_cache_size_tokens']:,} tokens, {r['max_concurrency']:.2f}x at {r['max_model_len']:,} tokens, "

@@ -284,8 +284,18 @@ def knob_values(ev: Evaluation, needs: dict[str, int | None], version: str) -> l
         out.append([("--kv-cache-dtype", "fp8")])
     if s.get("enable_prefix_caching"):
         out.append([("--no-enable-prefix-caching", None)])
-    if L.has_flag(flags, "--speculative-config"):
+    spec = L.flag_value(flags, "--speculative-config")
+    if spec:
         out.append([("--speculative-config", "-")])
+        fewer = _fewer_draft_tokens(spec)
+        if fewer:
+            out.append([("--speculative-config", fewer)])
+    hybrid = any(g.get("type") == "MambaSpec" for g in s.get("groups") or [])
+    if hybrid and s.get("enable_prefix_caching") and s.get("mamba_cache_mode") == "align":
+        out.append([("--mamba-cache-mode", "none")])
+    bs = s.get("block_size")
+    if not hybrid and bs:
+        out += [[("--block-size", str(v))] for v in (16, 32) if v < bs]
     mbt = int(s.get("max_num_batched_tokens") or 0)
     for v in (2048, 4096):
         if mbt > v:
@@ -297,6 +307,18 @@ def knob_values(ev: Evaluation, needs: dict[str, int | None], version: str) -> l
     if (s.get("cudagraph_mode") or "NONE") != "NONE":
         out.append([("--enforce-eager", None)])
     return out
+
+
+def _fewer_draft_tokens(spec: str) -> str | None:
+    """``{"method": "mtp", "num_speculative_tokens": 3}`` -> the same with 1 draft token (fewer draft blocks per
+    request); None when it is not JSON or already 1."""
+    try:
+        d = json.loads(spec)
+    except ValueError:
+        return None
+    if not isinstance(d, dict) or int(d.get("num_speculative_tokens") or 1) <= 1:
+        return None
+    return json.dumps({**d, "num_speculative_tokens": 1})
 
 
 def _rank_key(c: Candidate) -> tuple:
