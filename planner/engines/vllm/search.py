@@ -98,7 +98,15 @@ def _default_size(launch: VllmLaunch) -> tuple[dict[str, Any], list[str]]:
     try:
         cfg = config.resolve(launch)
     except config.VllmRejected as exc:
-        return rejected_summary(launch.version, exc), []
+        # sizing's own summary of the rejection carries every oracle key (null where vLLM stopped); the near match
+        # for a misspelt flag is added under "rule"
+        try:
+            summary = dict(sizing.size(launch).summary)
+        except BadInput:
+            summary = rejected_summary(launch.version, exc)
+        if summary.get("outcome") != "rejected":
+            summary = rejected_summary(launch.version, exc)
+        return {**summary, "rule": getattr(exc, "rule", "") or None}, []
     except NotImplementedError:
         raise BadInput("vLLM argument resolution (config.resolve) is not in this build") from None
     res = sizing.size(launch, cfg)
