@@ -142,8 +142,18 @@ def test_device_of_reads_and_refuses():
     assert d.cuda_total_bytes == 97000 * (1 << 20) and src.startswith("measured")
     with pytest.raises(BadInput, match="ROCm"):
         device_of(find_profile("mi300x"), {})
-    with pytest.raises(BadInput, match="--cuda-total-mib"):
-        device_of(find_profile("rtx5090"), {})
+    # NVML less the profile's driver reserve is cudaMemGetInfo's total on every profile holding both
+    from planner.hardware.profiles import load_profiles  # noqa: PLC0415
+
+    both = [p for p in load_profiles() if p.cuda_total_mib and p.driver_reserved_mib and p.memory_total_mib]
+    assert len(both) >= 6 and all(abs(p.memory_total_mib - p.driver_reserved_mib - p.cuda_total_mib) <= 1
+                                  for p in both)
+    d, src = device_of(find_profile("h200"), {})
+    assert d.cuda_total_bytes == int(round((143771 - 700) / 1024 * GIB)) and "driver reserve 700" in src
+    d, src = device_of(find_profile("rtx5090"), {})  # no reading at all: estimated, and said so
+    assert src.startswith("estimated") and d.cuda_total_bytes == int(round((32607 - 500) / 1024 * GIB))
+    with pytest.raises(BadInput, match="unified memory"):
+        device_of(find_profile("dgx-spark"), {})
 
 
 def test_verdict_oom_risk_when_measured_graphs_exceed_the_033_budget():
@@ -252,3 +262,13 @@ def test_a_flag_vllm_does_not_know_is_refused_with_its_near_match_and_no_search(
     assert "unrecognized arguments: --max-num-seqz 8" in o.json["why"] and "did you mean --max-num-seqs?" in o.json["why"]
     assert o.json["recommendation"] is None
     assert "Verdict: vLLM REFUSES THE FLAGS" in o.text
+
+
+def test_an_estimated_cuda_total_is_shown_and_checked_on_its_low_side():
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+
+    o = FRONTEND.plan(PlanRequest(find_profile("rtx5090"), resolve_model("qwen3-8b"), ("--max-model-len", "8192"), {},
+                                  "0.34", {}))
+    e = o.json["estimated"]["cuda_total_gib"]
+    assert e["residual_gib"] == pytest.approx(263 / 1024, abs=1e-4) and "typical driver reserve" in e["how"]
+    assert "cuda_total -0.26" in o.json["confidence"]["note"]

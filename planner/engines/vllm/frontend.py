@@ -16,14 +16,15 @@ or misses the needs, and renders the report (:mod:`.report`) and the JSON. Verdi
 from __future__ import annotations
 
 import importlib.metadata
+from dataclasses import replace
 from typing import Any
 
 from planner.engines.interface import PlanOutcome, PlanRequest
 from planner.engines.vllm import launch as L
 from planner.engines.vllm import report
 from planner.engines.vllm.inputs import GIB, LATEST, MIB, VERSIONS, Device
-from planner.engines.vllm.search import (Candidate, Context, Evaluation, SearchResult, concurrency_of, evaluate,
-                                         reaches, search)
+from planner.engines.vllm.search import (Candidate, Context, Estimate, Evaluation, SearchResult, concurrency_of,
+                                         evaluate, reaches, search)
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 
@@ -32,6 +33,11 @@ CUDA_TOTAL_READINGS: dict[str, tuple[float, str]] = {
     "rtxpro6000": (94.97, "public vLLM logs of this card print '(.../94.97 GiB)' (2-decimal GiB; "
                           "../shared/reference/vllm-0.33-memory.md section 2.5)"),
 }
+
+
+ESTIMATED = "estimated"
+TYPICAL_RESERVED_MIB = 500  # the middle of the profiles' NVML 'Reserved' readings (354-763 MiB)
+RESERVED_SPREAD_MIB = 263  # the farthest reading from it (763 MiB, a100-80gb): the estimate's residual
 
 
 def version_of(version: str | None) -> tuple[str, str]:
@@ -62,8 +68,9 @@ def _normal(v: str) -> str | None:
 
 
 def device_of(gpu: GpuProfile, measured: dict[str, float], world: int = 1) -> tuple[Device, str]:
-    """The device as vLLM sees it, and where its CUDA total came from. Refused by name: AMD (ROCm), unified
-    memory, a profile without the NVML total or SM, a CUDA total nobody measured."""
+    """The device as vLLM sees it, and where its CUDA total came from (measured, the profile's, a vLLM log's
+    reading, NVML less the profile's driver reserve, else estimated from a typical reserve: ``src`` then starts
+    with "estimated"). Refused by name: AMD (ROCm), unified memory, a profile without the NVML total or SM."""
     if gpu.vendor != "nvidia":
         raise BadInput(f"vLLM on {gpu.display_name} (ROCm) is not modelled; vLLM is modelled on NVIDIA GPUs")
     if gpu.unified_memory:
@@ -77,9 +84,15 @@ def device_of(gpu: GpuProfile, measured: dict[str, float], world: int = 1) -> tu
     elif gpu.id in CUDA_TOTAL_READINGS:
         gib, why = CUDA_TOTAL_READINGS[gpu.id]
         total, src = gib * 1024.0, why
+    elif gpu.driver_reserved_mib is not None:
+        # NVML's total less its 'Reserved' is cudaMemGetInfo's total: exact to 1 MiB on every profile holding both
+        # (a100-80gb, h100-nvl, h100-sxm, l4, l40s, rtx3090, rtx4090, rtx6000-ada)
+        total = float(gpu.memory_total_mib - gpu.driver_reserved_mib)
+        src = f"NVML total - the profile's driver reserve {gpu.driver_reserved_mib} MiB"
     else:
-        raise BadInput(f"vLLM on {gpu.id}: no cudaMemGetInfo total for this card; give --cuda-total-mib "
-                       "(python -c 'import torch; print(torch.cuda.mem_get_info()[1] / 2**20)')")
+        total = float(gpu.memory_total_mib - TYPICAL_RESERVED_MIB)
+        src = (f"{ESTIMATED}: NVML total - a typical driver reserve {TYPICAL_RESERVED_MIB} MiB (the profiles' readings: "
+               f"354-763 MiB; give --cuda-total-mib: torch.cuda.mem_get_info()[1] / 2**20)")
     cuda = int(round(total / 1024.0 * GIB))  # as the vLLM oracle converts it
     name = gpu.nvml_names[0] if gpu.nvml_names else gpu.display_name
     return Device(float(gpu.memory_total_mib), cuda, gpu.compute_capability, name, max(8, world)), src
@@ -145,25 +158,27 @@ def capacity_of(summary: dict[str, Any]) -> dict[str, Any]:
 def pessimistic(ctx: Context, ev: Evaluation) -> Evaluation | None:
     """``ev``'s launch re-sized with every estimate raised by its residual on public logs (the side that leaves
     less for the KV cache); None when nothing was estimated with a residual."""
-    if not any(e.residual_gib for e in ev.estimated.values()):
+    if not any(e.residual_gib for e in ev.estimated.values()) and not ctx.cuda_residual_bytes:
         return None
     given = dict(ctx.given)
     for k, e in ev.estimated.items():
         given[k] = e.gib + (e.residual_gib or 0.0)
+    device = replace(ctx.device, cuda_total_bytes=ctx.device.cuda_total_bytes - ctx.cuda_residual_bytes)
     try:
-        return evaluate(Context(ctx.version, ctx.spec, ctx.device, given, ctx.env, ctx.sizer, ctx.estimator), ev.flags)
+        return evaluate(Context(ctx.version, ctx.spec, device, given, ctx.env, ctx.sizer, ctx.estimator), ev.flags)
     except BadInput:
         return None
 
 
 def _confidence(ctx: Context, ev: Evaluation) -> dict[str, Any]:
     """Measured vs estimated, and whether the verdict holds with every estimate off by its class's error."""
-    if not ev.estimated:
+    if not ev.estimated and not ctx.cuda_residual_bytes:
         return {"level": "measured", "note": "every boot measurement given"}
     worse = pessimistic(ctx, ev)
     if worse is None:
         return {"level": "estimated", "note": "estimated inputs without a residual on public logs"}
-    res = ", ".join(f"{k} +{e.residual_gib:g}" for k, e in ev.estimated.items() if e.residual_gib)
+    res = ", ".join([f"{k} +{e.residual_gib:g}" for k, e in ev.estimated.items() if e.residual_gib]
+                    + ([f"cuda_total -{ctx.cuda_residual_bytes / GIB:.2f}"] if ctx.cuda_residual_bytes else []))
     same = worse.summary.get("outcome") == ev.summary.get("outcome")
     note = (f"with each estimate raised by its residual ({res} GiB): "
             + (f"{worse.summary.get('outcome')}, {worse.summary.get('num_gpu_blocks')} blocks" if same else
@@ -199,7 +214,9 @@ class VllmFrontend:
         version, vsrc = version_of(request.version)
         flags = list(request.flags)
         device, dsrc = device_of(request.gpu, dict(request.measured), _world(flags))
-        ctx = Context(version, request.model.spec, device, dict(request.measured), dict(request.env), sizer, estimator)
+        cuda_res = int(RESERVED_SPREAD_MIB * MIB) if dsrc.startswith(ESTIMATED) else 0
+        ctx = Context(version, request.model.spec, device, dict(request.measured), dict(request.env), sizer, estimator,
+                      cuda_res)
         ev = evaluate(ctx, flags)
         verdict, code, why = verdict_of(ev.summary, ev.measured)
         # an explicit --max-model-len is the context the user asked for: the search keeps it unless told less
@@ -227,7 +244,11 @@ class VllmFrontend:
                                       "met": needs_met},
             "summary": ev.summary,
             "measured": {k: v for k, v in request.measured.items()},
-            "estimated": {k: e.as_dict() for k, e in ev.estimated.items()},
+            "estimated": {**({"cuda_total_gib": Estimate(device.cuda_total_bytes / GIB, dsrc.split(": ", 1)[-1],
+                                                         round(cuda_res / GIB, 4),
+                                                         "the profiles' driver reserve readings").as_dict()}
+                             if cuda_res else {}),
+                          **{k: e.as_dict() for k, e in ev.estimated.items()}},
             "confidence": _confidence(ctx, ev) if ev.ok else None,
             "recommendation": _recommendation(found, best, robust, model, request.env),
             "launch": line, "log": ev.log,

@@ -116,7 +116,7 @@ def _inputs(d: dict[str, Any]) -> list[str]:
     for k, val in d["measured"].items():
         out.append(f"  {k} = {val:g}: measured (given)")
     for k, e in d["estimated"].items():
-        err = f", residual {e['residual_gib']:g} GiB on {e['gpu_class']} logs" if e.get("residual_gib") else ""
+        err = f", residual {e['residual_gib']:g} GiB on {e['gpu_class']}" if e.get("residual_gib") else ""
         out.append(f"  {k} = {e['gib']:.2f}: estimated ({e['how']}{err})")
     c = d.get("confidence")
     if c:

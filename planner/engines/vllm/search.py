@@ -67,6 +67,7 @@ class Context:
     sizer: Sizer | None = None  # None: resolve + size
     # (ctx, launch with the user's figures) -> the estimates of the rest; None: planner.engines.vllm.estimates
     estimator: Callable[["Context", VllmLaunch], dict[str, Estimate]] | None = None
+    cuda_residual_bytes: int = 0  # the CUDA total was estimated: how far below it the pessimistic side looks
 
 
 @dataclass
@@ -147,7 +148,8 @@ def residuals(module: Any, sm: str) -> dict[str, tuple[float, str]]:
                 anyc[part] = max(anyc.get(part, 0.0), v)
                 if row["class"] == cls:
                     mine[part] = max(mine.get(part, 0.0), v)
-    return {p: ((mine[p], cls) if p in mine else (anyc[p], "any class")) for p in anyc}
+    return {p: ((mine[p], f"public logs of {cls}") if p in mine else (anyc[p], "public logs of any class"))
+            for p in anyc}
 
 
 def estimates_for(module: Any, ctx: Context, launch: VllmLaunch, missing: list[str]) -> dict[str, Estimate]:
