@@ -175,6 +175,16 @@ CASES = [
     ("dsv3-h200-mtp-nok", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
                                                  '{"method": "mtp"}']),
     ("qwen3-8b-h100-torch-compile-off", "Qwen3-8B", "h100", [], {"TORCH_COMPILE_DISABLE": "1"}),
+    # the command-line spellings FlexibleArgumentParser rewrites, and async scheduling given explicitly
+    ("syntax-eq-underscore", "Qwen3-8B", "h100", ["-tp=2", "--max_num_seqs=64", "--gpu_memory_utilization", "0.85"]),
+    ("syntax-dotted-spec", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config.method", "mtp",
+                                                    "--speculative-config.num_speculative_tokens", "2"]),
+    ("syntax-sc-short", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "-sc", '{"method":"mtp","num_speculative_tokens":1}']),
+    ("syntax-len-suffix", "Qwen3-8B", "h100", ["--max-model-len", "32K", "--max-num-batched-tokens", "4k"]),
+    ("syntax-kvbytes-suffix", "Qwen3-8B", "h100", ["--kv-cache-memory-bytes", "10G", "--enable-prefix-caching"]),
+    ("async-on", "Qwen3-8B", "h100", ["--async-scheduling"]),
+    ("async-on-q36-mtp", "Qwen3.6-27B", "rtxpro", ["--async-scheduling", "--max-num-seqs", "64", *MTP(2)]),
+    ("rej-len-suffix-bad", "Qwen3-8B", "h100", ["--max-model-len", "1.5K"]),
 ]
 ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
                  "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
