@@ -33,8 +33,10 @@ FIELDS = ("model_runner", "architecture", "attention_backends", "dtype", "kv_cac
 
 # golden launches the planner refuses by name instead of resolving (vLLM's own answer noted)
 REFUSED = {
-    # vLLM: startup_failed at load_model, "No valid attention backend found ... kv_cache_dtype=fp8_e5m2, use_mla=True"
-    "rnd1-067-DeepSeek-V3-h100": "MLA with an fp8 KV cache",
+    # vLLM: startup_failed at load_model with an empty AssertionError in FusedMoE's parallel config (TP 8 x DP 4 + EP)
+    "rnd3-034-Qwen3.6-35B-A3B-a100": "--data-parallel-size > 1",
+    # NemotronH's config class gives expert defaults the JSON lacks; vLLM fails later (KV-cache layout assertion)
+    "rnd3-084-Nemotron-H-56B-Base-8K-a100": "--enable-expert-parallel on mamba2",
 }
 
 
@@ -86,6 +88,9 @@ def test_resolve_agrees_with_vllm(version, golden):
             mine = list(mine)
         if f == "max_model_len" and mine == -1:  # the auto-fit is the KV sizing's (vkv)
             assert cfg.derived_max_model_len == golden["engine_config"]["model"]["max_model_len"]
+            continue
+        if f == "attention_backends" and s["stage"] == "init_device":
+            assert want is None  # vLLM stopped at request_memory, before it built the model's layers
             continue
         if f == "enable_extensible_kv_cache" and version == "0.33.0":
             assert want is None and mine is False  # no extensible KV cache before 0.34

@@ -96,3 +96,9 @@ def test_refused_flags_stop_with_one_line():
         F.check_modelled("0.34.0", parsed)
     assert "\n" not in str(e.value) and "--enable-lora (LoRA)" in str(e.value) and "--port" not in str(e.value)
     F.check_modelled("0.34.0", F.parse_serve_flags("0.34.0", ["--port", "9000", "--max-num-seqs", "8"]))
+
+
+def test_allowed_value_of_a_refused_flag():
+    """--async-scheduling is vLLM's own default resolution (oracle cases async-on*): allowed; the opposite is not."""
+    assert F.refused_flags("0.34.0", F.parse_serve_flags("0.34.0", ["--async-scheduling"])) == []
+    assert F.refused_flags("0.34.0", F.parse_serve_flags("0.34.0", ["--no-async-scheduling"])) == ["--async-scheduling"]

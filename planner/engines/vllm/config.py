@@ -215,8 +215,9 @@ def _quantization(args: dict, raw: dict, text: dict) -> str | None:
     method = q.get("quant_method") if isinstance(q, dict) else None
     flag = args.get("quantization")
     if flag is not None:
-        if flag != "fp8" or method is not None:
-            raise BadInput(f"vLLM --quantization {flag} is not modelled (modelled: fp8 on an unquantized checkpoint)")
+        if flag != "fp8" or method not in (None, "fp8"):
+            raise BadInput(f"vLLM --quantization {flag} is not modelled (modelled: fp8 on an unquantized or FP8 "
+                           "checkpoint)")
         return "fp8"
     if method is None:
         return None
@@ -310,7 +311,7 @@ def _batch_defaults(device, usage_throughput: bool) -> tuple[int, int]:
 
 
 def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashinfer: str,
-                        layer_order: list[str], device_name: str = "") -> tuple:
+                        layer_order: list[str], device_name: str = "", block_size: int | None = None) -> tuple:
     """The distinct backends of the layers, in layer order, as vLLM picks them: the first valid one of
     platforms/cuda.py:81-178 _get_backend_priorities @0.34.0 (SM 10.x: FLASHINFER, FLASH_ATTN, TRITON_ATTN; else
     FLASH_ATTN, FLASHINFER, TRITON_ATTN; MLA: FLASH_ATTN_MLA on SM 9.0, FLASHINFER_MLA on SM 10.x). FlashAttention
@@ -325,19 +326,26 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
         raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled "
                        "(checked: SM 9.0)")
     if family == "mla":
-        if fp8:
-            raise BadInput("vLLM MLA with an fp8 KV cache is not modelled")
         if major not in (9, 10):
             raise BadInput(f"vLLM MLA attention backend on SM {sm} is not modelled (checked: 9.0, 10.0)")
+        if e5m2 and major == 9:  # no MLA backend takes it (cases rnd1-067, rnd3-030): vLLM fails building the model
+            raise VllmRejected("load_model", "ValueError", "No valid attention backend found for cuda with "
+                               f"AttentionSelectorConfig(head_size=576, dtype=torch.{dtype}, kv_cache_dtype=fp8_e5m2, "
+                               f"block_size={block_size}, use_mla=True", "platforms/cuda.py:512-516 @0.34.0")
+        if fp8 and not (major == 10 and not e5m2):
+            raise BadInput(f"vLLM MLA with a {kv_dtype} KV cache on SM {sm} is not modelled (checked: fp8 on SM 10.0)")
         attn = "FLASH_ATTN_MLA" if major == 9 else "FLASHINFER_MLA"
     elif dtype == "float32":
         attn = "TRITON_ATTN"  # neither FlashAttention nor FlashInfer runs float32 (case qwen3-8b-h100-fp32)
     elif major == 10:
         attn = "FLASHINFER"
     elif family == "gpt_oss":
-        if fp8 and not (e5m2 and major == 8):
+        if fp8 and not (major == 9 or (e5m2 and major == 8)):
             raise BadInput(f"vLLM gpt-oss with a {kv_dtype} KV cache on SM {sm} is not modelled")
-        attn = "FLASH_ATTN" if major == 9 else ("FLASHINFER" if major == 12 else "TRITON_ATTN")
+        if major == 9:  # FA3 takes sinks and an e4m3 KV cache, not e5m2 (cases rnd3-065, rnd3-070)
+            attn = "FLASHINFER" if e5m2 else "FLASH_ATTN"
+        else:
+            attn = "FLASHINFER" if major == 12 else "TRITON_ATTN"
     elif e5m2 or (fp8 and major != 9):
         attn = "FLASHINFER"
     else:
@@ -502,15 +510,31 @@ def _graphs(v: str, family: str, mode: str, enforce_eager: bool, major: int, seq
     return mode, engine_mode, sizes, max_size
 
 
-def _verify_model(args: dict, text: dict, family: str, tp: int, prefix: bool, chunked: bool) -> str:
-    """ModelConfig.verify_with_parallel_config and the hybrids' verify_and_update_config; the Mamba cache mode."""
+def _verify_model(args: dict, text: dict, family: str, tp: int, dp: int, prefix: bool, chunked: bool, kv: str,
+                  dtype: str, quantization: str | None) -> str:
+    """VllmConfig.__post_init__'s model checks in vLLM's order and the Mamba cache mode."""
+    if kv in ("float16", "bfloat16") and kv != dtype:  # _reject_mismatched_float_kv_cache (config/vllm.py:1431-1447)
+        allowed = f"`auto` or `{dtype}`" if dtype in ("float16", "bfloat16") else "`auto`"
+        raise _rejected("engine_config", "ValidationError", f'kv_cache_dtype="{kv}" is incompatible with '
+                        f'dtype="{dtype}". Please set `--kv-cache-dtype` to {allowed}.', "config/vllm.py:1431-1447 @0.34.0")
     heads = int(text.get("num_attention_heads") or 0)
     if heads % tp:
         raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
                         f"divisible by tensor parallel size ({tp}).", "config/model.py:1578-1584 @0.34.0")
-    if args.get("enable_expert_parallel") and not _is_moe(text):
-        raise _rejected("engine_config", "ValidationError", "Number of experts in the model must be greater than 0 "
-                        "when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
+    if args.get("enable_expert_parallel"):
+        if not _is_moe(text):
+            if family not in ("dense", "gdn"):  # NemotronH's config class has expert defaults the JSON lacks
+                raise BadInput(f"vLLM --enable-expert-parallel on {family} models is not modelled")
+            raise _rejected("engine_config", "ValidationError", "Number of experts in the model must be greater than "
+                            "0 when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
+        if dp > 1:
+            raise BadInput("vLLM --enable-expert-parallel with --data-parallel-size > 1 is not modelled")
+    if quantization is not None and dtype != "bfloat16" and not (quantization == "fp8" and dtype == "float16"):
+        # the quantization config's supported activation dtypes (VllmConfig._get_quantization_config)
+        if quantization == "gpt_oss_mxfp4":
+            raise _rejected("engine_config", "ValidationError", f"torch.{dtype} is not supported for quantization "
+                            "method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]", "config/vllm.py:899-905 @0.34.0")
+        raise BadInput(f"vLLM {quantization} weights with a {dtype} model dtype are not modelled")
     if family in _HYBRID:
         # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
         # deprecated --mamba-cache-mode has no effect; prefix caching decides
@@ -604,14 +628,15 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
 
     # --- VllmConfig.__post_init__ (config/vllm.py:1449-2262 @0.34.0) ---
     model_runner = _model_runner(v, env)
-    mamba_mode = _verify_model(args, text, family, tp, prefix, chunked)
+    mamba_mode = _verify_model(args, text, family, tp, dp, prefix, chunked, kv, dtype, quantization)
     if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
         # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
         # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070): checked on dense models only (the hybrids
         # may take the breakable CUDA graph instead)
-        if family not in ("dense", "moe"):
+        if family not in ("dense", "moe", "gdn"):
             raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
-        mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
+        if family != "gdn" or v == "0.33.0":  # 0.34's GDN hybrids keep it: breakable CUDA graphs (rnd3-086)
+            mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
     mode, engine_mode, sizes, max_size = _graphs(
         v, family, mode, enforce_eager, major, seqs, mbt, k, spec_method, perf, user_sizes, user_max)
 
@@ -619,7 +644,7 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     resolved_util = util if util is not None else (1.0 if ext else 0.92)  # config/cache.py:495-501 @0.34.0
 
     backends = _attention_backends(family, device.sm, kv, dtype, device.flashinfer, _layer_kinds(family, text),
-                                   device.name)
+                                   device.name, block_size)
     return VllmConfig(
         version=v, architecture=arch, model_runner=model_runner, dtype=dtype, kv_cache_dtype=kv,
         max_model_len=max_model_len, max_num_seqs=seqs, max_num_batched_tokens=mbt, enable_prefix_caching=prefix,

@@ -348,7 +348,7 @@ def load_audit() -> dict[str, dict[str, Any]]:
         for dest in g["flags"]:
             if dest in out:
                 raise ValueError(f"flag_audit.toml: {dest} is listed twice")
-            out[dest] = {"class": g["class"], "group": g["name"], "why": g["why"]}
+            out[dest] = {"class": g["class"], "group": g["name"], "why": g["why"], "allow": g.get("allow", [])}
     return out
 
 
@@ -368,7 +368,7 @@ def refused_flags(version: str, parsed: dict[str, Any]) -> list[str]:
         if dest == "model_tag" or value == defaults.get(dest):
             continue
         entry = audit.get(dest)
-        if entry is None or entry["class"] == "refused":
+        if entry is None or (entry["class"] == "refused" and value not in entry["allow"]):
             out.append(_option_for(version, dest))
     return out
 

@@ -175,6 +175,16 @@ CASES = [
     ("dsv3-h200-mtp-nok", "DeepSeek-V3", "h200", ["--tensor-parallel-size", "8", "--speculative-config",
                                                  '{"method": "mtp"}']),
     ("qwen3-8b-h100-torch-compile-off", "Qwen3-8B", "h100", [], {"TORCH_COMPILE_DISABLE": "1"}),
+    # the command-line spellings FlexibleArgumentParser rewrites, and async scheduling given explicitly
+    ("syntax-eq-underscore", "Qwen3-8B", "h100", ["-tp=2", "--max_num_seqs=64", "--gpu_memory_utilization", "0.85"]),
+    ("syntax-dotted-spec", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "--speculative-config.method", "mtp",
+                                                    "--speculative-config.num_speculative_tokens", "2"]),
+    ("syntax-sc-short", "Qwen3.6-27B", "rtxpro", ["--max-num-seqs", "64", "-sc", '{"method":"mtp","num_speculative_tokens":1}']),
+    ("syntax-len-suffix", "Qwen3-8B", "h100", ["--max-model-len", "32K", "--max-num-batched-tokens", "4k"]),
+    ("syntax-kvbytes-suffix", "Qwen3-8B", "h100", ["--kv-cache-memory-bytes", "10G", "--enable-prefix-caching"]),
+    ("async-on", "Qwen3-8B", "h100", ["--async-scheduling"]),
+    ("async-on-q36-mtp", "Qwen3.6-27B", "rtxpro", ["--async-scheduling", "--max-num-seqs", "64", *MTP(2)]),
+    ("rej-len-suffix-bad", "Qwen3-8B", "h100", ["--max-model-len", "1.5K"]),
 ]
 ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
                  "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
@@ -255,6 +265,68 @@ def random_cases(seed: int, count: int) -> list[tuple]:
     return out
 
 
+# seed 3: the wider draw (more checkpoints, dtype / quantization / offload / long-context override / MTP aliases)
+WIDE_MODELS = {**RANDOM_MODELS, "Qwen3.5-9B": 16, "Qwen3-32B": 64, "Qwen3.6-27B-NVFP4": 24, "Nemotron-H-56B-Base-8K": 64,
+               "Qwen3.6-35B-A3B": 16, "Llama-3.3-70B-Instruct": 64, "gpt-oss-120b": 64, "Kimi-K2-Instruct": 64}
+WIDE_MTP = MTP_MODELS + ("Qwen3.5-9B", "Qwen3.6-27B-NVFP4", "Qwen3.6-35B-A3B")
+
+
+def wide_random_cases(seed: int, count: int) -> list[tuple]:
+    import random
+    rng = random.Random(seed)
+    base = random_cases(seed, count)
+    out = []
+    for cid, _model, _gpu, _flags in base:
+        model = rng.choice(sorted(WIDE_MODELS))
+        gpu = rng.choice(sorted(GPUS))
+        if model in ("DeepSeek-V3", "Kimi-K2-Instruct"):
+            gpu = rng.choice(["h100", "h200", "b200"])
+        heads = WIDE_MODELS[model]
+        flags: list[str] = []
+        env: dict[str, str] = {}
+        tp = rng.choice([t for t in (1, 2, 4, 8) if heads % t == 0
+                         and (model not in ("DeepSeek-V3", "Kimi-K2-Instruct") or t == 8)])
+        if tp > 1:
+            flags += ["--tensor-parallel-size", str(tp)]
+        if rng.random() < 0.15:
+            flags += ["--data-parallel-size", rng.choice(["2", "4"])]
+        if rng.random() < 0.2:
+            flags.append("--enable-expert-parallel")
+        for opt, p, xs in (
+            ("--max-model-len", 0.5, ["-1", "4096", "32768", "128k", "300000", "1M"]),
+            ("--max-num-seqs", 0.5, ["2", "48", "128", "333", "1024"]),
+            ("--max-num-batched-tokens", 0.3, ["512", "3000", "8192", "65536"]),
+            ("--gpu-memory-utilization", 0.2, ["0.6", "0.85", "1.0"]),
+            ("--kv-cache-dtype", 0.25, ["fp8", "fp8_e4m3", "fp8_e5m2", "float16"]),
+            ("--dtype", 0.15, ["float16", "bfloat16", "auto", "half"]),
+            ("--quantization", 0.08, ["fp8"]),
+            ("--cpu-offload-gb", 0.08, ["2", "10.5"]),
+            ("--block-size", 0.1, ["16", "48", "256"]),
+            ("--max-cudagraph-capture-size", 0.12, ["1", "32", "200", "2048"]),
+            ("--performance-mode", 0.15, ["throughput", "interactivity"]),
+        ):
+            if rng.random() < p:
+                flags += [opt, rng.choice(xs)]
+        for opt, p in (("--enforce-eager", 0.1), ("--no-enable-prefix-caching", 0.2), ("--enable-prefix-caching", 0.05),
+                       ("--no-enable-chunked-prefill", 0.08), ("--enable-chunked-prefill", 0.05)):
+            if rng.random() < p:
+                flags.append(opt)
+        if rng.random() < 0.1:
+            flags += ["--compilation-config", json.dumps({"cudagraph_mode": rng.choice(
+                ["PIECEWISE", "FULL_DECODE_ONLY", "NONE"])})]
+        if model in WIDE_MTP and rng.random() < 0.4:
+            method = rng.choice(["mtp", "mtp", "qwen3_5_mtp", "deepseek_mtp", "qwen3_next_mtp"])
+            flags += ["--speculative-config", json.dumps({"method": method,
+                                                          "num_speculative_tokens": rng.choice([1, 2, 3, 5])})]
+        if rng.random() < 0.06:
+            env["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] = "1"
+        if rng.random() < 0.05:
+            env["TORCH_COMPILE_DISABLE"] = "1"
+        cid = f"rnd{seed}-{cid.split('-')[1]}-{model}-{gpu}"
+        out.append((cid, model, gpu, flags, env) if env else (cid, model, gpu, flags))
+    return out
+
+
 def _line(c) -> str:
     cid, model, gpu, flags = c[:4]
     env = c[4] if len(c) > 4 else {}
@@ -272,7 +344,8 @@ def _line(c) -> str:
 def main():
     here = Path(__file__).parent
     nofi = [(*c, {}, {"flashinfer": "absent"}) for c in NO_FLASHINFER]
-    for name, cases in (("cases.jsonl", CASES), ("random.jsonl", random_cases(1, 80) + random_cases(2, 60)),
+    rnd = random_cases(1, 80) + random_cases(2, 60) + wide_random_cases(3, 100)
+    for name, cases in (("cases.jsonl", CASES), ("random.jsonl", rnd),
                         ("noflashinfer.jsonl", nofi)):
         ids = [c[0] for c in cases]
         assert len(ids) == len(set(ids)), "duplicate case id"
