@@ -108,6 +108,8 @@ def test_weights_under_mtp_against_the_oracle(model, tp, meta):
 def test_pipeline_parallel_weights_are_refused_by_name():
     with pytest.raises(BadInput, match="pipeline-parallel-size"):
         est.vllm_weights_bytes(_spec("Qwen3-8B"), 1, 2)
+    with pytest.raises(BadInput, match="MXFP4 MoE backend 'cuda-magic'"):
+        est.vllm_weights_bytes(_spec("gpt-oss-20b"), 2, mxfp4_backend="cuda-magic")
 
 
 def test_catalog_specs_give_the_same_weights_as_the_oracle_configs():

@@ -206,6 +206,8 @@ def mxfp4_padding_bytes(spec: ModelSpec, tp: int, backend: str = "default") -> i
     the hidden size (gpt-oss): 0 for other checkpoints."""
     if spec.quant_method != "mxfp4" or not spec.num_experts:
         return 0
+    if backend not in MXFP4_PADDING:
+        raise BadInput(f"MXFP4 MoE backend {backend!r}: modelled are {', '.join(MXFP4_PADDING)}")
     ia, ha = MXFP4_PADDING[backend]
     inter = (spec.intermediate_size or spec.hidden_size) // tp
     h = spec.hidden_size
