@@ -130,3 +130,19 @@ def test_fewer_draft_tokens():
         '{"method": "mtp", "num_speculative_tokens": 1}'
     assert _fewer_draft_tokens('{"method": "mtp", "num_speculative_tokens": 1}') is None
     assert _fewer_draft_tokens("not json") is None
+
+
+def test_a_verdict_the_estimates_error_could_flip_says_so():
+    # synthetic (the front end's logic only): 780 blocks on the point estimates, 730 with them raised by the residual
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.engines.interface import PlanRequest  # noqa: PLC0415
+    from planner.engines.vllm.frontend import FRONTEND  # noqa: PLC0415
+
+    def est(ctx, launch):
+        return {"non_torch_gib": Estimate(1.0, "test", 0.5, "public logs of sm12x")}
+    size = _mamba_sizer(lambda seqs, m: 780 - (50 if m.non_torch_gib > 1.2 else 0))
+    o = FRONTEND.plan(PlanRequest(find_profile("rtxpro6000"), resolve_model("qwen3.6-27b"), ("--max-num-seqs", "760"),
+                                  {}, "0.34", {}), sizer=size, estimator=est)
+    assert o.verdict == "fits" and o.json["confidence"]["level"] == "low"
+    assert "exceeds available Mamba cache blocks (730)" in o.json["confidence"]["note"]
+    assert "LOW CONFIDENCE" in o.text.splitlines()[3]

@@ -135,8 +135,8 @@ def check_log(text: str, gpu: Any = None, version: str | None = None, model: Any
             version_of(facts.version)
             version = facts.version
         except BadInput:
-            raise BadInput(f"the log is vLLM {facts.version}, not modelled; give --vllm-version to check it "
-                           "under 0.33 / 0.34's rules") from None
+            raise BadInput(f"a vLLM log from vLLM {facts.version}, not modelled (modelled: 0.33.0, 0.34.0); give "
+                           "--vllm-version to check it under 0.33 / 0.34's rules") from None
     profile, resolved = _gpu(facts, gpu), _model(facts, model)
     flags = flags_of_args(facts.args)
     rel = version_of(version)[0]

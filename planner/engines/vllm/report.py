@@ -44,6 +44,10 @@ def _head(d: dict[str, Any]) -> list[str]:
                "rejected": "vLLM REFUSES THE FLAGS" if stage in ("serve_args", "engine_config")
                else f"DOES NOT START ({stage})"}[d["verdict"]]
     out.append(f"Verdict: {verdict}" + (f" -- {d['why']}" if d.get("why") else ""))
+    c = d.get("confidence") or {}
+    if c.get("level") == "low":
+        out.append("  LOW CONFIDENCE: the estimates' error on public logs could flip it; measure a boot (plan check "
+                   "on its log, or --weights-gib / --non-torch-gib / --peak-activation-gib) -- " + c["note"])
     n = d["needs"]
     if (n.get("context") or (n.get("concurrency") or 1) > 1) and d["verdict"] == "fits":
         want = ", ".join(x for x in (f"{n['context']:,}-token context" if n.get("context") else "",
