@@ -247,6 +247,9 @@ def test_estimates_are_shown_with_how_and_residual():
     assert all(e["how"] for e in est.values())
     assert o.json["confidence"]["level"] in ("estimated", "low")
     assert "estimated (" in o.text and "Boot measurements" in o.text
+    # the lines vLLM would print, as sizing.size returns them, in the report for comparison with a boot
+    assert any(x.startswith("Available KV cache memory: ") for x in o.json["log"])
+    assert "vLLM would log (compare with a boot's):\n  Setting attention block size to 832 tokens" in o.text
 
 
 def test_measured_inputs_replace_estimates():

@@ -2,8 +2,9 @@
 
 Blocks in order: the verdict (vLLM's own message when it refuses), the KV cache (blocks, tokens, the concurrency
 at ``max_model_len``; 0.34's reserved capacity vs the blocks measured after warmup), the memory terms of
-``Worker.determine_available_memory`` with the line each comes from, the KV-cache groups of hybrid models, what
-was measured and what was estimated (``how``, the residual class), the recommendation, the ``vllm serve`` line.
+``Worker.determine_available_memory`` with the line each comes from, the KV-cache groups of hybrid models, the lines
+vLLM would log (``sizing.size``'s), what was measured and what was estimated (``how``, the residual class), the
+recommendation, the ``vllm serve`` line.
 """
 
 from __future__ import annotations
@@ -163,10 +164,15 @@ def _recommend(d: dict[str, Any]) -> list[str]:
     return out
 
 
+def _log(d: dict[str, Any]) -> list[str]:
+    lines = d.get("log") or []
+    return ["vLLM would log (compare with a boot's):", *("  " + x for x in lines)] if lines else []
+
+
 def render(d: dict[str, Any]) -> str:
     """The report for the plan JSON ``d`` (planner.engines.vllm.frontend builds it)."""
     lines = _head(d)
-    for block in (_kv(d), _memory(d), _inputs(d), _recommend(d)):
+    for block in (_kv(d), _memory(d), _log(d), _inputs(d), _recommend(d)):
         if block:
             lines += [""] + block
     lines += ["", "Launch:" if not d.get("recommendation", {}) or not d["recommendation"].get("found")
