@@ -155,7 +155,8 @@ class _Chain:
         if qm in ("fp8", "mxfp4") and launch.device.sm.startswith("8."):
             raise BadInput(f"vLLM: {qm} checkpoints on SM {launch.device.sm} (vLLM's {qm} kernel choice) are not "
                            "modelled")
-        if cfg.quantization not in (None, "fp8", "mxfp4") or (q and qm not in ("fp8", "mxfp4")):
+        # vLLM's names for the verified checkpoints' quantization (gpt-oss resolves to gpt_oss_mxfp4 in 0.34)
+        if cfg.quantization not in (None, "fp8", "mxfp4", "gpt_oss_mxfp4") or (q and qm not in ("fp8", "mxfp4")):
             raise BadInput(f"vLLM: quantization {cfg.quantization or qm} is not modelled")
         if launch.env:
             raise BadInput(f"vLLM: environment variables ({', '.join(sorted(launch.env))}) are not modelled")
