@@ -631,8 +631,7 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     mamba_mode = _verify_model(args, text, family, tp, dp, prefix, chunked, kv, dtype, quantization)
     if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
         # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
-        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070): checked on dense models only (the hybrids
-        # may take the breakable CUDA graph instead)
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE and GDN models
         if family not in ("dense", "moe", "gdn"):
             raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
         if family != "gdn" or v == "0.33.0":  # 0.34's GDN hybrids keep it: breakable CUDA graphs (rnd3-086)
