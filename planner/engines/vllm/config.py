@@ -528,7 +528,8 @@ def _verify_model(args: dict, text: dict, family: str, tp: int, dp: int, prefix:
     if kv in ("float16", "bfloat16") and kv != dtype:  # _reject_mismatched_float_kv_cache (config/vllm.py:1431-1447)
         allowed = f"`auto` or `{dtype}`" if dtype in ("float16", "bfloat16") else "`auto`"
         raise _rejected("engine_config", "ValidationError", f'kv_cache_dtype="{kv}" is incompatible with '
-                        f'dtype="{dtype}". Please set `--kv-cache-dtype` to {allowed}.', "config/vllm.py:1431-1447 @0.34.0")
+                        f'dtype="{dtype}". Please set `--kv-cache-dtype` to {allowed}.',
+                        "config/vllm.py:1431-1447 @0.34.0")
     heads = int(text.get("num_attention_heads") or 0)
     if heads % tp:
         raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
@@ -551,7 +552,8 @@ def _verify_model(args: dict, text: dict, family: str, tp: int, dp: int, prefix:
         # the quantization config's supported activation dtypes (VllmConfig._get_quantization_config)
         if quantization == "gpt_oss_mxfp4":
             raise _rejected("engine_config", "ValidationError", f"torch.{dtype} is not supported for quantization "
-                            "method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]", "config/vllm.py:899-905 @0.34.0")
+                            "method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]",
+                            "config/vllm.py:899-905 @0.34.0")
         raise BadInput(f"vLLM {quantization} weights with a {dtype} model dtype are not modelled")
     if family in _HYBRID:
         # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
