@@ -33,10 +33,16 @@ FIELDS = ("model_runner", "architecture", "attention_backends", "dtype", "kv_cac
 
 # golden launches the planner refuses by name instead of resolving (vLLM's own answer noted)
 REFUSED = {
-    # vLLM: startup_failed at load_model with an empty AssertionError in FusedMoE's parallel config (TP 8 x DP 4 + EP)
+    # vLLM (the oracle): startup_failed at load_model, an AssertionError without a message in FusedMoE's
+    # make_parallel_config, for every launch with expert parallelism and DP > 1
     "rnd3-034-Qwen3.6-35B-A3B-a100": "--data-parallel-size > 1",
-    # NemotronH's config class gives expert defaults the JSON lacks; vLLM fails later (KV-cache layout assertion)
+    "rnd4-028-Nemotron-3-Nano-30B-A3B-b200": "--data-parallel-size > 1",
+    "rnd4-056-Qwen3-30B-A3B-FP8-a100": "--data-parallel-size > 1",
+    # NemotronH's config class gives expert defaults the JSON lacks; vLLM fails later (a KV-cache layout assertion)
     "rnd3-084-Nemotron-H-56B-Base-8K-a100": "--enable-expert-parallel on mamba2",
+    "rnd4-051-Nemotron-H-56B-Base-8K-rtxpro": "--enable-expert-parallel on mamba2",
+    # vLLM keeps the checkpoint's gpt_oss_mxfp4 over --quantization fp8 (not modelled)
+    "rnd4-094-gpt-oss-120b-b200": "--quantization fp8",
 }
 
 

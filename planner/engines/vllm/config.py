@@ -334,13 +334,20 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
                                f"block_size={block_size}, use_mla=True", "platforms/cuda.py:512-516 @0.34.0")
         if fp8 and not (major == 10 and not e5m2):
             raise BadInput(f"vLLM MLA with a {kv_dtype} KV cache on SM {sm} is not modelled (checked: fp8 on SM 10.0)")
-        attn = "FLASH_ATTN_MLA" if major == 9 else "FLASHINFER_MLA"
+        # the first backend whose kernel block sizes take a user's --block-size (FLASHINFER_MLA [32, 64],
+        # CUTLASS_MLA [128], FLASH_ATTN_MLA / TRITON_MLA multiples of 16: v1/attention/backends/mla/*.py @0.34.0)
+        if block_size is not None and (block_size % 16 or (major == 10 and block_size == 128)):
+            raise BadInput(f"vLLM MLA with --block-size {block_size} on SM {sm} is not modelled")
+        if major == 9:
+            attn = "FLASH_ATTN_MLA"
+        else:
+            attn = "FLASHINFER_MLA" if block_size in (None, 32, 64) else "TRITON_MLA"  # case rnd4-058: 48
     elif dtype == "float32":
         attn = "TRITON_ATTN"  # neither FlashAttention nor FlashInfer runs float32 (case qwen3-8b-h100-fp32)
     elif major == 10:
         attn = "FLASHINFER"
     elif family == "gpt_oss":
-        if fp8 and not (major == 9 or (e5m2 and major == 8)):
+        if fp8 and major == 12:
             raise BadInput(f"vLLM gpt-oss with a {kv_dtype} KV cache on SM {sm} is not modelled")
         if major == 9:  # FA3 takes sinks and an e4m3 KV cache, not e5m2 (cases rnd3-065, rnd3-070)
             attn = "FLASHINFER" if e5m2 else "FLASH_ATTN"
@@ -352,6 +359,15 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
         attn = "FLASH_ATTN"
     if attn.startswith("FLASHINFER") and flashinfer != "cubin":
         attn = _without_flashinfer(attn, family, major, fp8, flashinfer, sm, device_name)
+    if block_size is not None and family != "mla" and block_size % 16:
+        # checked: 16, 32, 48, 64, 128, 256 keep the backend chosen above (every random case)
+        raise BadInput(f"vLLM --block-size {block_size} (not a multiple of 16) is not modelled")
+    if attn == "TRITON_ATTN" and fp8 and str(sm) in ("8.0", "8.6"):
+        # TritonAttentionImpl: an fp8 KV cache needs native fp8e4nv, SM 8.9+ (v1/attention/backends/
+        # triton_attn.py:513-527 @0.34.0; cases nofi-nemo-a100-fp8kv, rnd4-046)
+        raise VllmRejected("load_model", "ValueError", "FP8 KV cache is not supported by the Triton attention backend "
+                           f"on {device_name} (compute capability {sm}); native FP8 (fp8e4nv) requires SM89+. Re-run "
+                           "with --kv-cache-dtype bfloat16.", "v1/attention/backends/triton_attn.py:513-527 @0.34.0")
     return tuple(dict.fromkeys(attn if t == "attention" else t for t in layer_order))
 
 
@@ -359,7 +375,7 @@ def _without_flashinfer(attn: str, family: str, major: int, fp8: bool, flashinfe
                         device_name: str) -> str:
     """The next valid backend when FlashInfer is not installed (the oracle's flashinfer=absent set,
     tests/golden/vllm_config/noflashinfer.jsonl): FLASH_ATTN on SM 10.x, CUTLASS_MLA for MLA on SM 10.x, else
-    TRITON_ATTN, whose fp8 KV cache needs SM 8.9+ (a load-time error on SM 8.0). 'jit' (the python package
+    TRITON_ATTN (whose fp8 KV cache needs SM 8.9+: checked by the caller). 'jit' (the python package
     without its cubins) works or not depending on nvcc: refused."""
     if flashinfer != "absent":
         raise BadInput(f"vLLM with FlashInfer installed as {flashinfer!r} is not modelled (modelled: cubin, absent)")
@@ -369,10 +385,6 @@ def _without_flashinfer(attn: str, family: str, major: int, fp8: bool, flashinfe
         if fp8:
             raise BadInput("vLLM without FlashInfer, fp8 KV cache on SM 10.x is not modelled")
         return "FLASH_ATTN"
-    if fp8 and major < 9 and sm != "8.9":
-        raise VllmRejected("load_model", "ValueError", "FP8 KV cache is not supported by the Triton attention backend "
-                           f"on {device_name} (compute capability {sm}); native FP8 (fp8e4nv) requires SM89+. Re-run "
-                           "with --kv-cache-dtype bfloat16.", "case nofi-nemo-a100-fp8kv @0.34.0")
     return "TRITON_ATTN"
 
 
@@ -516,7 +528,8 @@ def _verify_model(args: dict, text: dict, family: str, tp: int, dp: int, prefix:
     if kv in ("float16", "bfloat16") and kv != dtype:  # _reject_mismatched_float_kv_cache (config/vllm.py:1431-1447)
         allowed = f"`auto` or `{dtype}`" if dtype in ("float16", "bfloat16") else "`auto`"
         raise _rejected("engine_config", "ValidationError", f'kv_cache_dtype="{kv}" is incompatible with '
-                        f'dtype="{dtype}". Please set `--kv-cache-dtype` to {allowed}.', "config/vllm.py:1431-1447 @0.34.0")
+                        f'dtype="{dtype}". Please set `--kv-cache-dtype` to {allowed}.',
+                        "config/vllm.py:1431-1447 @0.34.0")
     heads = int(text.get("num_attention_heads") or 0)
     if heads % tp:
         raise _rejected("engine_config", "ValidationError", f"Total number of attention heads ({heads}) must be "
@@ -529,11 +542,18 @@ def _verify_model(args: dict, text: dict, family: str, tp: int, dp: int, prefix:
                             "0 when expert parallelism is enabled.", "config/model.py:1518-1523 @0.34.0")
         if dp > 1:
             raise BadInput("vLLM --enable-expert-parallel with --data-parallel-size > 1 is not modelled")
+    if kv == "fp8_e5m2" and quantization == "modelopt_mixed":
+        # a checkpoint with KV scales (model_executor/layers/attention/attention.py:216-235 @0.34.0; rnd4-067)
+        raise _rejected("load_model", "ValueError", "fp8_e5m2 kv-cache is not supported with fp8 checkpoints.",
+                        "model_executor/layers/attention/attention.py:216-235 @0.34.0")
+    if kv == "fp8_e5m2" and quantization == "fp8" and args.get("quantization") is None and family != "mla":
+        raise BadInput("vLLM fp8_e5m2 KV cache with an FP8 checkpoint is not modelled")
     if quantization is not None and dtype != "bfloat16" and not (quantization == "fp8" and dtype == "float16"):
         # the quantization config's supported activation dtypes (VllmConfig._get_quantization_config)
         if quantization == "gpt_oss_mxfp4":
             raise _rejected("engine_config", "ValidationError", f"torch.{dtype} is not supported for quantization "
-                            "method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]", "config/vllm.py:899-905 @0.34.0")
+                            "method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]",
+                            "config/vllm.py:899-905 @0.34.0")
         raise BadInput(f"vLLM {quantization} weights with a {dtype} model dtype are not modelled")
     if family in _HYBRID:
         # MambaModelConfig.verify_and_update_config (model_executor/models/config.py:1081-1110 @0.34.0): the
@@ -631,9 +651,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     mamba_mode = _verify_model(args, text, family, tp, dp, prefix, chunked, kv, dtype, quantization)
     if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
         # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
-        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070): checked on dense models only (the hybrids
-        # may take the breakable CUDA graph instead)
-        if family not in ("dense", "moe", "gdn"):
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE, GDN and Mamba2 models
+        if family not in ("dense", "moe", "gdn", "mamba2"):
             raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
         if family != "gdn" or v == "0.33.0":  # 0.34's GDN hybrids keep it: breakable CUDA graphs (rnd3-086)
             mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
