@@ -26,7 +26,7 @@ from planner.engines.sglang.frontend import finish_plan
 from planner.engines.sglang.flag_hints import flag_error, spelling_default
 from planner.hardware.profiles import find_profile
 from planner.engines.sglang.plan import Plan, make_plan
-from planner.cli_engines import add_engine_args, wants_engine
+from planner.cli_engines import add_engine_args, batch_engine_options, wants_engine
 from planner.cli_io import _ClosedStdout, _say_error, one_line, write_out
 from planner.engines.sglang.cli_modes import add_hardware_args, other_mode
 from planner.engines.sglang.report import render_search, render_text, to_dict
@@ -715,6 +715,7 @@ def _main(argv: list[str], state: dict[str, int] | None = None) -> int:
         return EXIT_FITS
     ns, sglang_flags = _parser().parse_known_args(argv)
     if ns.batch:
+        batch_engine_options(ns, argv)  # a line names its engine ("engine": "vllm"), not the command line
         return run_batch(ns.batch, ns.sglang_version, sys.stdout, ns.jobs)
     if wants_engine(ns, argv, paste) != "sglang" or ns.compare_engines:  # vLLM, or both side by side
         return _engine_mode(ns, argv, sglang_flags, paste)

@@ -96,13 +96,24 @@ def wants_engine(ns: Any, argv: list[str], paste: list[str] | None) -> str:
     return name
 
 
-def vllm_version(text: str | None, paste: list[str] | None) -> tuple[str, str]:
+def batch_engine_options(ns: Any, argv: list[str]) -> None:
+    """--batch takes the engine per line: --engine vllm, --vllm-version, --compare-engines or a vLLM measured input
+    on its command line would be ignored, so each is bad input naming the line's key instead."""
+    keys = {"--engine": '"engine": "vllm"', "--vllm-version": '"vllm_version"', "--compare-engines": None,
+            **{"--" + m.replace("_", "-"): f'"measured": {{"{m}": ...}}' for m in VLLM_MEASURED}}
+    for opt, key in keys.items():
+        if _given(argv, opt) and not (opt == "--engine" and ns.engine == "sglang"):
+            raise BadInput(f"{opt}: not taken with --batch" + (f"; give {key} on each line" if key else ""))
+
+
+def vllm_version(text: str | None, paste: list[str] | None) -> tuple[str | None, str]:
     """(release, where it came from): --vllm-version (0.33 / 0.34 / 0.33.0 / 0.34.0), else the release the pasted
-    command names (docker tag, pip / uv pin), else the vllm installed here (its metadata: vllm is never
-    imported), else the latest modelled. A release not modelled is bad input, never the nearest one."""
+    command names (docker tag, pip / uv pin); else (None, ...): PlanRequest.version None, vLLM's front end's
+    default_version() (the vllm installed here, read from its metadata, else the latest modelled), which names
+    where it came from. A release not modelled is bad input, never the nearest one."""
     from planner.engines.registry import releases  # noqa: PLC0415
 
-    versions, latest = releases("vllm")
+    versions, _ = releases("vllm")
 
     def norm(v: str, where: str) -> str:
         full = v if v.count(".") >= 2 else v + ".0"
@@ -118,23 +129,7 @@ def vllm_version(text: str | None, paste: list[str] | None) -> tuple[str, str]:
         found = release_of_paste(paste, "vllm")
         if found is not None and found[0] is not None:
             return norm(found[0], f"{found[1]} says"), found[1]
-    installed = installed_vllm()
-    if installed is not None:
-        try:
-            return norm(installed, "installed"), f"the vllm {installed} installed here"
-        except BadInput:
-            return latest, f"vllm {installed} is installed but not modelled; using {latest}"
-    return latest, f"no vllm installed here; the latest modelled release ({latest})"
-
-
-def installed_vllm() -> str | None:
-    """The vllm distribution's version from its metadata (vllm itself is never imported)."""
-    from importlib import metadata  # noqa: PLC0415
-
-    try:
-        return metadata.version("vllm")
-    except metadata.PackageNotFoundError:
-        return None
+    return None, "the engine's default (the vllm installed here, else the latest modelled)"
 
 
 def measured_of(ns: Any, engine: str) -> dict[str, float]:

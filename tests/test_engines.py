@@ -155,6 +155,9 @@ def test_vllm_absent_is_refused_by_name(argv):
      "SGLang's only; give one GPU with --engine vllm"),
     (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
     (["--compare-engines", "--free-after-load-gib", "-3"], "--free-after-load-gib: -3 GiB is out of range"),
+    (["--batch", "x.jsonl", "--engine", "vllm"], '--engine: not taken with --batch; give "engine": "vllm" on each line'),
+    (["--batch", "x.jsonl", "--weights-gib", "3"], '--weights-gib: not taken with --batch; give "measured": '
+     '{"weights_gib": ...} on each line'),
     (["--engine", "vllm", "--", "python", "-m", "sglang.launch_server", "--model-path", "X"],
      "--engine vllm: the pasted command is an SGLang launch; drop --engine or paste a vLLM command"),
 ])
@@ -163,7 +166,7 @@ def test_engine_option_errors_are_one_line(argv, message):
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
 
 
-def test_vllm_version_from_the_paste_and_the_installed_metadata(monkeypatch):
+def test_vllm_version_from_the_option_or_the_paste_else_the_engines_default():
     from planner import cli_engines
 
     assert cli_engines.vllm_version("0.33", None) == ("0.33.0", "--vllm-version")
@@ -172,12 +175,8 @@ def test_vllm_version_from_the_paste_and_the_installed_metadata(monkeypatch):
     assert got == ("0.33.0", "the tag of pasted docker image vllm/vllm-openai:v0.33.0")
     with pytest.raises(BadInput, match=r"says vLLM 0\.30\.1: not modelled"):
         cli_engines.vllm_version(None, ["pip install vllm==0.30.1 && vllm serve M"])
-    monkeypatch.setattr(cli_engines, "installed_vllm", lambda: "0.33.0")
-    assert cli_engines.vllm_version(None, None) == ("0.33.0", "the vllm 0.33.0 installed here")
-    monkeypatch.setattr(cli_engines, "installed_vllm", lambda: "0.35.1")
-    assert cli_engines.vllm_version(None, None)[0] == "0.34.0"
-    monkeypatch.setattr(cli_engines, "installed_vllm", lambda: None)
-    assert cli_engines.vllm_version(None, None)[0] == "0.34.0"
+    assert cli_engines.vllm_version(None, ["vllm serve M"])[0] is None  # PlanRequest.version None: the engine's
+    assert cli_engines.vllm_version(None, None)[0] is None  # default_version() (installed here, else the latest)
 
 
 # ---- the CLI with a vLLM front end (a stand-in that records what it is asked) ------------------------------------
@@ -198,7 +197,8 @@ class _FakeVllm:
     def plan(self, request: PlanRequest) -> PlanOutcome:
         self.requests.append(request)
         fits = "--max-num-seqs" in request.flags
-        return PlanOutcome(engine="vllm", version=request.version, verdict="fits" if fits else "rejected",
+        return PlanOutcome(engine="vllm", version=request.version or self.default_version()[0],
+                           verdict="fits" if fits else "rejected",
                            exit_code=0 if fits else 1, text="vLLM REPORT\n", json={"engine": "vllm", "summary": {}},
                            capacity={"kv_tokens": 1000, "context_len": 4096, "max_concurrency_x": 7.5,
                                      "max_concurrency": 7, "kv_bytes": 1 << 30})
@@ -241,6 +241,7 @@ def test_compare_engines_side_by_side(fake_vllm):
     assert code == 1  # the stand-in rejects: not both fit
     # the same workload: each engine serves 4096-token requests under its own flag
     assert fake_vllm.requests[-1].flags == ("--max-model-len", "4096") and fake_vllm.requests[-1].search is False
+    assert fake_vllm.requests[-1].version is None  # no release named: vLLM's front end's default_version()
     lines = out.splitlines()
     assert lines[0] == ("Engines compared on rtxpro6000, model qwen3.6-27b: --context-length / --max-model-len 4,096")
     assert "vLLM 0.34.0" in lines[1] and "SGLang 0.5." in lines[1]
