@@ -145,4 +145,4 @@ def test_a_verdict_the_estimates_error_could_flip_says_so():
                                   {}, "0.34", {}), sizer=size, estimator=est)
     assert o.verdict == "fits" and o.json["confidence"]["level"] == "low"
     assert "exceeds available Mamba cache blocks (730)" in o.json["confidence"]["note"]
-    assert "LOW CONFIDENCE" in o.text.splitlines()[3]
+    assert "LOW CONFIDENCE" in o.text.split("\n\n")[0]  # under the verdict, before the first section

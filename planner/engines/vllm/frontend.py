@@ -30,8 +30,8 @@ from planner.hardware.profiles import GpuProfile
 
 # cudaMemGetInfo totals read in public vLLM logs ("(.../T GiB)"), for profiles that hold no measured CUDA total
 CUDA_TOTAL_READINGS: dict[str, tuple[float, str]] = {
-    "rtxpro6000": (94.97, "public vLLM logs of this card print '(.../94.97 GiB)' (2-decimal GiB; "
-                          "../shared/reference/vllm-0.33-memory.md section 2.5)"),
+    "rtxpro6000": (94.97, "third-party vLLM logs of this card print '(.../94.97 GiB)'; "
+                          "--cuda-total-mib gives your card's own"),
 }
 
 

@@ -177,7 +177,56 @@ def render(d: dict[str, Any]) -> str:
             lines += [""] + block
     lines += ["", "Launch:" if not d.get("recommendation", {}) or not d["recommendation"].get("found")
               else "Recommended launch:", "  " + d["launch"]]
-    return "\n".join(lines)
+    return wrap("\n".join(lines), width())
+
+
+def width() -> int:
+    """COLUMNS, else the real terminal's width, else 100; kept within [40, 400] (as the SGLang report)."""
+    import shutil  # noqa: PLC0415
+
+    return max(40, min(400, shutil.get_terminal_size((100, 24)).columns))
+
+
+def wrap(text: str, columns: int) -> str:
+    """Every line wrapped to ``columns``, continuations indented two more spaces; words (flags, numbers, quoted
+    log text) are never broken. A ``vllm serve`` line wraps with `` \\`` continuations, so it still pastes."""
+    import textwrap  # noqa: PLC0415
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= columns:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        if line.lstrip().startswith("vllm serve "):
+            out.extend(_shell_wrap(line.strip(), columns, indent))
+            continue
+        out.extend(textwrap.wrap(line, columns, subsequent_indent=indent + "  ", break_long_words=False,
+                                 break_on_hyphens=False) or [line])
+    return "\n".join(out)
+
+
+def _shell_wrap(command: str, columns: int, indent: str) -> list[str]:
+    """A launch line split before its flags, each line but the last ending in `` \\`` (bash joins them back)."""
+    import shlex  # noqa: PLC0415
+
+    words = shlex.split(command)
+    parts: list[str] = []
+    for w in words:  # a flag and its value stay together
+        q = shlex.quote(w)
+        if parts and not w.startswith("--") and parts[-1].startswith("--") and " " not in parts[-1]:
+            parts[-1] += " " + q
+        else:
+            parts.append(q)
+    lines, cur = [], indent
+    for p in parts:
+        if cur.strip() and len(cur) + 1 + len(p) + 2 > columns:
+            lines.append(cur + " \\")
+            cur = indent + "    " + p
+        else:
+            cur = cur + (" " if cur.strip() else "") + p
+    lines.append(cur)
+    return lines
 
 
 __all__ = ["render"]
