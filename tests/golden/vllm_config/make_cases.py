@@ -351,7 +351,7 @@ def _line(c) -> str:
 def main():
     here = Path(__file__).parent
     nofi = [(*c, {}, {"flashinfer": "absent"}) for c in NO_FLASHINFER]
-    rnd = random_cases(1, 80) + random_cases(2, 60) + wide_random_cases(3, 100) + wide_random_cases(4, 100)
+    rnd = random_cases(1, 80) + random_cases(2, 60) + wide_random_cases(3, 100) + wide_random_cases(4, 100) + wide_random_cases(5, 100)
     for name, cases in (("cases.jsonl", CASES), ("random.jsonl", rnd),
                         ("noflashinfer.jsonl", nofi)):
         ids = [c[0] for c in cases]
