@@ -43,8 +43,6 @@ REFUSED = {
     "rnd4-051-Nemotron-H-56B-Base-8K-rtxpro": "--enable-expert-parallel on mamba2",
     "rnd5-030-Nemotron-H-56B-Base-8K-rtx4090": "--enable-expert-parallel on mamba2",
     "rnd5-098-Nemotron-H-56B-Base-8K-h100": "--enable-expert-parallel on mamba2",
-    # vLLM: FULL_DECODE_ONLY, then Triton's fp8 KV load error on the A100 (TORCH_COMPILE_DISABLE on gpt-oss unchecked)
-    "rnd5-044-gpt-oss-20b-a100": "TORCH_COMPILE_DISABLE=1 on gpt_oss",
 }
 
 

@@ -668,8 +668,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     mamba_mode = _verify_model(args, text, family, tp, dp, prefix, chunked, kv, dtype, quantization)
     if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
         # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
-        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE, GDN and Mamba2 models
-        if family not in ("dense", "moe", "gdn", "mamba2"):
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE, GDN, Mamba2, gpt-oss
+        if family not in ("dense", "moe", "gdn", "mamba2", "gpt_oss"):
             raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
         if family != "gdn" or v == "0.33.0":  # 0.34's GDN hybrids keep it: breakable CUDA graphs (rnd3-086)
             mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
