@@ -11,7 +11,7 @@ What SGLang does when the gate (:func:`gate`, post_capture_kv_sizing_planned, :d
    ``512 + max(chunk, 2048)*1.5 + tp*pp/8*1024``, at least 10240 on a GPU over 60 GiB (mamba_pre_capture_reserve_mb,
    srt/server_args.py:4143-4162 and srt/mem_cache/kv_cache_configurator.py:1539-1546 @0.5.16;
    pre_capture_activation_reserve_mb, srt/server_args.py:4861-4880 and kv_cache_configurator.py:1626-1634 @0.5.17;
-   srt/runtime_context.py:1436-1465 @0.5.18; srt/arg_groups/overrides.py:194-210 and kv_cache_configurator.py:
+   the runtime copy runtime_context.py:1436-1466 @0.5.18; srt/arg_groups/overrides.py:194-210 and kv_cache_configurator.py:
    3007-3032 @0.5.23, the runtime's copy runtime_context.py:1797-1819):
    the mamba states are a fixed allocation; the KV pool is only a CUDA-VMM *virtual* reservation of that size
    (0.5.18+ log it as ``VA upper bound``, srt/mem_cache/memory_pool.py:1685-1693 @0.5.18, :2088 @0.5.23; 0.5.16-0.5.17
