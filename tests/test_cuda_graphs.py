@@ -199,18 +199,20 @@ def test_a_figure_taken_from_a_table_appears_verbatim_in_its_excerpt():
                 assert f"| {v:.2f} |" in text, (e["id"], v)
 
 
-def test_post_capture_kv_sizing_is_planned_on_0_5_23_and_refused_by_name_where_not_modelled():
-    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING: modelled for 0.5.23 (pipeline/post_capture.py, tests/test_post_capture.py);
-    0.5.16-0.5.22 read it with other gates and floors, so a plan there is refused with one line naming it (exit 2),
-    never planned as if it were off; 0.5.11 does not read it."""
+def test_post_capture_kv_sizing_is_planned_on_0_5_16_to_0_5_23_and_refused_by_name_where_not_modelled():
+    """SGLANG_ENABLE_POST_CAPTURE_KV_SIZING: modelled for 0.5.16-0.5.23, each release's gate and floors checked
+    against its own oracle (pipeline/post_capture.py, tests/test_post_capture.py); a launch it does not model (the
+    unified arena, which 0.5.16-0.5.20 do not gate) is refused with one line naming it (exit 2), never planned as if
+    it were off; 0.5.11 does not read it."""
     from planner.cli import main
     from planner.errors import BadInput
 
-    on = planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.23",
-                      env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"})
-    assert on.post_capture is not None and on.args.post_capture_kv
-    with pytest.raises(BadInput, match="SGLANG_ENABLE_POST_CAPTURE_KV_SIZING.*0.5.23 only"):
-        planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.20",
+    for release in ("0.5.16", "0.5.20", "0.5.23"):
+        on = planner.plan("rtx5090", "qwen3-8b", "", sglang_version=release,
+                          env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"})
+        assert on.post_capture is not None and on.args.post_capture_kv
+    with pytest.raises(BadInput, match="SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 with --enable-unified-memory"):
+        planner.plan("rtxpro6000", "qwen3.6-27b", "--enable-unified-memory", sglang_version="0.5.20",
                      env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"})
     old = planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.11",
                        env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "1"})
@@ -218,5 +220,5 @@ def test_post_capture_kv_sizing_is_planned_on_0_5_23_and_refused_by_name_where_n
     off = planner.plan("rtx5090", "qwen3-8b", "", sglang_version="0.5.23",
                        env={"SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "0"})
     assert off.verdict == "fits" and off.post_capture is None
-    assert main(["--gpu", "rtx5090", "--model", "qwen3-8b", "--sglang-version", "0.5.20",
-                 "--env", "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1"]) == 2
+    assert main(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "0.5.20",
+                 "--env", "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1", "--", "--enable-unified-memory"]) == 2

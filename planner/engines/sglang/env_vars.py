@@ -33,8 +33,8 @@ MODELLED: dict[str, str] = {
     "SGLANG_VLM_CACHE_SIZE_MB": "the multimodal KV reserve, 0.5.18+ (pipeline/memory_profile.py)",
     "SGLANG_MM_FEATURE_CACHE_MB": "the multimodal feature-cache reserve (pipeline/memory_profile.py)",
     "SGLANG_RAGGED_VERIFY_MODE": "the DSpark confidence head (pipeline/dflash.py)",
-    "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "post-capture KV sizing, 0.5.23 (pipeline/post_capture.py; 0.5.16-0.5.22 "
-                                            "refuse it by name)",
+    "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "post-capture KV sizing, 0.5.16-0.5.23, each release's own gate and "
+                                            "floors (pipeline/post_capture.py)",
 }
 
 #: name -> the last release whose rules use it (the planner's switches; later releases may still read it elsewhere)

@@ -1,23 +1,29 @@
 """SGLang's opt-in post-capture KV sizing (env ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING``, 0.5.16+, default off:
-srt/environ.py:640 @0.5.23), modelled for the releases in :data:`MODELLED` (0.5.23).
+srt/environ.py:337 @0.5.16, :640 @0.5.23), modelled for every release in :data:`MODELLED` (0.5.16-0.5.23), each
+checked against its own oracle (tests/golden/post_capture/oracle-<release>.json).
 
-What SGLang does when the gate (:func:`planned`, srt/arg_groups/overrides.py:1791-1862 @0.5.23) holds:
+What SGLang does when the gate (:func:`gate`, post_capture_kv_sizing_planned, :data:`GATE_CITE`) holds:
 
-1. mem_fraction_static's default skips the activation / CUDA-graph reserve: ``reserved = 1536 + tp*pp/8*1024``
-   MiB (srt/arg_groups/memory_hook.py:291-295 @0.5.23; 512 in 0.5.16-0.5.17); a multimodal model takes
-   ``8192 / gpu_mem`` off the fraction instead of the ViT factor (:417-428).
+1. mem_fraction_static's default skips the activation / CUDA-graph reserve: ``reserved = FLOOR + tp*pp/8*1024``
+   MiB, FLOOR 512 in 0.5.16-0.5.17 and 1536 from 0.5.18 (:data:`MODELLED`). A multimodal model keeps the ViT factor
+   in 0.5.16-0.5.19 and takes ``8192 / gpu_mem`` off instead from 0.5.20 (:func:`vlm_fixed_reserve`).
 2. The pools are sized as usual from that fraction, with the slack floored for a hybrid (mamba) model at
-   ``pre_capture_activation_reserve_mb`` = ``512 + max(chunk, 2048)*1.5 + tp*pp/8*1024``, at least 10240 on a
-   GPU over 60 GiB (srt/mem_cache/kv_cache_configurator.py:3007-3032; srt/arg_groups/overrides.py:194-210 @0.5.23,
-   the same formula as the copy the runtime calls, runtime_context.py:1797-1819):
+   ``512 + max(chunk, 2048)*1.5 + tp*pp/8*1024``, at least 10240 on a GPU over 60 GiB (mamba_pre_capture_reserve_mb,
+   srt/server_args.py:4143-4162 and srt/mem_cache/kv_cache_configurator.py:1539-1546 @0.5.16;
+   pre_capture_activation_reserve_mb, srt/server_args.py:4861-4880 and kv_cache_configurator.py:1626-1634 @0.5.17;
+   the runtime copy runtime_context.py:1436-1466 @0.5.18; srt/arg_groups/overrides.py:194-210 and kv_cache_configurator.py:
+   3007-3032 @0.5.23, the runtime's copy runtime_context.py:1797-1819):
    the mamba states are a fixed allocation; the KV pool is only a CUDA-VMM *virtual* reservation of that size
-   (its log line says ``VA upper bound``, srt/mem_cache/memory_pool.py:2088 @0.5.23).
+   (0.5.18+ log it as ``VA upper bound``, srt/mem_cache/memory_pool.py:1685-1693 @0.5.18, :2088 @0.5.23; 0.5.16-0.5.17
+   as ``KV Cache is allocated``: :func:`va_log_words`).
 3. After the CUDA graphs are captured the KV pool is backed from what is then free
-   (srt/model_executor/model_runner_components/kv_pool_runtime.py:59-140 @0.5.23):
+   (srt/model_executor/model_runner_components/kv_pool_runtime.py:39-104 @0.5.16, :59-140 @0.5.23):
    ``budget = int(max(0, free - headroom - mm) * 2^30)`` with ``headroom = P*(1-f)``, floored at the same
    activation reserve for a hybrid model or when the decode graph's max batch is under max_running_requests,
-   and ``tokens = min(budget // cell, page-aligned, the pre-capture tokens)``; max_running_requests is re-capped
-   for the smaller pool (:173-189).
+   ``mm`` the multimodal reserve from 0.5.18 (kv_pool_runtime.py:81-86 @0.5.18; 0 before), and
+   ``tokens = min(budget // cell, page-aligned, the pre-capture tokens)`` (config_from_budget,
+   kv_cache_configurator.py:1679-1701 @0.5.16, :3192-3227 @0.5.23); max_running_requests is re-capped for the
+   smaller pool (kv_pool_runtime.py:89-104 @0.5.16, :162-177 @0.5.23).
 
 The planner cannot measure the free memory after capture: it takes its own post-pool estimate (the attention
 workspace and the prefill + decode CUDA graphs, :mod:`.headroom`), so the post-capture pool rests on that
@@ -36,8 +42,36 @@ from planner.engines.sglang.rules import version_key
 ENV = "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING"
 GIB = 1 << 30
 
-#: release -> the fraction's floor in MiB under post-capture sizing (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
-MODELLED = {"0.5.23": 1536}
+#: release -> the fraction's floor in MiB under post-capture sizing: ``reserved_mem = FLOOR + tp*pp/8*1024``
+#: (srt/server_args.py:4055-4059 @0.5.16, :4754-4758 @0.5.17, :4949-4953 @0.5.18; srt/arg_groups/memory_hook.py:232-236
+#: @0.5.19, :284-288 @0.5.20, :284-288 @0.5.21, :293-297 @0.5.22, :291-295 @0.5.23). Each release's gate, fraction and
+#: VA upper bound are checked against its own oracle (tests/golden/post_capture/oracle-<release>.json).
+MODELLED = {"0.5.16": 512, "0.5.17": 512, "0.5.18": 1536, "0.5.19": 1536, "0.5.20": 1536, "0.5.21": 1536,
+            "0.5.22": 1536, "0.5.23": 1536}
+
+#: where each release's gate lives (post_capture_kv_sizing_planned)
+GATE_CITE = {"0.5.16": "srt/server_args.py:4105-4141 @0.5.16", "0.5.17": "srt/server_args.py:4810-4859 @0.5.17",
+             "0.5.18": "srt/server_args.py:5006-5055 @0.5.18",
+             "0.5.19": "srt/arg_groups/overrides.py:1750-1797 @0.5.19",
+             "0.5.20": "srt/arg_groups/overrides.py:1803-1850 @0.5.20",
+             "0.5.21": "srt/arg_groups/overrides.py:1695-1750 @0.5.21",
+             "0.5.22": "srt/arg_groups/overrides.py:1738-1809 @0.5.22",
+             "0.5.23": "srt/arg_groups/overrides.py:1791-1862 @0.5.23"}
+
+
+def vlm_fixed_reserve(version: str) -> bool:
+    """0.5.20+: a multimodal model takes a fixed ``8192 / gpu_mem`` off the post-capture fraction
+    (adjust_mem_fraction_for_vlm(..., post_capture_kv_sizing, gpu_mem), srt/arg_groups/memory_hook.py:410-424
+    @0.5.20, :417-428 @0.5.23). 0.5.16-0.5.19 apply the ViT factor as without it (srt/server_args.py:4090-4095
+    @0.5.16, :4795-4800 @0.5.17, :4991-4996 @0.5.18; arg_groups/memory_hook.py:270-282, 352-395 @0.5.19)."""
+    return version_key(version) >= (0, 5, 20)
+
+
+def va_log_words(version: str) -> str:
+    """How the pool's pre-capture reservation is logged: 0.5.18+ ``KV Cache VA upper bound``
+    (srt/mem_cache/memory_pool.py:1685-1693 @0.5.18, :2088-2096 @0.5.23); 0.5.16-0.5.17 log it as
+    ``KV Cache is allocated`` although it is only reserved (memory_pool.py:1616-1622 @0.5.16, :1670-1678 @0.5.17)."""
+    return "VA upper bound" if version_key(version) >= (0, 5, 18) else "KV Cache is allocated"
 
 # the architectures whose gate is off (is_deepseek_v4 / is_minimax_sparse, srt/configs/model_config.py @0.5.23)
 _GATED_OFF_ARCHS = ("DeepseekV4ForCausalLM", "MiniMaxM3ForCausalLM", "MiniMaxSparseForCausalLM")
@@ -49,8 +83,8 @@ def requested(env: dict[str, str], version: str) -> bool:
 
 
 def refusal(env: dict[str, str], version: str) -> str | None:
-    """The one line refusing a release the planner does not model the feature for (0.5.16-0.5.22: their gates and
-    floors differ, srt/server_args.py:4105-4140 @0.5.16, :4810-4860 @0.5.17)."""
+    """The one line refusing a release the planner does not model the feature for (every release 0.5.16-0.5.23
+    is in :data:`MODELLED`; a later one is refused until checked against its own oracle)."""
     from planner.engines.sglang.pipeline.server_args import Rejected  # noqa: PLC0415
 
     try:
@@ -59,7 +93,7 @@ def refusal(env: dict[str, str], version: str) -> str | None:
     except Rejected:  # not a boolean: SGLang's own ValueError, raised where the flags resolve
         return None
     return (f"--env {ENV}=1: post-capture KV sizing is modelled for SGLang {', '.join(MODELLED)} only (SGLang "
-            f"{version} gates and reserves it differently); plan with --sglang-version 0.5.23 or without it")
+            f"{version} is not checked against its own code); plan without it or with one of those releases")
 
 
 def max_prefill_buffer_tokens(cps: int) -> int:
@@ -68,11 +102,14 @@ def max_prefill_buffer_tokens(cps: int) -> int:
 
 
 def gate(s: Any) -> tuple[bool, str]:
-    """post_capture_kv_sizing_planned (srt/arg_groups/overrides.py:1791-1862 @0.5.23) on an ArgState: (on, why).
-    Conditions the planner refuses elsewhere (KV-cache sharding, device, DCP, disaggregation, PP, the mooncake pool)
-    never reach here. Raises ValueError (a one-line refusal) for a condition it does not model."""
-    a = s.a
-    if not requested(s.env, s.rules.version):
+    """post_capture_kv_sizing_planned on an ArgState, as the launch's release has it (:data:`GATE_CITE`): (on, why).
+    Conditions the planner refuses elsewhere (KV-cache sharding, device, DCP, disaggregation, PP, the mooncake pool,
+    --kv-cache-dtype fp4_e2m1, which 0.5.16-0.5.20 gate off) never reach here. Raises ValueError (a one-line
+    refusal) for a condition it does not model."""
+    a, v = s.a, s.rules.version
+    k = version_key(v)
+    unified = bool(a.get("enable_unified_memory"))  # the flag, as the gate reads it (cfg.enable_unified_memory)
+    if not requested(s.env, v):
         return False, f"{ENV} is not set"
     if (a.get("dcp_size") or 1) != 1:
         raise ValueError("--dcp-size: decode context parallelism turns post-capture KV sizing off, and it is not "
@@ -83,27 +120,38 @@ def gate(s: Any) -> tuple[bool, str]:
         return False, "--enable-memory-saver keeps the heuristic reserve"
     if a.get("prefill_only_disable_kv_cache"):
         return False, "--prefill-only-disable-kv-cache keeps the heuristic reserve"
-    if s.unified:
-        if s.model.is_mambaish:
+    if unified and k >= (0, 5, 21):
+        if k < (0, 5, 22):  # unified arenas cannot resize (overrides.py:1703-1705 @0.5.21)
+            return False, "--enable-unified-memory keeps the heuristic reserve (its arena is backed before capture)"
+        if s.model.is_mambaish:  # only the hybrid-SWA byte pool resizes (overrides.py:1774-1785 @0.5.22)
             return False, "--enable-unified-memory with a hybrid (mamba) model keeps the heuristic reserve"
         raise ValueError(f"--env {ENV}=1 with --enable-unified-memory on a model without mamba layers is not "
                          "modelled by this planner yet")
+    if k < (0, 5, 17) and a.get("enable_dp_attention"):  # srt/server_args.py:4126 @0.5.16
+        return False, "--enable-dp-attention keeps the heuristic reserve (its prefill runs eager)"
     if str(a.get("speculative_algorithm") or "").upper() in ("DFLASH", "DSPARK"):
-        raise ValueError(f"--env {ENV}=1 with --speculative-algorithm {a['speculative_algorithm']}: the draft pool follows "
-                         "the target's post-capture backing and the sampling headroom is measured at runtime "
-                         "(kv_pool_runtime.py:114-120 @0.5.23); not modelled by this planner yet")
+        raise ValueError(f"--env {ENV}=1 with --speculative-algorithm {a['speculative_algorithm']}: the draft pool "
+                         "and the sampling headroom after capture are not modelled by this planner yet "
+                         "(kv_pool_runtime.py:34-48, 114-120 @0.5.23; the draft is a real allocation before 0.5.22)")
     if not s.decode_graph_on or s.disable_graph:
         return False, "the decode CUDA graph is disabled (eager decode keeps the heuristic reserve)"
-    if not s.prefill_graph_on or s.cps <= 0 or max_prefill_buffer_tokens(s.cps) > max(s.pcg_tokens or [0]):
+    if k < (0, 5, 17):  # 0.5.16 asks only that the prefill graph is on (srt/server_args.py:4127-4134 @0.5.16)
+        if not s.prefill_graph_on:
+            return False, "the prefill CUDA graph is disabled (eager prefill keeps the heuristic reserve)"
+    elif not s.prefill_graph_on or s.cps <= 0 or max_prefill_buffer_tokens(s.cps) > max(s.pcg_tokens or [0]):
         return False, ("the prefill CUDA graph does not cover the largest prefill chunk (off, or its largest captured "
                        "size is under --chunked-prefill-size), so eager prefill keeps the heuristic reserve")
     if s.arch in _GATED_OFF_ARCHS:
         return False, f"{s.arch} keeps the heuristic reserve"
+    if unified:  # 0.5.16-0.5.20 do not gate the unified arena: it would be sized before capture, unmodelled
+        raise ValueError(f"--env {ENV}=1 with --enable-unified-memory on SGLang {v} (its gate does not turn it off "
+                         "for the unified arena) is not modelled by this planner yet")
     return True, "on"
 
 
 def fraction_reserve_mib(tp: int, version: str) -> float:
-    """The fraction's reserve under post-capture sizing: floor + tp*pp/8*1024 (pp = 1)."""
+    """The fraction's reserve under post-capture sizing: the release's floor (:data:`MODELLED`) + tp*pp/8*1024
+    (pp = 1)."""
     return float(MODELLED[version]) + tp * 1 / 8 * 1024
 
 
@@ -248,7 +296,7 @@ def note(plan: Any) -> str:
         floor = " (the fraction's slack, P x (1 - f))"
     mm = f" and {pc['mm_gib']:.2f} GiB multimodal reserve" if pc["mm_gib"] else ""
     return (f"{ENV}=1: the KV pool is sized after the CUDA graphs are captured. SGLang reserves "
-            f"{pc['va_tokens']:,} tokens of virtual memory first (its log: 'VA upper bound'), then backs "
+            f"{pc['va_tokens']:,} tokens of virtual memory first (its log: '{va_log_words(plan.sglang_version)}'), then backs "
             f"{pc['tokens']:,} from what is free after capture less {pc['headroom_gib']:.2f} GiB headroom{floor}"
             f"{mm}. "
             f"The planner cannot measure that free memory: the pool rests on its estimate of what the capture "

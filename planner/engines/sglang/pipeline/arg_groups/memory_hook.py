@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from planner.engines.sglang.pipeline import disaggregation, dp_attention, mla
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
-from planner.engines.sglang.pipeline.post_capture import ENV, MODELLED, fraction_reserve_mib, gate, requested
+from planner.engines.sglang.pipeline.post_capture import (
+    ENV, GATE_CITE, MODELLED, fraction_reserve_mib, gate, requested, vlm_fixed_reserve,
+)
 from planner.engines.sglang.pipeline.server_args import (
     ArgState,
     _generate_cuda_graph_batch_sizes,
@@ -90,20 +92,22 @@ def mem_fraction_static(s: ArgState) -> None:
     s.post_capture_kv = pc_on
     if not pc_on and requested(s.env, rules.version) and rules.version in MODELLED:
         s.warn.append(f"{ENV}=1 has no effect here: {pc_why}, so SGLang sizes the KV pool before capture as usual "
-                      "(post_capture_kv_sizing_planned, srt/arg_groups/overrides.py:1791-1862 @0.5.23)")
+                      f"(post_capture_kv_sizing_planned, {GATE_CITE[rules.version]})")
     if pc_on and dp_attention.width(s.raw) > 1:
         from planner.engines.sglang.pipeline.server_args import _NotModelled  # noqa: PLC0415
 
         raise _NotModelled(f"{ENV}=1 with DP attention is not modelled by this planner yet")
     if mfs is None and pc_on:
-        # post-capture KV sizing: no activation / graph reserve (srt/arg_groups/memory_hook.py:291-295 @0.5.23)
+        # post-capture KV sizing: no activation / graph reserve, only the release's floor (post_capture.MODELLED)
         reserved = fraction_reserve_mib(s.tp, rules.version)
         mfs = round((gpu_mem - reserved) / gpu_mem, 3)
         s.why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}, post-capture KV "
-            f"sizing: reserved = {MODELLED[rules.version]} + tp x pp / 8 x 1024 (arg_groups/memory_hook.py:291-295 "
-            f"@{rules.version})")
-        if s.is_mm and not a["language_only"] and not a.get("language_model_only"):
+            f"sizing: reserved = {MODELLED[rules.version]} + tp x pp / 8 x 1024 (post_capture_kv_sizing_planned "
+            f"branch of the fraction @{rules.version})")
+        if not vlm_fixed_reserve(rules.version):  # 0.5.16-0.5.19: the ViT factor, as without it
+            mfs = _vit_factor(s, mfs)
+        elif s.is_mm and not a["language_only"] and not a.get("language_model_only"):
             mfs = mfs - 8 * 1024 / gpu_mem  # adjust_mem_fraction_for_vlm (arg_groups/memory_hook.py:417-428 @0.5.23)
             s.why["mem_fraction_static"] += f" - 8192 / {gpu_mem:.0f} (multimodal, memory_hook.py:417-428)"
     elif mfs is None:
@@ -138,12 +142,19 @@ def mem_fraction_static(s: ArgState) -> None:
         s.why["mem_fraction_static"] = (
             f"round((total {gpu_mem:.0f} MiB - reserved {reserved:g} MiB) / total, 3) = {mfs}"
             f" (_handle_gpu_memory_settings @{rules.version})")
-        if (s.is_mm and not a["language_only"] and s.model.raw.get("vision_config") is not None
-                and disaggregation.vlm_factor_applies(s)):
-            f = vlm_factor(s.model)
-            mfs = mfs * f
-            s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
+        mfs = _vit_factor(s, mfs)
     s.mfs = mfs
+
+
+def _vit_factor(s: ArgState, mfs: float) -> float:
+    """adjust_mem_fraction_for_vlm's ViT factor on the fraction (server_args.py:7137-7173 @0.5.11)."""
+    a = s.a
+    if (s.is_mm and not a["language_only"] and s.model.raw.get("vision_config") is not None
+            and disaggregation.vlm_factor_applies(s)):
+        f = vlm_factor(s.model)
+        mfs = mfs * f
+        s.why["mem_fraction_static"] += f" x multimodal ViT factor {f!r} (server_args.py:7137-7173 @0.5.11)"
+    return mfs
 
 
 def dp_attention_chunked_prefill(s: ArgState) -> None:
