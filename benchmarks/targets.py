@@ -64,6 +64,10 @@ README = [  # the README's plan commands that need no GPU, log or file
     "--gpu h100 --model qwen3.5-27b --free-before-load-gib 78.9 --free-after-load-gib 27.1",
     "--gpu b200 --model qwen3.6-27b --env SGLANG_MAMBA_SSM_DTYPE=bfloat16",
     "--gpu rtxpro6000 --model qwen3.6-27b --json",
+    # vLLM (README "## vLLM"): the seed model under vLLM's defaults (rejected, then searched), a paste, both engines
+    "--engine vllm --gpu rtxpro6000 --model qwen3.6-27b",
+    "--gpu h100 -- vllm serve Qwen/Qwen3-8B --max-model-len 32768",
+    "--gpu rtxpro6000 --model qwen3.6-27b --compare-engines",
 ]
 
 
