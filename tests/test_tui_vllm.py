@@ -76,7 +76,8 @@ def test_engine_vllm_opens_vllms_screen_with_the_front_ends_plan():
             rec = want.json["recommendation"]
             assert " ".join(rec["changes"]) in text(screen, "#vrecommend")
             assert screen.view.command == want.launch
-            assert "vllm serve Qwen/Qwen3.6-27B" in text(screen, "#vcommand")
+            assert text(screen, "#vcommand").startswith("recommended (the search's):\n$ " + want.launch)
+            assert screen.query_one("#vcommand").size.height == 2
             assert f"{s['max_model_len']:,}" in text(screen, "#vcapacity")
     run(go())
 
@@ -99,6 +100,7 @@ def test_knobs_replan_and_show_blocks_tokens_and_concurrency():
             assert text(screen, "#vverdict").startswith("vLLM 0.34.0: FITS")
             assert "Available KV cache memory" in text(screen, "#vlog")
             assert screen.view.command == "vllm serve Qwen/Qwen3.6-27B --max-model-len 131072 --max-num-seqs 256"
+            assert text(screen, "#vcommand") == "$ " + screen.view.command  # the form's own launch: no label
             # the choice knobs: fp8 KV, prefix caching off, MTP 3
             field(screen, "--kv-cache-dtype").set_value("fp8")
             field(screen, vv.PREFIX).set_value("off")
@@ -155,6 +157,12 @@ def test_e_and_the_engine_select_switch_engines_keeping_each_form():
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, VllmScreen) and app.engine == "vllm"
+            # SGLang's own keys are off here (its search, table, filter, sort, help): nothing happens, nothing breaks
+            for action in ("search", "focus_filter", "sort", "table", "help"):
+                assert not app.check_action(action, ())
+            await pilot.press("s", "slash", "o", "t", "question_mark")
+            await pilot.pause()
+            assert app.screen is screen and not app.searching
             await type_into(pilot, screen, "--max-num-seqs", "128")
             await settle(pilot, screen)
             assert screen.view.verdict == "fits"

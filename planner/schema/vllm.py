@@ -65,7 +65,9 @@ _SUMMARY_REQUIRED = ("summary_version", "vllm_version", "outcome", "validated", 
 
 
 def summary() -> dict[str, Any]:
-    from planner.engines.vllm.sizing import SUMMARY_FIELDS  # noqa: PLC0415 - the oracle's names, in its order
+    from planner.engines.registry import optional  # noqa: PLC0415 - the oracle's names, in its order
+
+    SUMMARY_FIELDS = optional("vllm", "sizing", "SUMMARY_FIELDS") or ()
 
     props: dict[str, Any] = {}
     for f in (*SUMMARY_FIELDS, "extensible_measure", "rule"):

@@ -217,6 +217,15 @@ class PlannerApp(App[int]):
             raise BadInput("--gpu auto: vLLM's explorer plans a GPU profile; give --gpu NAME")
         return VllmScreen(gpu_id, model or v.DEFAULT_MODEL, flags, version)
 
+    # the SGLang screen's own actions: off (and out of the footer) while vLLM's screen shows
+    SGLANG_ACTIONS = frozenset({"search", "focus_filter", "sort", "table", "help", "inputs", "reset", "copy",
+                                "leave_field"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.SGLANG_ACTIONS and getattr(self.screen, "id", None) == "vllm":
+            return False
+        return True
+
     def action_switch_engine(self) -> None:
         """SGLang <-> vLLM: vLLM's screen over SGLang's (made from SGLang's GPU and model the first time)."""
         from planner.tui.vllm_screen import VllmScreen  # noqa: PLC0415

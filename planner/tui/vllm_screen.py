@@ -158,9 +158,16 @@ class VllmScreen(Screen):
     def _show_command(self) -> None:
         bar = self.query_one("#vcommand", Static)
         if self.view is not None and self.view.command:
-            bar.update(command_text(self.view.command, bar.content_size.width or 0))
+            rec = self.view.json.get("recommendation") or {}
+            line = command_text(self.view.command, bar.content_size.width or 0)
+            if rec.get("found"):  # the front end's launch is the search's, not the form's flags
+                from rich.text import Text  # noqa: PLC0415
+
+                line = Text.assemble(("recommended (the search's):\n", "dim"), line)
         else:
-            bar.update("(no command: fix the inputs)")
+            line = "(no command: fix the inputs)"
+        bar.update(line)
+        bar.styles.height = str(line).count("\n") + 1  # shell_wrap's lines (an auto height kept the first one's)
 
     def on_resize(self) -> None:
         self._show_command()

@@ -265,13 +265,18 @@ def resolve(gpu_id: str, model_ref: str) -> tuple[Any, Any, dict[str, str]]:
 
 
 def versions() -> tuple[str, ...]:
-    from planner.engines.vllm.inputs import VERSIONS  # noqa: PLC0415
+    from planner.engines.registry import releases  # noqa: PLC0415
 
-    return tuple(VERSIONS)
+    return tuple(releases("vllm")[0])
 
 
 def default_version(given: str | None) -> str:
-    """--vllm-version (0.33 / 0.34 / x.y.z) or the front end's default; BadInput for one not modelled."""
-    from planner.engines.vllm.frontend import version_of  # noqa: PLC0415
+    """--vllm-version (0.33 / 0.34 / x.y.z) as the CLI reads it, else the front end's default (the vllm installed
+    here, else the latest modelled); BadInput for a release not modelled."""
+    if given is not None:
+        from planner.cli_engines import vllm_version  # noqa: PLC0415
 
-    return version_of(given)[0]
+        return vllm_version(given, None)[0]
+    from planner.engines.registry import engine  # noqa: PLC0415
+
+    return engine("vllm").default_version()[0]
