@@ -580,8 +580,10 @@ def tui_main(argv: list[str]) -> int:
         raise BadInput("--sglang-version is an SGLang option; with --engine vllm give --vllm-version")
     from planner.tui import run_tui  # noqa: PLC0415 - Textual loads only for the TUI
 
-    return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version, engine=ns.engine,
-                   vllm_version=ns.vllm_version)
+    vllm = {"engine": "vllm", "vllm_version": ns.vllm_version} if ns.engine == "vllm" else {}
+    if ns.vllm_version and not vllm:
+        raise BadInput("--vllm-version is a vLLM option (add --engine vllm)")
+    return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version, **vllm)
 
 
 def raise_flag_error(plan: Plan, flags: list[str], launcher: str | None = None) -> None:

@@ -200,3 +200,25 @@ def test_plan_tui_engine_vllm_refuses_bad_input_before_the_app(capsys):
 
     assert main(["tui", "--engine", "vllm", "--sglang-version", "0.5.11"]) == 2
     assert "--sglang-version is an SGLang option" in capsys.readouterr().err
+
+
+def test_a_vllm_release_not_modelled_is_a_line_in_the_app(monkeypatch):
+    """``e`` when the vllm installed here is a release not modelled (the front end's default refuses it): a
+    notification naming it, SGLang's screen stays, no traceback."""
+    from planner.errors import BadInput
+
+    def refuse(given):
+        raise BadInput("vLLM 0.40.0 (installed here) is not modelled; modelled: 0.33.0, 0.34.0")
+
+    monkeypatch.setattr(vv, "default_version", refuse)
+
+    async def go():
+        app = PlannerApp(gpu="rtxpro6000", model="qwen3.6-27b", flags=[], env={}, version="0.5.11",
+                         auto_search=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await pilot.press("e")
+            await pilot.pause()
+            assert not isinstance(app.screen, VllmScreen) and app.engine == "sglang"
+            assert any("0.40.0" in str(n.message) for n in app._notifications)
+    run(go())

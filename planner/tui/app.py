@@ -237,9 +237,15 @@ class PlannerApp(App[int]):
         if self.screen is not self.screen_stack[0]:
             return  # the help is open
         if self._vllm is None:
+            from planner.errors import PlannerError  # noqa: PLC0415
+
             gpu = self.inputs.get("gpu")
             model = self.inputs.get("model-path") or self.inputs.get("model")
-            self._vllm = self._vllm_screen(v.DEFAULT_GPU if gpu == v.LIVE else gpu, model, [], None)
+            try:  # e.g. a vllm installed here whose release is not modelled: one line, the app goes on
+                self._vllm = self._vllm_screen(v.DEFAULT_GPU if gpu == v.LIVE else gpu, model, [], None)
+            except PlannerError as exc:
+                self.notify(str(exc), title="vLLM", severity="error")
+                return
             self.install_screen(self._vllm, name="vllm")  # installed: popped, it keeps its form
         self.engine = "vllm"
         self.push_screen("vllm")
