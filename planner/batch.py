@@ -96,9 +96,10 @@ SEARCH_ONLY = ("need_context", "need_concurrency", "speculative", "allow_fp8_kv"
 class PlainRequest:
     """A line :func:`plain_request` accepted: the fields the pydantic model would give it, with its defaults."""
 
-    __slots__ = FIELDS
+    __slots__ = (*FIELDS, "given")
 
     def __init__(self, values: dict[str, Any]) -> None:
+        self.given = frozenset(values)  # the keys the line holds (pydantic's model_fields_set)
         self.id = None
         self.flags, self.env = [], {}
         self.free_before_gib = self.free_after_gib = self.sglang_version = self.vllm_version = None
@@ -109,6 +110,12 @@ class PlainRequest:
         self.objective, self.top = "concurrency", 1
         for k, v in values.items():
             setattr(self, k, v)
+
+
+def given_keys(req: Any) -> frozenset[str]:
+    """The fields a parsed line holds (aliases under their field's name), whichever parser read it."""
+    got = getattr(req, "given", None)
+    return frozenset(req.model_fields_set if got is None else got)
 
 
 def _is_int(x: Any) -> bool:

@@ -572,10 +572,18 @@ def tui_main(argv: list[str]) -> int:
     p.add_argument("--sglang-version", metavar="X", help=f"whose rules to use (default: the installed sglang, else {LATEST})")
     p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                    help="an SGLang environment variable (repeatable)")
+    p.add_argument("--engine", choices=("sglang", "vllm"), default="sglang",
+                   help="whose explorer opens (e switches in the app); with vllm the other options are vLLM flags")
+    p.add_argument("--vllm-version", metavar="X", help="vLLM's release (0.33 / 0.34; default: as plan picks it)")
     ns, flags = p.parse_known_args(argv)
+    if ns.engine == "vllm" and ns.sglang_version:
+        raise BadInput("--sglang-version is an SGLang option; with --engine vllm give --vllm-version")
     from planner.tui import run_tui  # noqa: PLC0415 - Textual loads only for the TUI
 
-    return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version)
+    vllm = {"engine": "vllm", "vllm_version": ns.vllm_version} if ns.engine == "vllm" else {}
+    if ns.vllm_version and not vllm:
+        raise BadInput("--vllm-version is a vLLM option (add --engine vllm)")
+    return run_tui(ns.gpu, ns.model, flags, _parse_env(ns.env), version=ns.sglang_version, **vllm)
 
 
 def raise_flag_error(plan: Plan, flags: list[str], launcher: str | None = None) -> None:

@@ -291,9 +291,14 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     return outcome.exit_code
 
 
+# the batch keys SGLang's flag search reads and vLLM's does not (docs/json.md "vLLM")
+VLLM_LINE_REFUSES = ("speculative", "allow_fp8_kv", "allow_bf16_ssm", "allow_no_radix", "objective", "top")
+
+
 def batch_result(req: Any, h: dict[str, Callable]) -> dict[str, Any]:
-    """A --batch line for vLLM ("engine": "vllm", "vllm_version", "measured" under the vLLM oracle's names) -> its
-    result object (the front end's JSON); SGLang-only keys on it, or vLLM keys on an SGLang line, are its error."""
+    """A --batch line for vLLM ("engine": "vllm", "vllm_version", "measured" under the vLLM oracle's names;
+    "search": true runs vLLM's knob search for need_context / need_concurrency) -> its result object (the front
+    end's JSON); SGLang-only keys on it, or vLLM keys on an SGLang line, are its error."""
     from planner.engines.interface import PlanRequest  # noqa: PLC0415
     from planner.engines.registry import engine  # noqa: PLC0415
 
@@ -305,6 +310,14 @@ def batch_result(req: Any, h: dict[str, Callable]) -> dict[str, Any]:
                          ("free_after_gib", "measured.weights_gib")):
         if getattr(req, key) is not None:
             raise BadInput(f"'{key}' is SGLang's; a vLLM line takes {instead}")
+    from planner.batch import given_keys  # noqa: PLC0415
+
+    # SGLang's search knobs: vLLM's search has its own (planner/engines/vllm/search.py), so one given is refused,
+    # never ignored (an "allow_fp8_kv": false would not stop vLLM's search from trying --kv-cache-dtype fp8)
+    sglang_search = [k for k in VLLM_LINE_REFUSES if k in given_keys(req)]
+    if sglang_search:
+        raise BadInput(f"'{sglang_search[0]}' is read by SGLang's search only; a vLLM line's search (\"search\": true) "
+                       "takes need_context and need_concurrency")
     unknown = sorted(set(req.measured) - set(VLLM_MEASURED))
     if unknown:
         import difflib  # noqa: PLC0415

@@ -367,7 +367,7 @@ def _doc_section(heading: str) -> str:
                                                 ("batch", "## `plan --batch")])
 def test_docs_list_every_top_level_key(kind, heading):
     schema = load(kind)
-    obj = schema["$defs"]["result"] if kind == "batch" else schema
+    obj = schema["$defs"][{"plan": "sglang_plan", "check": "sglang_check", "batch": "sglang_result"}[kind]]
     section = _doc_section(heading)
     keys = set(obj["properties"]) - ({"schema_version", "id"} if kind == "batch" else set())
     if kind == "batch":  # the result repeats plan's keys (listed there); the section names its own

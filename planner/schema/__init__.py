@@ -7,6 +7,9 @@ Three kinds, one file each in this package (``plan.schema.json``, ``check.schema
 - ``check``: ``plan check LOG --json``;
 - ``batch``: one line of ``plan --batch FILE`` (a result, or a line's error).
 
+Each describes both engines: an output whose ``engine`` is ``"vllm"`` is vLLM's front end's object
+(:mod:`planner.schema.vllm`), any other SGLang's.
+
 Every output carries ``schema_version`` (= :data:`SCHEMA_VERSION`); each schema's ``$id`` names that
 version. The files are generated from :func:`build` (``python -m planner.schema --write``); a test checks
 they are current. The versioning policy and every key are in docs/json.md.
@@ -173,8 +176,8 @@ def _version() -> dict[str, Any]:
 def _plan_output(extra: dict[str, Any]) -> dict[str, Any]:
     """One closed object: schema_version, ``extra``, the plan's own keys, and the search's two (present when
     the search ran)."""
-    engine = {"const": "sglang", "description": "the engine whose rules made the plan (--engine; a vLLM plan's "
-              "JSON is vLLM's own shape, not described by this schema version)"}
+    engine = {"const": "sglang", "description": "the engine whose rules made the plan (--engine; a vLLM plan, "
+              "\"engine\": \"vllm\", is the vllm_* branch)"}
     props = {"schema_version": _version(), **extra, "engine": engine, **_plan_defs()["plan"]["properties"],
              "recommendation": _null(_ref("recommendation")), "search": _ref("search")}
     return _obj(props, optional=("recommendation", "search"))
@@ -186,17 +189,21 @@ def build(kind: str) -> dict[str, Any]:
         from planner.errors import BadInput  # noqa: PLC0415
 
         raise BadInput(f"plan schema: unknown kind '{str(kind)[:40]}'; one of {', '.join(KINDS)}")
+    from planner.schema import vllm as V  # noqa: PLC0415
+
     defs = _plan_defs()
     if kind == "plan":
         out = _header("plan", "plan --json", "What `plan ... --json` prints: one plan, and the flag search's "
-                      "recommendation unless --no-search")
-        out.update(_plan_output({}))
-        out["$defs"] = {k: v for k, v in defs.items() if k != "plan"}
+                      "recommendation unless --no-search; an SGLang plan, or with \"engine\": \"vllm\" a vLLM one")
+        out.update(_by_engine("vllm_plan", "sglang_plan"))
+        out["$defs"] = {"sglang_plan": _plan_output({}), "vllm_plan": V.branch(V.plan_props(), _version()),
+                        **{k: v for k, v in defs.items() if k != "plan"}, **V.defs()}
         return out
     if kind == "check":
         out = _header("check", "plan check --json", "What `plan check LOG --json` prints: the boot log next to "
-                      "the plan for the same launch")
-        out.update(_obj({
+                      "the plan for the same launch (a vLLM log: \"engine\": \"vllm\", vLLM's re-plan and check)")
+        out.update(_by_engine("vllm_check", "sglang_check"))
+        sglang_check = _obj({
             "schema_version": _version(),
             "stale": _STRS, "version": _null(_STR), "flags": _STRS, "notes": _STRS,
             "failure": _null(_STR), "explanation": _STRS,
@@ -211,21 +218,33 @@ def build(kind: str) -> dict[str, Any]:
                 "what": _STR, "predicted": _null(_NUM), "actual": _null(_NUM), "unit": _STR, "diff": _null(_NUM),
                 "agrees": _null(_BOOL), "rule": _STR})},
             "plan": _null(_ref("plan")),
-        }))
-        out["$defs"] = {k: v for k, v in defs.items() if k not in ("recommendation", "search", "candidate")}
+        })
+        out["$defs"] = {"sglang_check": sglang_check, "vllm_check": V.branch(V.check_props(), _version()),
+                        **{k: v for k, v in defs.items() if k not in ("recommendation", "search", "candidate")},
+                        **V.defs()}
         return out
     out = _header("batch", "plan --batch (one line)", "One result line of `plan --batch FILE`: a plan (with the "
-                  "search's keys when the request line has \"search\": true), or that line's error")
+                  "search's keys when the request line has \"search\": true; a vLLM line's is vLLM's plan), or that "
+                  "line's error")
     out["oneOf"] = [_ref("result"), _ref("error")]
     ident = {"type": ["string", "integer"], "description": "the request's id, else its line number"}
     out["$defs"] = {
-        "result": _plan_output({"id": ident}),
+        "result": _by_engine("vllm_result", "sglang_result"),
+        "sglang_result": _plan_output({"id": ident}),
+        "vllm_result": V.branch(V.plan_props(), _version(), {"id": ident}),
         "error": _obj({"schema_version": _version(), "id": ident, "verdict": {"const": BATCH_ERROR_VERDICT},
                        "error": _STR}, desc="A line that is bad input (not JSON, a bad field, an unknown GPU or "
                       "model, a flag SGLang's argparse refuses, a launch the planner does not model)"),
-        **{k: v for k, v in defs.items() if k != "plan"},
+        **{k: v for k, v in defs.items() if k != "plan"}, **V.defs(),
     }
     return out
+
+
+def _by_engine(vllm: str, sglang: str) -> dict[str, Any]:
+    """vLLM's shape where ``engine`` is ``"vllm"``, SGLang's otherwise (an SGLang output always says "sglang")."""
+    from planner.schema.vllm import IS_VLLM  # noqa: PLC0415
+
+    return {"if": IS_VLLM, "then": _ref(vllm), "else": _ref(sglang)}
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,10 @@
 """The what-if explorer: edit SGLang flags, see the memory plan change as you type.
 
     plan tui --gpu rtxpro6000 --model qwen3.6-27b [SGLang flags]
+    plan tui --engine vllm --gpu rtxpro6000 --model qwen3.6-27b [vLLM flags]
+
+``e`` switches the engine: vLLM's explorer is its own screen (:mod:`planner.tui.vllm_screen`), kept while the
+app runs, so switching back and forth keeps each engine's form.
 
 Left: the GPU, the model and every flag the search varies (on terminals under 120 columns, shown while
 the focus is in them). Centre: the verdict, why, the fix, the GPU's memory as a stacked bar and the
@@ -57,6 +61,7 @@ Every edit re-plans at once with the chosen SGLang release's rules. An empty fie
 | `i` | go to the inputs (narrow terminals show them while the focus is in them) |
 | `c` | copy the launch command (also shown at the bottom) |
 | `r` | reset every flag to SGLang's default |
+| `e` | switch the engine: vLLM's explorer (its knobs, verdict, KV blocks, tokens, concurrency, `vllm serve` line); `e` again comes back |
 | `Esc` | leave a field (then the single-letter keys work) |
 | arrows, `PgUp` / `PgDn` | scroll the plan, the table or this help |
 | `Tab` / `Shift+Tab` | next / previous field |
@@ -105,6 +110,7 @@ class PlannerApp(App[int]):
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("escape", "leave_field", "Leave field", show=False),
+        Binding("e", "switch_engine", "vLLM", show=False),  # hidden: SGLang's footer stays as it was
     ]
 
     # vars, not reactives: setting one must not repaint the whole screen (App.refresh); the widgets bound to
@@ -116,10 +122,25 @@ class PlannerApp(App[int]):
     searching: var[bool] = var(False)
 
     def __init__(self, gpu: str | None = None, model: str | None = None, flags: list[str] | None = None,
-                 env: dict[str, str] | None = None, *, version: str | None = None, auto_search: bool = True) -> None:
+                 env: dict[str, str] | None = None, *, version: str | None = None, auto_search: bool = True,
+                 engine: str = "sglang", vllm_version: str | None = None) -> None:
         super().__init__()
-        self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
-        self._auto_search = auto_search
+        if engine not in ("sglang", "vllm"):
+            from planner.errors import BadInput  # noqa: PLC0415
+
+            raise BadInput(f"--engine {str(engine)[:40]}: one of sglang, vllm")
+        self.engine = engine
+        self._vllm: Any = None  # vLLM's screen, made on the first switch (or now, with --engine vllm)
+        if engine == "vllm":  # the flags given are vLLM's; SGLang's form starts at SGLang's defaults
+            if env:
+                from planner.errors import BadInput  # noqa: PLC0415
+
+                raise BadInput("--env: SGLang environment variables are not taken with --engine vllm")
+            self._start = v.initial_inputs(gpu, model, [], {}, version)
+            self._vllm = self._vllm_screen(gpu, model, list(flags or []), vllm_version)
+        else:
+            self._start = v.initial_inputs(gpu, model, list(flags or []), env, version)  # BadInput: unknown GPU/model
+        self._auto_search = auto_search and engine == "sglang"
         self._searched_for: tuple[str, ...] | None = None
         self._search_ctx: v.SearchContext | None = None  # what the running (or last) search was for
         self._result_ctx: v.SearchContext | None = None  # what the shown result was searched for
@@ -180,6 +201,54 @@ class PlannerApp(App[int]):
         self.inputs = dict(self._start)
         if self._auto_search:
             self.action_search()
+        if self.engine == "vllm":
+            self.install_screen(self._vllm, name="vllm")  # installed: popped, it keeps its form
+            self.push_screen("vllm")
+
+    # ------------------------------------------------------------------ engines
+
+    def _vllm_screen(self, gpu: str | None, model: str | None, flags: list[str], version: str | None):
+        from planner.tui.vllm_screen import VllmScreen  # noqa: PLC0415
+
+        gpu_id = v.initial_gpu(gpu)  # BadInput: an unknown GPU
+        if gpu_id == v.LIVE:
+            from planner.errors import BadInput  # noqa: PLC0415
+
+            raise BadInput("--gpu auto: vLLM's explorer plans a GPU profile; give --gpu NAME")
+        return VllmScreen(gpu_id, model or v.DEFAULT_MODEL, flags, version)
+
+    # the SGLang screen's own actions: off (and out of the footer) while vLLM's screen shows
+    SGLANG_ACTIONS = frozenset({"search", "focus_filter", "sort", "table", "help", "inputs", "reset", "copy",
+                                "leave_field"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.SGLANG_ACTIONS and getattr(self.screen, "id", None) == "vllm":
+            return False
+        return True
+
+    def action_switch_engine(self) -> None:
+        """SGLang <-> vLLM: vLLM's screen over SGLang's (made from SGLang's GPU and model the first time)."""
+        from planner.tui.vllm_screen import VllmScreen  # noqa: PLC0415
+
+        if isinstance(self.screen, VllmScreen):
+            self.pop_screen()
+            self.engine = "sglang"
+            return
+        if self.screen is not self.screen_stack[0]:
+            return  # the help is open
+        if self._vllm is None:
+            from planner.errors import PlannerError  # noqa: PLC0415
+
+            gpu = self.inputs.get("gpu")
+            model = self.inputs.get("model-path") or self.inputs.get("model")
+            try:  # e.g. a vllm installed here whose release is not modelled: one line, the app goes on
+                self._vllm = self._vllm_screen(v.DEFAULT_GPU if gpu == v.LIVE else gpu, model, [], None)
+            except PlannerError as exc:
+                self.notify(str(exc), title="vLLM", severity="error")
+                return
+            self.install_screen(self._vllm, name="vllm")  # installed: popped, it keeps its form
+        self.engine = "vllm"
+        self.push_screen("vllm")
 
     # ------------------------------------------------------------------ state
 

@@ -27,6 +27,7 @@ from planner.engines.vllm.search import (Candidate, Context, Estimate, Evaluatio
                                          evaluate, reaches, search)
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
+from planner.schema import SCHEMA_VERSION
 
 # cudaMemGetInfo totals read in public vLLM logs ("(.../T GiB)"), for profiles that hold no measured CUDA total
 CUDA_TOTAL_READINGS: dict[str, tuple[float, str]] = {
@@ -236,6 +237,7 @@ class VllmFrontend:
             best, robust = robust_best(ctx, found, request.need_context, request.need_concurrency)
         line = L.serve_line(model, best.ev.flags if best else flags, request.env)
         data = {
+            "schema_version": SCHEMA_VERSION,  # the JSON contract's (planner/schema: the vllm_* branch)
             "engine": "vllm", "vllm_version": version, "vllm_version_source": vsrc, "verdict": verdict,
             "exit_code": code, "why": why, "model": {"name": request.model.spec.name, "serve": model},
             "gpu": {"id": request.gpu.id, "name": device.name, "nvml_total_mib": device.gpu_total_mib,
