@@ -539,10 +539,11 @@ def check_main(argv: list[str], out=None) -> int:
     try:
         log = read_log(ns.logfile)  # BadInput: unreadable, or not an SGLang log (says what it looks like)
     except BadInput as exc:
-        from planner.cli_engines import vllm_check  # noqa: PLC0415 - a vLLM log goes to vLLM's check, when built
+        from planner.cli_engines import is_vllm_log, vllm_check  # noqa: PLC0415 - a vLLM log goes to vLLM's check
 
+        vllm = "a vLLM log" in str(exc) or is_vllm_log(ns.logfile)
         code = (vllm_check(ns.logfile, profile, ns.vllm_version, ns.json, write_out,
-                           ns.model and resolve_model_safely(ns.model)) if "a vLLM log" in str(exc) else None)
+                           ns.model and resolve_model_safely(ns.model)) if vllm else None)
         if code is None:
             raise
         return code

@@ -291,6 +291,29 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     return outcome.exit_code
 
 
+# the facts only a vLLM log prints (planner.engines.vllm.logs.VllmLogFacts): one of them makes a log vLLM's
+_VLLM_FACTS = ("weights_gib", "available_kv_gib", "kv_tokens", "concurrency", "attention_block_size",
+               "mamba_page_padding_pct", "cudagraph_estimate_gib", "cudagraph_actual_gib", "failure", "version")
+
+
+def is_vllm_log(text_path: str) -> bool:
+    """The log SGLang's reader refused reads as a vLLM log (vLLM's own reader finds one of its lines in it)."""
+    from planner.engines.registry import optional  # noqa: PLC0415
+
+    read_log = optional("vllm", "logs", "read_log")
+    if read_log is None:
+        return False
+    import gzip  # noqa: PLC0415
+
+    try:
+        opener = gzip.open if str(text_path).endswith(".gz") else open
+        with opener(text_path, "rt", encoding="utf-8", errors="replace") as fh:
+            facts = read_log(fh.read(4 << 20))
+    except (OSError, EOFError, ValueError):
+        return False
+    return any(getattr(facts, k, None) not in (None, {}, []) for k in _VLLM_FACTS)
+
+
 # the batch keys SGLang's flag search reads and vLLM's does not (docs/json.md "vLLM")
 VLLM_LINE_REFUSES = ("speculative", "allow_fp8_kv", "allow_bf16_ssm", "allow_no_radix", "objective", "top")
 

@@ -79,8 +79,22 @@ def test_unmodelled_release_and_missing_names_are_refused():
 def test_same_check_other_figures_is_said(monkeypatch):
     """A public log (vcal's recipes-831: Qwen3.8-27B, 939 blocks) re-planned as Qwen3.6-27B from the oracle's answers:
     the same check fails, with other figures, and the report says which."""
-    text = (LOGS / "recipes-831-qwen38-27b-rtxpro6000-mamba.log").read_text()
+    # the excerpt lacks the args line a whole log opens with (check refuses a log without it): the defaults' line
+    args = "INFO [startup.py:96] non-default args: {'model_tag': 'Qwen/Qwen3.6-27B', 'model': 'Qwen/Qwen3.6-27B'}\n"
+    text = args + (LOGS / "recipes-831-qwen38-27b-rtxpro6000-mamba.log").read_text()
     o = S.check_q36_text(OracleSizer(), text)
     row = [r for r in o.json["check"]["compare"] if r["what"] == "failure"][0]
     assert row["reproduced"] is True and row["same_figures"] is False
     assert "the plan fails the same check (mamba_blocks): mamba_blocks 939 logged vs 780 planned" in o.text
+
+
+def test_a_log_without_its_args_line_is_refused_not_replanned_as_defaults():
+    """A public excerpt (2x RTX 3090, TP 2, an INT4 checkpoint) without vLLM's 'non-default args' line: re-planning
+    vLLM's defaults (tp 1, bf16, 262,144 tokens) said DOES NOT START for a launch that booted; now one line, exit 2."""
+    from planner.engines.vllm.check import check_log  # noqa: PLC0415
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+
+    text = (LOGS / "club3090-158-qwen36-27b-2x3090.log").read_text()
+    with pytest.raises(BadInput, match="no 'non-default args"):
+        check_log(text, gpu=find_profile("rtx3090"), model=resolve_model("qwen3.6-27b"))

@@ -138,7 +138,6 @@ def test_the_engine_key_picks_the_branch(rejected_doc, capsys):
 
 CHECKS = [
     (ROOT / "tests" / "data" / "vllm_frontend" / "q36-rtxpro6000-defaults-0.34.0.log", "rtxpro6000", None),
-    (VLOGS / "club3090-602-qwen36-27b-2x3090.log", "rtx3090", "qwen3.6-27b"),  # the log names no model
 ]
 
 
@@ -160,20 +159,23 @@ def test_every_public_vllm_log_checks_to_valid_json():
 
     from planner.catalog.catalog import resolve_model
 
-    model, answered = resolve_model("qwen3.6-27b"), 0
+    model, answered, refused = resolve_model("qwen3.6-27b"), 0, 0
     for path in sorted(VLOGS.glob("*.log")):
         gpu = find_profile("rtx3090" if "3090" in path.name else "h100")
         for version in (None, "0.34.0"):
+            text = path.read_text(encoding="utf-8")
             try:
-                outcome = check_log(path.read_text(encoding="utf-8"), gpu=gpu, version=version, model=model)
+                outcome = check_log(text, gpu=gpu, version=version, model=model)
             except BadInput as exc:
                 assert "\n" not in str(exc)
+                refused += 1
                 continue
             doc = json.loads(json.dumps(outcome.json, default=str))
             assert not errors("check", doc), (path.name, errors("check", doc)[:3])
             answered += 1
             break
-    assert answered >= 15, answered
+    # most excerpts lack the 'non-default args' line a whole log opens with: refused (the launch's flags unknown)
+    assert answered + refused > 0 and refused >= 30, (answered, refused)
 
 
 def test_the_failed_boot_check_compares_and_reproduces(capsys):

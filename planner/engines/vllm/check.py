@@ -138,6 +138,9 @@ def check_log(text: str, gpu: Any = None, version: str | None = None, model: Any
             raise BadInput(f"a vLLM log from vLLM {facts.version}, not modelled (modelled: 0.33.0, 0.34.0); give "
                            "--vllm-version to check it under 0.33 / 0.34's rules") from None
     profile, resolved = _gpu(facts, gpu), _model(facts, model)
+    if not facts.args:  # re-planning vLLM's defaults would judge a launch the log does not show
+        raise BadInput("the vLLM log has no 'non-default args: {...}' line (vLLM prints it as the server starts), so "
+                       "the launch's flags are unknown: give the whole log")
     flags = flags_of_args(facts.args)
     rel = version_of(version)[0]
     device, _ = device_of(profile, {"cuda_total_mib": facts.cuda_total_gib * 1024.0} if facts.cuda_total_gib else {})
