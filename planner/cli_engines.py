@@ -296,6 +296,11 @@ _VLLM_FACTS = ("weights_gib", "available_kv_gib", "kv_tokens", "concurrency", "a
                "mamba_page_padding_pct", "cudagraph_estimate_gib", "cudagraph_actual_gib", "failure", "version")
 
 
+# vLLM's log-line prefix (vllm/logger.py's format): "INFO 05-18 06:16:52 [gpu_model_runner.py:4917] ..."
+_VLLM_LINE = __import__("re").compile(r"(?m)\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s+(?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+)?"
+                                    r"\[[\w.]+\.py:\d+\]")
+
+
 def is_vllm_log(text_path: str) -> bool:
     """The log SGLang's reader refused reads as a vLLM log (vLLM's own reader finds one of its lines in it)."""
     from planner.engines.registry import optional  # noqa: PLC0415
@@ -308,9 +313,12 @@ def is_vllm_log(text_path: str) -> bool:
     try:
         opener = gzip.open if str(text_path).endswith(".gz") else open
         with opener(text_path, "rt", encoding="utf-8", errors="replace") as fh:
-            facts = read_log(fh.read(4 << 20))
+            text = fh.read(4 << 20)
     except (OSError, EOFError, ValueError):
         return False
+    if not _VLLM_LINE.search(text):  # vLLM's logger prefix: a document quoting vLLM's messages is not a log
+        return False
+    facts = read_log(text)
     return any(getattr(facts, k, None) not in (None, {}, []) for k in _VLLM_FACTS)
 
 
