@@ -26,6 +26,9 @@ REFUSED = {
     ("0.33.0", "gdn", "gdn-r0"),  # MTP with pipeline parallelism (the drafter's stage)
     ("0.33.0", "gdn", "gdn-r16"),
     ("0.34.0", "gdn", "gdn-r1"),
+    ("0.34.0", "gdn", "gdn-b200-r7"),  # the same on B200
+    ("0.34.0", "gdn", "gdn-b200-r9"),
+    ("0.34.0", "gdn", "gdn-b200-r14"),
 }
 
 
@@ -50,11 +53,12 @@ def test_golden(version, family, case, theirs):
 
 
 def test_sets_present():
-    """Both releases, the families landed so far, curated and random sets."""
+    """Both releases, the families landed so far, curated and random sets, and a B200 (SM 10.0) set each."""
     have = {(v, f) for v, f, _ in SETS}
     for v in ("0.33.0", "0.34.0"):
         for f in LANDED:
             assert (v, f) in have
+            assert (v, f, "b200") in SETS
     assert len(list(_cases())) >= 480
 
 

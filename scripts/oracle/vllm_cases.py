@@ -40,6 +40,8 @@ GPUS = {
     "h200": (143771, 139.81, "9.0", "NVIDIA H200"),
     "rtxpro6000": (97887, 94.97, "12.0", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"),
     "a100": (81920, 79.25, "8.0", "NVIDIA A100-SXM4-80GB"),
+    # hwprofiles/b200.toml: NVML 183359 MiB; CUDA total 178.35 GiB (pytorch/ao#4002's "Total Global Memory")
+    "b200": (183359, 178.35, "10.0", "NVIDIA B200"),
 }
 
 # family -> model -> weights GiB of the whole checkpoint as loaded (the case divides by TP x PP)
@@ -80,7 +82,7 @@ def _case(cid, model, gpu, flags, meas) -> dict:
     return c
 
 
-def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
+def random_case(rng: random.Random, family: str, version: str, i: int, only_gpu: str | None = None) -> dict:
     models = FAMILIES[family]
     model = rng.choice(sorted(models))
     gpu = rng.choice(["h100", "h100", "h200", "rtxpro6000", "a100"] if family in ("dense", "moe") else
@@ -90,6 +92,7 @@ def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
     if family == "mla":
         tp = 8
         gpu = "h200"
+    gpu = only_gpu or gpu
     pp = rng.choice([1, 1, 1, 1, 2])
     if tp > 1:
         flags += ["--tensor-parallel-size", str(tp)]
@@ -124,7 +127,8 @@ def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
     if model in MTP_MODELS and rng.random() < 0.4:
         flags += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": rng.randint(1, 4)})]
     weights = models[model] / (tp * pp)
-    return _case(f"{family}-r{i}", model, gpu, flags, _measured(rng, weights, version))
+    return _case(f"{family}-{only_gpu + '-' if only_gpu else ''}r{i}", model, gpu, flags,
+                 _measured(rng, weights, version))
 
 
 def curated(family: str, version: str) -> list[dict]:
@@ -160,11 +164,12 @@ def curated(family: str, version: str) -> list[dict]:
     return out
 
 
-def cases(family: str, version: str, seed: int | None, count: int) -> list[dict]:
+def cases(family: str, version: str, seed: int | None, count: int, gpu: str | None = None) -> list[dict]:
+    """The curated set, or ``count`` seeded random launches (on ``gpu`` only when given: a per-GPU set)."""
     if seed is None:
         return curated(family, version)
-    rng = random.Random(f"{family}-{version}-{seed}")
-    return [random_case(rng, family, version, i) for i in range(count)]
+    rng = random.Random(f"{family}-{version}-{seed}" + (f"-{gpu}" if gpu else ""))
+    return [random_case(rng, family, version, i, gpu) for i in range(count)]
 
 
 def run_oracle(version: str, case_list: list[dict], workdir: str) -> list[dict]:
@@ -190,10 +195,13 @@ def copy_configs(models) -> None:
         shutil.copyfile(os.path.join(ORACLE, "models", m, "config.json"), os.path.join(dst, f"{m}.config.json"))
 
 
-def regen(version: str, family: str, seed: int, count: int) -> None:
+def regen(version: str, family: str, seed: int, count: int, gpu: str | None = None) -> None:
+    """Both sets of a family; with ``gpu``, only a random set on that GPU, written as ``<gpu>.jsonl``."""
     folder = os.path.join(GOLDEN, version, family)
     os.makedirs(folder, exist_ok=True)
-    for name, cl in (("cases", cases(family, version, None, 0)), ("random", cases(family, version, seed, count))):
+    sets = (((gpu, cases(family, version, seed, count, gpu)),) if gpu else
+            (("cases", cases(family, version, None, 0)), ("random", cases(family, version, seed, count))))
+    for name, cl in sets:
         res = run_oracle(version, cl, f"/tmp/vkv-oracle-{version}-{family}-{name}")
         copy_configs(sorted({c["model"] for c in cl}))
         with open(os.path.join(folder, f"{name}.jsonl"), "w") as f:
@@ -219,6 +227,7 @@ def main(argv=None) -> None:
     b.add_argument("--version", required=True)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--count", type=int, default=20)
+    b.add_argument("--gpu", choices=sorted(GPUS), help="only a random set on this GPU, as <gpu>.jsonl")
     ns = ap.parse_args(argv)
     if ns.cmd == "cases":
         cl = cases(ns.family, ns.version, None if ns.curated else ns.seed, ns.count)
@@ -226,7 +235,7 @@ def main(argv=None) -> None:
         for c in cl:
             f.write(json.dumps(c) + "\n")
     else:
-        regen(ns.version, ns.family, ns.seed, ns.count)
+        regen(ns.version, ns.family, ns.seed, ns.count, ns.gpu)
 
 
 if __name__ == "__main__":

@@ -165,6 +165,14 @@ class _Chain:
             if name in UNMODELLED_FLAGS:
                 raise BadInput(f"vLLM: {name} is not modelled")
 
+    def _block_backends(self) -> tuple[str, ...]:
+        """The attention backends as their kernel block sizes see them (grouping.sized_backends)."""
+        cfg, tc = self.cfg, kv_spec.text_config(self.launch.spec.raw)
+        tp = cfg.tensor_parallel_size
+        qo = tc.get("num_attention_heads") or 0
+        kv = tc.get("num_key_value_heads") or qo
+        return grouping.sized_backends(cfg.attention_backends, self.launch.device.sm, qo // tp, max(1, kv // tp))
+
     def _layers(self, block1: int, kvb: int):
         """(per-stage layers, cache block size) after update_block_size_for_backend; fills the hybrid fields."""
         cfg, launch, s = self.cfg, self.launch, self.s
@@ -183,13 +191,13 @@ class _Chain:
                 hl = hybrid.mamba2_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
                                           pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
                                           model_dtype=cfg.dtype, mamba_cache_mode=cfg.mamba_cache_mode,
-                                          max_model_len=cfg.max_model_len, backends=cfg.attention_backends)
+                                          max_model_len=cfg.max_model_len, backends=self._block_backends())
             else:
                 hl = hybrid.gdn_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
                                        pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
                                        model_dtype=cfg.dtype,
                                        mamba_cache_mode=cfg.mamba_cache_mode, max_model_len=cfg.max_model_len,
-                                       num_spec=k, backends=cfg.attention_backends, sm=dev.sm,
+                                       num_spec=k, backends=self._block_backends(), sm=dev.sm,
                                        cuda_version=dev.cuda_version)
             self.log.extend(hl.log)
             s.update(mamba_block_size=hl.mamba_block_size, mamba_page_size_padded=hl.mamba_page_size_padded)
@@ -225,11 +233,11 @@ class _Chain:
         s.update(weights_bytes=weights, weights_source=WEIGHTS_SOURCE, init_free_bytes=init_free,
                  requested_memory_bytes=requested)
         # update_block_size_for_backend, then every layer's spec (runner V2 get_kv_cache_spec)
-        block1 = grouping.cache_block_size(v, cfg.block_size, cfg.attention_backends, dev.sm)
+        block1 = grouping.cache_block_size(v, cfg.block_size, self._block_backends(), dev.sm)
         kvb = kv_spec.kv_dtype_bytes(cfg.kv_cache_dtype, cfg.dtype)
         stages, block = self._layers(block1, kvb)
         s["block_size"] = block
-        s["kv_cache_layout"] = "LBNHC"
+        s["kv_cache_layout"] = grouping.kv_cache_layout(cfg.attention_backends, dev.sm)
         groups_w = [grouping.kv_cache_groups(stage) for stage in stages]
         self.log.extend(grouping.padding_warnings(stages[0]))
         bpbs = [grouping.bytes_per_block(g) for g in groups_w]
@@ -316,7 +324,7 @@ class _Chain:
     def _fill_groups(self, groups, bpb: int, max_len: int, num_blocks: int) -> None:
         s, cfg = self.s, self.cfg
         bprs = capacity.blocks_per_request(groups, max_len)
-        attn = [b for b in cfg.attention_backends if b in grouping.KERNEL_BLOCK_SIZES]
+        attn = [b for b in self._block_backends() if b in grouping.KERNEL_BLOCK_SIZES]
         s["groups"] = [{"group": i, "type": g.spec.type_name, "block_size": g.spec.block_size,
                         "page_size_bytes": g.spec.page_size_bytes, "num_layers": g.num_layers,
                         "blocks_per_request": n,
