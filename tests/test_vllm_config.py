@@ -41,8 +41,8 @@ REFUSED = {
     # NemotronH's config class gives expert defaults the JSON lacks; vLLM fails later (a KV-cache layout assertion)
     "rnd3-084-Nemotron-H-56B-Base-8K-a100": "--enable-expert-parallel on mamba2",
     "rnd4-051-Nemotron-H-56B-Base-8K-rtxpro": "--enable-expert-parallel on mamba2",
-    # vLLM keeps the checkpoint's gpt_oss_mxfp4 over --quantization fp8 (not modelled)
-    "rnd4-094-gpt-oss-120b-b200": "--quantization fp8",
+    "rnd5-030-Nemotron-H-56B-Base-8K-rtx4090": "--enable-expert-parallel on mamba2",
+    "rnd5-098-Nemotron-H-56B-Base-8K-h100": "--enable-expert-parallel on mamba2",
 }
 
 

@@ -85,7 +85,7 @@ _DTYPES = {"auto": None, "half": "float16", "float16": "float16", "bfloat16": "b
 # environment variables whose effect on sizing is modelled; any other VLLM_* variable is refused by name (others,
 # e.g. CUDA_VISIBLE_DEVICES, reach resolve through the Device: its count is the visible devices)
 _ENV_MODELLED = ("VLLM_USE_V2_MODEL_RUNNER", "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "TORCH_COMPILE_DISABLE")
-_CG_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+_CG_MODES = ("NONE", "PIECEWISE", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE", "FULL")
 _CC_KEYS = ("cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size")
 
 
@@ -148,6 +148,13 @@ def _rope_factor(text: dict[str, Any]) -> float:
 def _max_model_len(args: dict, text: dict, env: dict[str, str]) -> tuple[int, int]:
     """(max_model_len as given or derived, the derived value) -- _get_and_verify_max_len
     (config/model.py:2589-2728 @0.34.0, same @0.33.0)."""
+    user = args.get("max_model_len")
+    if user is not None and user < -1:  # ModelConfig.max_model_len: Field(ge=-1)
+        _field_errors("ModelConfig", [("max_model_len", "Input should be greater than or equal to -1",
+                                       "greater_than_equal", user)], "config/model.py:263 @0.34.0")
+    if user == 0:
+        raise _rejected("engine_config", "ValidationError", "max_model_len must be a positive integer, got int: 0. "
+                        "Example: max_model_len=2048", "config/model.py:1090-1095 @0.34.0")
     derived, key = derived_max_len(text)
     if derived == float("inf"):
         derived = 2048  # config/model.py:2630-2638
@@ -215,10 +222,15 @@ def _quantization(args: dict, raw: dict, text: dict) -> str | None:
     method = q.get("quant_method") if isinstance(q, dict) else None
     flag = args.get("quantization")
     if flag is not None:
-        if flag != "fp8" or method not in (None, "fp8"):
-            raise BadInput(f"vLLM --quantization {flag} is not modelled (modelled: fp8 on an unquantized or FP8 "
-                           "checkpoint)")
-        return "fp8"
+        if flag != "fp8":
+            raise BadInput(f"vLLM --quantization {flag} is not modelled (modelled: fp8)")
+        if method in (None, "fp8"):
+            return "fp8"
+        # on an MXFP4 (gpt-oss) or ModelOpt mixed checkpoint the checkpoint's method wins (cases rnd4-094,
+        # rnd5-048, both releases); others are not checked
+        mixed = method == "modelopt" and str(q.get("quant_algo", "")).upper() == "MIXED_PRECISION"
+        if not (method == "mxfp4" or mixed):
+            raise BadInput(f"vLLM --quantization fp8 on a {method} checkpoint is not modelled")
     if method is None:
         return None
     if method == "mxfp4":
@@ -463,6 +475,11 @@ def _compilation_flags(args: dict) -> tuple[list[int] | None, int | None, str]:
                             "max_cudagraph_capture_size are mutually exclusive",
                             "engine/arg_utils.py:2878-2883 @0.34.0")
         user_max = int(args["max_cudagraph_capture_size"])
+    if user_sizes is not None and not (isinstance(user_sizes, list) and user_sizes
+                                       and all(isinstance(x, int) and x >= 0 for x in user_sizes)):
+        raise BadInput(f"vLLM cudagraph_capture_sizes {user_sizes} (empty, or a size below 0) is not modelled")
+    if user_max is not None and not isinstance(user_max, int):
+        raise BadInput(f"vLLM max_cudagraph_capture_size {user_max!r} is not modelled")
     mode = cc.get("cudagraph_mode")
     mode = "FULL_AND_PIECEWISE" if mode is None else str(mode).upper()  # the O2 default (config/vllm.py:339-360)
     if mode not in _CG_MODES:
@@ -651,8 +668,8 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     mamba_mode = _verify_model(args, text, family, tp, dp, prefix, chunked, kv, dtype, quantization)
     if env.get("TORCH_COMPILE_DISABLE") == "1" and not enforce_eager:
         # compilation mode NONE (config/vllm.py:1717-1723 @0.34.0), and a mode that needs piecewise compilation
-        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE, GDN and Mamba2 models
-        if family not in ("dense", "moe", "gdn", "mamba2"):
+        # loses it (_normalize_piecewise_cudagraph_mode, 1050-1070); checked on dense, MoE, GDN, Mamba2, gpt-oss
+        if family not in ("dense", "moe", "gdn", "mamba2", "gpt_oss"):
             raise BadInput(f"vLLM TORCH_COMPILE_DISABLE=1 on {family} models is not modelled")
         if family != "gdn" or v == "0.33.0":  # 0.34's GDN hybrids keep it: breakable CUDA graphs (rnd3-086)
             mode = {"FULL_AND_PIECEWISE": "FULL_DECODE_ONLY", "PIECEWISE": "NONE"}.get(mode, mode)
@@ -664,6 +681,10 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
 
     backends = _attention_backends(family, device.sm, kv, dtype, device.flashinfer, _layer_kinds(family, text),
                                    device.name, block_size)
+    if mode == "FULL" and not (family in ("dense", "moe") and backends == ("FLASH_ATTN",) and major == 9):
+        # FULL stays FULL where the backend captures full graphs of any batch (FA3: case edge-cg-full); others
+        # lower it at the KV-cache initialisation in ways not checked here
+        raise BadInput(f"vLLM cudagraph_mode FULL with {', '.join(backends)} on SM {device.sm} is not modelled")
     return VllmConfig(
         version=v, architecture=arch, model_runner=model_runner, dtype=dtype, kv_cache_dtype=kv,
         max_model_len=max_model_len, max_num_seqs=seqs, max_num_batched_tokens=mbt, enable_prefix_caching=prefix,

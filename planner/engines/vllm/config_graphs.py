@@ -84,6 +84,9 @@ def capture_sizes(version: str, *, sm_major: int, max_num_seqs: int, max_num_bat
             uniform = [max_num_seqs]
     max_tokens = max_num_batched_tokens
     max_size = min(max_tokens, max_size)
+    if max_size < 1:  # config/vllm.py:2452-2455 @0.34.0 (an assert, wrapped by pydantic)
+        raise GraphSizeError("Assertion failed, Maximum cudagraph size should be greater than or equal to 1 when "
+                             "using cuda graph.")
     if user_sizes is not None:
         sizes = sorted(i for i in set(user_sizes) if i <= max_tokens)
     else:

@@ -185,6 +185,13 @@ CASES = [
     ("async-on", "Qwen3-8B", "h100", ["--async-scheduling"]),
     ("async-on-q36-mtp", "Qwen3.6-27B", "rtxpro", ["--async-scheduling", "--max-num-seqs", "64", *MTP(2)]),
     ("rej-len-suffix-bad", "Qwen3-8B", "h100", ["--max-model-len", "1.5K"]),
+    # edges the planner had no oracle answer for
+    ("edge-len0", "Qwen3-8B", "h100", ["--max-model-len", "0"]),
+    ("edge-len-neg", "Qwen3-8B", "h100", ["--max-model-len", "-5"]),
+    ("edge-cgsize0", "Qwen3-8B", "h100", ["--cudagraph-capture-sizes", "0", "8"]),
+    ("edge-maxcg0", "Qwen3-8B", "h100", ["--max-cudagraph-capture-size", "0"]),
+    ("edge-cg-full", "Qwen3-8B", "h100", ["--compilation-config", '{"cudagraph_mode": "FULL"}']),
+    ("edge-seqs-over-mbt", "Qwen3-8B", "h100", ["--max-num-seqs", "4096"]),
 ]
 ORACLE_MODELS = ("DeepSeek-V3", "Kimi-K2-Instruct", "Llama-3.1-8B-Instruct", "Llama-3.3-70B-Instruct",
                  "Llama-4-Scout-17B-16E-Instruct", "Mixtral-8x7B-v0.1", "Nemotron-3-Nano-30B-A3B", "Qwen3-30B-A3B",
@@ -344,7 +351,7 @@ def _line(c) -> str:
 def main():
     here = Path(__file__).parent
     nofi = [(*c, {}, {"flashinfer": "absent"}) for c in NO_FLASHINFER]
-    rnd = random_cases(1, 80) + random_cases(2, 60) + wide_random_cases(3, 100) + wide_random_cases(4, 100)
+    rnd = random_cases(1, 80) + random_cases(2, 60) + wide_random_cases(3, 100) + wide_random_cases(4, 100) + wide_random_cases(5, 100)
     for name, cases in (("cases.jsonl", CASES), ("random.jsonl", rnd),
                         ("noflashinfer.jsonl", nofi)):
         ids = [c[0] for c in cases]
