@@ -57,6 +57,30 @@ FAMILIES = {
 MTP_MODELS = {"Qwen3.6-27B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-35B-A3B"}
 
 
+def _mtp(rng: random.Random, model: str) -> dict:
+    """The model's own MTP layers (DeepSeek-V3 also under the deprecated name deepseek_mtp)."""
+    method = rng.choice(["mtp", "deepseek_mtp"]) if model == "DeepSeek-V3" else "mtp"
+    return {"method": method, "num_speculative_tokens": rng.randint(1, 4)}
+
+
+# EAGLE3 drafters per target: the SpecForge configs in /work/shared/models (planner/catalog/configs holds the same
+# files), passed to the oracle as --speculative-config's "model" (a directory made by run_oracle)
+EAGLE3_DRAFTS = {"Llama-3.1-8B-Instruct": "llama3-8B-eagle3", "Qwen3-8B": "qwen3-8b-eagle3",
+                 "Llama-3.3-70B-Instruct": "llama3-70B-ealge3"}
+SHARED_MODELS = os.environ.get("SHARED_MODELS", "/work/shared/models")
+
+
+def _eagle3(rng: random.Random, model: str) -> dict:
+    return {"method": "eagle3", "model": EAGLE3_DRAFTS[model], "num_speculative_tokens": rng.randint(1, 5)}
+
+
+# speculative sets (regen --spec NAME): family -> the models that take that drafter, and its --speculative-config
+SPEC_SETS = {
+    "mtp": {"mla": (["DeepSeek-V3"], _mtp)},
+    "eagle3": {"dense": (sorted(EAGLE3_DRAFTS), _eagle3)},
+}
+
+
 def _measured(rng: random.Random, weights: float, version: str) -> dict:
     d = {
         "weights_gib": round(weights * rng.uniform(0.97, 1.03), 3),
@@ -82,9 +106,10 @@ def _case(cid, model, gpu, flags, meas) -> dict:
     return c
 
 
-def random_case(rng: random.Random, family: str, version: str, i: int, only_gpu: str | None = None) -> dict:
+def random_case(rng: random.Random, family: str, version: str, i: int, only_gpu: str | None = None,
+                spec: str | None = None) -> dict:
     models = FAMILIES[family]
-    model = rng.choice(sorted(models))
+    model = rng.choice(sorted(models) if spec is None else SPEC_SETS[spec][family][0])
     gpu = rng.choice(["h100", "h100", "h200", "rtxpro6000", "a100"] if family in ("dense", "moe") else
                      ["h100", "h200", "rtxpro6000"])
     flags: list[str] = []
@@ -126,9 +151,11 @@ def random_case(rng: random.Random, family: str, version: str, i: int, only_gpu:
         flags += ["--num-gpu-blocks-override", str(rng.randint(50, 5000))]
     if model in MTP_MODELS and rng.random() < 0.4:
         flags += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": rng.randint(1, 4)})]
+    if spec is not None:
+        flags += ["--speculative-config", json.dumps(SPEC_SETS[spec][family][1](rng, model))]
     weights = models[model] / (tp * pp)
-    return _case(f"{family}-{only_gpu + '-' if only_gpu else ''}r{i}", model, gpu, flags,
-                 _measured(rng, weights, version))
+    tag = "".join(f"{t}-" for t in (spec, only_gpu) if t)
+    return _case(f"{family}-{tag}r{i}", model, gpu, flags, _measured(rng, weights, version))
 
 
 def curated(family: str, version: str) -> list[dict]:
@@ -164,20 +191,39 @@ def curated(family: str, version: str) -> list[dict]:
     return out
 
 
-def cases(family: str, version: str, seed: int | None, count: int, gpu: str | None = None) -> list[dict]:
-    """The curated set, or ``count`` seeded random launches (on ``gpu`` only when given: a per-GPU set)."""
+def cases(family: str, version: str, seed: int | None, count: int, gpu: str | None = None,
+          spec: str | None = None) -> list[dict]:
+    """The curated set, or ``count`` seeded random launches (on ``gpu`` only when given: a per-GPU set; each with
+    the ``spec`` set's drafter when given)."""
     if seed is None:
         return curated(family, version)
-    rng = random.Random(f"{family}-{version}-{seed}" + (f"-{gpu}" if gpu else ""))
-    return [random_case(rng, family, version, i, gpu) for i in range(count)]
+    rng = random.Random(f"{family}-{version}-{seed}" + "".join(f"-{t}" for t in (gpu, spec) if t))
+    return [random_case(rng, family, version, i, gpu, spec) for i in range(count)]
+
+
+def _draft_dirs(case: dict, workdir: str) -> dict:
+    """The case as the oracle takes it: a drafter named in --speculative-config's "model" becomes a directory
+    holding its config.json (the committed case keeps the name)."""
+    flags = list(case["flags"])
+    for i, f in enumerate(flags[:-1]):
+        if f == "--speculative-config":
+            sc = json.loads(flags[i + 1])
+            if "model" in sc:
+                d = os.path.join(workdir, "drafts", sc["model"])
+                os.makedirs(d, exist_ok=True)
+                shutil.copyfile(os.path.join(GOLDEN, "configs", f"{sc['model']}.config.json"),
+                                os.path.join(d, "config.json"))
+                flags[i + 1] = json.dumps(dict(sc, model=d))
+    return dict(case, flags=flags)
 
 
 def run_oracle(version: str, case_list: list[dict], workdir: str) -> list[dict]:
     os.makedirs(workdir, exist_ok=True)
+    copy_drafts(case_list)
     path = os.path.join(workdir, "cases.jsonl")
     with open(path, "w") as f:
         for c in case_list:
-            f.write(json.dumps(c) + "\n")
+            f.write(json.dumps(_draft_dirs(c, workdir)) + "\n")
     cmd = ["nice", "-n", "10", oracle_python(version), os.path.join(ORACLE, "oracle.py"), "--batch", path,
            "--summary-only"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ORACLE)
@@ -195,11 +241,21 @@ def copy_configs(models) -> None:
         shutil.copyfile(os.path.join(ORACLE, "models", m, "config.json"), os.path.join(dst, f"{m}.config.json"))
 
 
-def regen(version: str, family: str, seed: int, count: int, gpu: str | None = None) -> None:
-    """Both sets of a family; with ``gpu``, only a random set on that GPU, written as ``<gpu>.jsonl``."""
+def copy_drafts(case_list) -> None:
+    """The drafters the cases name, copied from the shared models to configs/<name>.config.json."""
+    dst = os.path.join(GOLDEN, "configs")
+    for name in sorted({n for m, n in EAGLE3_DRAFTS.items() if any(n in " ".join(c["flags"]) for c in case_list)}):
+        shutil.copyfile(os.path.join(SHARED_MODELS, f"sgl-project-SpecForge__{name}.config.json"),
+                        os.path.join(dst, f"{name}.config.json"))
+
+
+def regen(version: str, family: str, seed: int, count: int, gpu: str | None = None, spec: str | None = None) -> None:
+    """Both sets of a family; with ``gpu`` / ``spec``, only a random set on that GPU / with that drafter, written
+    as ``<spec>-<gpu>.jsonl``."""
     folder = os.path.join(GOLDEN, version, family)
     os.makedirs(folder, exist_ok=True)
-    sets = (((gpu, cases(family, version, seed, count, gpu)),) if gpu else
+    name = "-".join(t for t in (spec, gpu) if t)
+    sets = (((name, cases(family, version, seed, count, gpu, spec)),) if name else
             (("cases", cases(family, version, None, 0)), ("random", cases(family, version, seed, count))))
     for name, cl in sets:
         res = run_oracle(version, cl, f"/tmp/vkv-oracle-{version}-{family}-{name}")
@@ -228,6 +284,7 @@ def main(argv=None) -> None:
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--count", type=int, default=20)
     b.add_argument("--gpu", choices=sorted(GPUS), help="only a random set on this GPU, as <gpu>.jsonl")
+    b.add_argument("--spec", choices=sorted(SPEC_SETS), help="only a random set with this drafter")
     ns = ap.parse_args(argv)
     if ns.cmd == "cases":
         cl = cases(ns.family, ns.version, None if ns.curated else ns.seed, ns.count)
@@ -235,7 +292,7 @@ def main(argv=None) -> None:
         for c in cl:
             f.write(json.dumps(c) + "\n")
     else:
-        regen(ns.version, ns.family, ns.seed, ns.count, ns.gpu)
+        regen(ns.version, ns.family, ns.seed, ns.count, ns.gpu, ns.spec)
 
 
 if __name__ == "__main__":
