@@ -23,6 +23,8 @@ REFUSED = {
     ("0.33.0", "moe", "moe-r10"),  # FP8 MoE checkpoint on SM 8.0: vLLM fails at load_model
     ("0.34.0", "moe", "moe-r13"),
     ("0.34.0", "moe", "moe-r16"),
+    ("0.33.0", "moe", "moe-ngram-r6"),
+    ("0.33.0", "moe", "moe-ngram-r10"),
     ("0.33.0", "gdn", "gdn-r0"),  # MTP with pipeline parallelism (the drafter's stage)
     ("0.33.0", "gdn", "gdn-r16"),
     ("0.34.0", "gdn", "gdn-r1"),

@@ -1,7 +1,7 @@
 """vLLM's widened exact coverage (issue #26 item 3): B200 (SM 10.0), MTP on DeepSeek-V3 (MLA), EAGLE3 drafters on
-dense Llama / Qwen3, checked through the whole chain (config.resolve + sizing.size) against the oracle's committed
-goldens (tests/golden/vllm/<release>/<family>/b200*, mla/mtp-*, dense/eagle3*: see the README there), and what
-stays refused by name (ngram, EAGLE, EAGLE3 elsewhere, drafters with pipeline parallelism, SM 10.3 / 11.x).
+dense Llama / Qwen3, n-gram prompt lookup, checked through the whole chain (config.resolve + sizing.size) against the oracle's committed
+goldens (tests/golden/vllm/<release>/<family>/b200*, mla/mtp-*, dense/eagle3*, */ngram: see the README there), and what
+stays refused by name (ngram on the hybrids, EAGLE, EAGLE3 elsewhere, drafters with pipeline parallelism, SM 10.3 / 11.x).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
 
 WIDE = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
-              if p.stem.split("-")[0] in ("b200", "mtp", "eagle3") and not p.stem.endswith("_results"))
+              if p.stem.split("-")[0] in ("b200", "mtp", "eagle3", "ngram") and not p.stem.endswith("_results"))
 
 
 def _flag(case, name):
@@ -43,6 +43,7 @@ def test_wide_sets_present():
     for v in ("0.33.0", "0.34.0"):
         assert {(v, "mla", "mtp-h200"), (v, "mla", "mtp-b200"), (v, "dense", "eagle3"),
                 (v, "dense", "eagle3-b200")} <= names
+        assert {(v, f, "ngram") for f in ("dense", "moe", "swa", "chunked", "mla")} <= names
     assert len(list(_chain_cases())) >= 250
 
 
@@ -91,9 +92,13 @@ def _launch(flags, model="Llama-3.1-8B-Instruct", version="0.34.0", sm="9.0", dr
 
 
 @pytest.mark.parametrize("sc,model,match", [
-    ({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}, "Llama-3.1-8B-Instruct",
-     "not modelled: prompt_lookup_max"),
-    ({"method": "ngram", "num_speculative_tokens": 3}, "Llama-3.1-8B-Instruct", "'ngram' is not modelled"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}, "Qwen3.6-27B",
+     "ngram speculation on gdn models"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "max_model_len": 4096}, "Llama-3.1-8B-Instruct",
+     "not modelled with ngram: max_model_len"),
+    ({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5, "prompt_lookup_max": 4},
+     "Llama-3.1-8B-Instruct", "prompt_lookup_min"),
+    ({"method": "suffix", "num_speculative_tokens": 3}, "Llama-3.1-8B-Instruct", "'suffix' is not modelled"),
     ({"method": "eagle", "model": "llama3-8B-eagle3", "num_speculative_tokens": 3}, "Llama-3.1-8B-Instruct",
      "not modelled: model"),
     ({"method": "eagle", "num_speculative_tokens": 3}, "Llama-3.1-8B-Instruct", "'eagle' is not modelled"),
@@ -150,3 +155,10 @@ def test_frontend_eagle3_from_the_catalog_matches_the_oracle():
     assert o.json["summary"]["num_gpu_blocks"] == theirs["num_gpu_blocks"]
     assert o.json["summary"]["draft_layers"] == ["model.layers.32.self_attn.attn"]
     assert abs(o.json["summary"]["requested_memory_bytes"] - theirs["requested_memory_bytes"]) < GIB / 100
+
+
+def test_ngram_has_no_drafter_layers():
+    case, theirs = _one("0.34.0", "dense", "ngram", lambda c, t: t["outcome"] == "ok")
+    s = size(launch_from_case(case, "0.34.0")).summary
+    assert (s["speculative_method"], s["draft_layers"], s["draft_kv_specs"]) == ("ngram", [], None)
+    assert s["cudagraph_capture_sizes"] == theirs["cudagraph_capture_sizes"]

@@ -42,6 +42,8 @@ GPUS = {
     "a100": (81920, 79.25, "8.0", "NVIDIA A100-SXM4-80GB"),
     # hwprofiles/b200.toml: NVML 183359 MiB; CUDA total 178.35 GiB (pytorch/ao#4002's "Total Global Memory")
     "b200": (183359, 178.35, "10.0", "NVIDIA B200"),
+    # hwprofiles/b300.toml: NVML 275040 MiB, SM 10.3; no CUDA total reading: NVML less B200's 729 MiB reserve
+    "b300": (275040, 267.88, "10.3", "NVIDIA B300 SXM6 AC"),
 }
 
 # family -> model -> weights GiB of the whole checkpoint as loaded (the case divides by TP x PP)
@@ -74,10 +76,20 @@ def _eagle3(rng: random.Random, model: str) -> dict:
     return {"method": "eagle3", "model": EAGLE3_DRAFTS[model], "num_speculative_tokens": rng.randint(1, 5)}
 
 
+def _ngram(rng: random.Random, model: str) -> dict:
+    sc = {"method": "ngram", "num_speculative_tokens": rng.randint(1, 6)}
+    if rng.random() < 0.5:
+        sc["prompt_lookup_max"] = rng.randint(2, 5)
+        if rng.random() < 0.5:
+            sc["prompt_lookup_min"] = rng.randint(1, sc["prompt_lookup_max"])
+    return sc
+
+
 # speculative sets (regen --spec NAME): family -> the models that take that drafter, and its --speculative-config
 SPEC_SETS = {
     "mtp": {"mla": (["DeepSeek-V3"], _mtp)},
     "eagle3": {"dense": (sorted(EAGLE3_DRAFTS), _eagle3)},
+    "ngram": {f: (sorted(FAMILIES[f]), _ngram) for f in ("dense", "moe", "swa", "chunked", "mla")},
 }
 
 

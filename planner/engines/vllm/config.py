@@ -277,6 +277,8 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str,
         raise BadInput("vLLM --speculative-config must be a JSON object here")
     if sc.get("method") == "eagle3":
         return _eagle3(sc, raw, draft)
+    if sc.get("method") == "ngram":
+        return _ngram(sc, family)
     extra = sorted(set(sc) - {"method", "num_speculative_tokens"})
     if extra:
         raise BadInput(f"vLLM --speculative-config key(s) not modelled: {', '.join(extra)}")
@@ -286,7 +288,7 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str,
         # 1246-1250 @0.33.0); only those of the modelled families are accepted here
         method = "mtp"
     if method != "mtp":
-        raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp, eagle3)")
+        raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp, eagle3, ngram)")
     k = sc.get("num_speculative_tokens")
     if k is None:  # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
         raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
@@ -338,6 +340,30 @@ def _eagle3(sc: dict, raw: dict, draft) -> tuple[str, int]:
     if not isinstance(k, int) or k < 1:
         raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
     return "eagle3", k
+
+
+def _ngram(sc: dict, family: str) -> tuple[str, int]:
+    """Prompt-lookup (n-gram) drafting: no drafter layers, the k + 1 query length of the decode graphs only
+    (tests/golden/vllm/<release>/<family>/ngram.jsonl); the hybrids (their Mamba state holds k speculative blocks)
+    are not checked."""
+    extra = sorted(set(sc) - {"method", "num_speculative_tokens", "prompt_lookup_max", "prompt_lookup_min"})
+    if extra:
+        raise BadInput(f"vLLM --speculative-config key(s) not modelled with ngram: {', '.join(extra)}")
+    if family not in ("dense", "moe", "gpt_oss", "llama4", "mla"):
+        raise BadInput(f"vLLM ngram speculation on {family} models is not modelled")
+    lo, hi = sc.get("prompt_lookup_min"), sc.get("prompt_lookup_max")
+    if any(x is not None and (not isinstance(x, int) or x < 1) for x in (lo, hi)) or (
+            lo is not None and hi is not None and lo > hi):
+        raise BadInput("vLLM ngram: prompt_lookup_min / prompt_lookup_max other than integers min <= max are not "
+                       "modelled")
+    k = sc.get("num_speculative_tokens")
+    if k is None:  # ngram has no config with n_predict (oracle: the same rejection, config/speculative.py)
+        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
+                        "speculative model unless the draft model config contains an n_predict parameter.",
+                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
+    if not isinstance(k, int) or k < 1:
+        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    return "ngram", k
 
 
 def _batch_defaults(device, usage_throughput: bool) -> tuple[int, int]:

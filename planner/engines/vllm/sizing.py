@@ -151,7 +151,8 @@ class _Chain:
             raise BadInput("vLLM: the V1 model runner's sizing is not modelled")
         if cfg.speculative_method and not (
                 (cfg.speculative_method == "mtp" and cfg.architecture in hybrid.GDN_ARCHS | kv_spec.MLA_ARCHS)
-                or (cfg.speculative_method == "eagle3" and cfg.architecture in EAGLE3_TARGETS)):
+                or (cfg.speculative_method == "eagle3" and cfg.architecture in EAGLE3_TARGETS)
+                or (cfg.speculative_method == "ngram" and cfg.architecture not in hybrid.GDN_ARCHS | hybrid.MAMBA2_ARCHS)):
             raise BadInput(f"vLLM: speculative decoding ({cfg.speculative_method}) on {cfg.architecture} is not "
                            "modelled")
         if cfg.cpu_offload_gb:
