@@ -162,3 +162,18 @@ def test_ngram_has_no_drafter_layers():
     s = size(launch_from_case(case, "0.34.0")).summary
     assert (s["speculative_method"], s["draft_layers"], s["draft_kv_specs"]) == ("ngram", [], None)
     assert s["cudagraph_capture_sizes"] == theirs["cudagraph_capture_sizes"]
+
+
+@pytest.mark.parametrize("version", ["0.33.0", "0.34.0"])
+@pytest.mark.parametrize("sc,message", [
+    # the oracle on both releases (case lines with no num_speculative_tokens)
+    ({"method": "ngram", "prompt_lookup_max": 4}, "num_speculative_tokens must be provided with speculative model"),
+    ({"method": "eagle3", "model": "llama3-8B-eagle3"}, "A speculative model was provided, but "
+                                                        "`num_speculative_tokens` was not provided"),
+])
+def test_drafters_without_k_rejected_as_vllm_does(version, sc, message):
+    from planner.engines.vllm.flags import VllmRejected  # noqa: PLC0415
+
+    with pytest.raises(VllmRejected) as e:
+        config.resolve(_launch(["--speculative-config", json.dumps(sc)], version=version))
+    assert message in e.value.message and (e.value.stage, e.value.error_type) == ("engine_config", "ValidationError")

@@ -333,10 +333,11 @@ def _eagle3(sc: dict, raw: dict, draft) -> tuple[str, int]:
         raise BadInput(f"vLLM EAGLE3 drafter {arch or '(no architecture)'} is not modelled (modelled: "
                        "LlamaForCausalLMEagle3 without n_predict)")
     k = sc.get("num_speculative_tokens")
-    if k is None:  # the drafter's config carries no n_predict (config/speculative.py:1651-1658 @0.34.0)
-        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
-                        "speculative model unless the draft model config contains an n_predict parameter.",
-                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
+    if k is None:  # oracle, both releases (v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0,
+        # config/speculative.py:1614-1618 @0.33.0)
+        raise _rejected("engine_config", "ValidationError", "A speculative model was provided, but "
+                        "`num_speculative_tokens` was not provided",
+                        "v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0")
     if not isinstance(k, int) or k < 1:
         raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
     return "eagle3", k
@@ -357,7 +358,7 @@ def _ngram(sc: dict, family: str) -> tuple[str, int]:
         raise BadInput("vLLM ngram: prompt_lookup_min / prompt_lookup_max other than integers min <= max are not "
                        "modelled")
     k = sc.get("num_speculative_tokens")
-    if k is None:  # ngram has no config with n_predict (oracle: the same rejection, config/speculative.py)
+    if k is None:  # no config with n_predict: the oracle's answer on both releases
         raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
                         "speculative model unless the draft model config contains an n_predict parameter.",
                         "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
