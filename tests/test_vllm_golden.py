@@ -31,6 +31,7 @@ REFUSED = {
     ("0.34.0", "gdn", "gdn-b200-r7"),  # the same on B200
     ("0.34.0", "gdn", "gdn-b200-r9"),
     ("0.34.0", "gdn", "gdn-b200-r14"),
+    ("0.34.0", "gdn", "gdn-b300-r0"),
     ("0.33.0", "dense", "dense-eagle3-r6"),  # an EAGLE3 drafter with pipeline parallelism (its stage)
     ("0.33.0", "dense", "dense-eagle3-b200-r3"),
     ("0.33.0", "dense", "dense-eagle3-b200-r10"),

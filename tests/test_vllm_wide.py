@@ -1,7 +1,8 @@
-"""vLLM's widened exact coverage (issue #26 item 3): B200 (SM 10.0), MTP on DeepSeek-V3 (MLA), EAGLE3 drafters on
-dense Llama / Qwen3, n-gram prompt lookup, checked through the whole chain (config.resolve + sizing.size) against the oracle's committed
-goldens (tests/golden/vllm/<release>/<family>/b200*, mla/mtp-*, dense/eagle3*, */ngram: see the README there), and what
-stays refused by name (ngram on the hybrids, EAGLE, EAGLE3 elsewhere, drafters with pipeline parallelism, SM 10.3 / 11.x).
+"""vLLM's widened exact coverage (issue #26 item 3): B200 (SM 10.0), B300 (SM 10.3), MTP on DeepSeek-V3 (MLA),
+EAGLE3 drafters on dense Llama / Qwen3, n-gram prompt lookup, checked through the whole chain (config.resolve +
+sizing.size) against the oracle's committed goldens (tests/golden/vllm/<release>/<family>/b200*, b300*, mla/mtp-*,
+dense/eagle3*, */ngram: see the README there), and what stays refused by name (ngram on the hybrids, EAGLE, EAGLE3
+elsewhere, drafters with pipeline parallelism, SM 11.x).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from planner.errors import BadInput
 from planner.hardware.profiles import find_profile
 
 WIDE = sorted((p.parent.parent.name, p.parent.name, p.stem) for p in GOLDEN.glob("*/*/*.jsonl")
-              if p.stem.split("-")[0] in ("b200", "mtp", "eagle3", "ngram") and not p.stem.endswith("_results"))
+              if p.stem.split("-")[0] in ("b200", "b300", "mtp", "eagle3", "ngram") and not p.stem.endswith("_results"))
 
 
 def _flag(case, name):
@@ -44,6 +45,8 @@ def test_wide_sets_present():
         assert {(v, "mla", "mtp-h200"), (v, "mla", "mtp-b200"), (v, "dense", "eagle3"),
                 (v, "dense", "eagle3-b200")} <= names
         assert {(v, f, "ngram") for f in ("dense", "moe", "swa", "chunked", "mla")} <= names
+        assert {(v, f, g) for f in ("dense", "moe", "gdn", "mamba2", "swa", "chunked", "mla")
+                for g in ("b200", "b300")} <= names
     assert len(list(_chain_cases())) >= 250
 
 
@@ -127,7 +130,7 @@ def test_drafter_with_pipeline_parallelism_refused(sc, model):
         size(launch)
 
 
-@pytest.mark.parametrize("sm", ["10.3", "11.0"])
+@pytest.mark.parametrize("sm", ["11.0"])
 def test_other_blackwell_datacenter_sms_refused(sm):
     with pytest.raises(BadInput, match=f"SM {sm}"):
         size(_launch([], sm=sm))

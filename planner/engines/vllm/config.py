@@ -389,8 +389,10 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
     float32 model; attention sinks (gpt-oss) need FA3, else FlashInfer (SM 10 / 12), else Triton. Each branch is
     an oracle case (tests/golden/vllm_config); the combinations no case checked are refused."""
     major = _sm_major(sm)
-    if str(sm) not in ("8.0", "8.6", "8.9", "9.0", "10.0", "12.0"):
-        raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 12.0)")
+    # 10.3 (B300): the same choices as 10.0 (is_device_capability_family(100); tests/golden/vllm/*/*/b300.jsonl)
+    if str(sm) not in ("8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"):
+        raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 10.3, "
+                       "12.0)")
     fp8, e5m2 = kv_dtype.startswith("fp8"), kv_dtype == "fp8_e5m2"
     if dtype == "float32" and (major != 9 or family in ("mla", "gpt_oss")):
         raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled "

@@ -52,7 +52,7 @@ def sized_backends(backends, sm: str, qo_heads: int, kv_heads: int) -> tuple[str
     (``can_use_trtllm_attention``: ``qo % kv == 0``, the FlashInfer cubins installed: utils/flashinfer.py:688-762
     @0.34.0); heads per rank are ``ModelConfig.get_num_attention_heads / get_num_kv_heads``."""
     if sm.startswith("11."):
-        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0)")
+        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0, 10.3)")
     large = sm.startswith("10.") and kv_heads > 0 and qo_heads // kv_heads > 1 and qo_heads % kv_heads == 0
     return tuple("FLASHINFER_LARGE" if b == "FLASHINFER" and large else b for b in backends)
 
@@ -70,7 +70,7 @@ def _check_backends(backends, sm: str) -> list[str]:
         if b not in KERNEL_BLOCK_SIZES:
             raise BadInput(f"vLLM: the {b} attention backend's block sizes are not modelled")
     if sm.startswith("11."):
-        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0)")
+        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0, 10.3)")
     return attn
 
 
