@@ -23,9 +23,26 @@ REFUSED = {
     ("0.33.0", "moe", "moe-r10"),  # FP8 MoE checkpoint on SM 8.0: vLLM fails at load_model
     ("0.34.0", "moe", "moe-r13"),
     ("0.34.0", "moe", "moe-r16"),
+    ("0.33.0", "moe", "moe-ngram-r6"),
+    ("0.33.0", "moe", "moe-ngram-r10"),
     ("0.33.0", "gdn", "gdn-r0"),  # MTP with pipeline parallelism (the drafter's stage)
     ("0.33.0", "gdn", "gdn-r16"),
     ("0.34.0", "gdn", "gdn-r1"),
+    ("0.34.0", "gdn", "gdn-b200-r7"),  # the same on B200
+    ("0.34.0", "gdn", "gdn-b200-r9"),
+    ("0.34.0", "gdn", "gdn-b200-r14"),
+    ("0.34.0", "gdn", "gdn-b300-r0"),
+    ("0.33.0", "dense", "dense-eagle3-r6"),  # an EAGLE3 drafter with pipeline parallelism (its stage)
+    ("0.33.0", "dense", "dense-eagle3-b200-r3"),
+    ("0.33.0", "dense", "dense-eagle3-b200-r10"),
+    ("0.33.0", "dense", "dense-eagle3-b200-r12"),
+    ("0.33.0", "dense", "dense-eagle3-b200-r13"),
+    ("0.34.0", "dense", "dense-eagle3-r1"),
+    ("0.34.0", "dense", "dense-eagle3-r4"),
+    ("0.34.0", "dense", "dense-eagle3-r6"),
+    ("0.34.0", "dense", "dense-eagle3-r11"),
+    ("0.34.0", "dense", "dense-eagle3-b200-r6"),
+    ("0.34.0", "dense", "dense-eagle3-b200-r13"),
 }
 
 
@@ -50,11 +67,12 @@ def test_golden(version, family, case, theirs):
 
 
 def test_sets_present():
-    """Both releases, the families landed so far, curated and random sets."""
+    """Both releases, the families landed so far, curated and random sets, and a B200 (SM 10.0) set each."""
     have = {(v, f) for v, f, _ in SETS}
     for v in ("0.33.0", "0.34.0"):
         for f in LANDED:
             assert (v, f) in have
+            assert (v, f, "b200") in SETS
     assert len(list(_cases())) >= 480
 
 

@@ -47,8 +47,10 @@ def launch_from_case(case: dict, version: str) -> VllmLaunch:
     keys = ("startup_used_gib", "weights_gib", "non_torch_gib", "peak_activation_gib", "cudagraph_gib",
             "cudagraph_actual_gib", "warmup_peak_gib", "torch_reserve_growth_gib")
     meas = Measured(**{k: case[k] for k in keys if k in case})
+    sc = _flag(case["flags"], "--speculative-config")
+    draft = json.loads(sc).get("model") if sc else None  # a drafter's name: configs/<name>.config.json
     return VllmLaunch(version=version, spec=load_spec(case["model"]), flags=tuple(case["flags"]), device=dev,
-                      measured=meas, env=dict(case.get("env", {})))
+                      measured=meas, env=dict(case.get("env", {})), draft=load_spec(draft) if draft else None)
 
 
 def config_from_summary(summary: dict, case: dict) -> VllmConfig:

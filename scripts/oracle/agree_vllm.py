@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fresh random vLLM launches: run the vLLM oracle, run the planner's size(), compare every summary field.
 
-    agree_vllm.py --version 0.34.0 --family dense,moe --seed 1234 --count 30 [--resolve] [-v]
+    agree_vllm.py --version 0.34.0 --family dense,moe --seed 1234 --count 30 [--gpu b200] [--spec eagle3] [--resolve] [-v]
 
 Prints, per release and family: equal / differ / refused (the planner refused by name) / rejected (vLLM refused
 the flags at argument resolution: config.resolve's domain, not compared here unless --resolve). By default the
@@ -32,12 +32,14 @@ def main(argv=None) -> int:
     ap.add_argument("--family", default="dense,moe")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--count", type=int, default=30)
+    ap.add_argument("--gpu", choices=sorted(vllm_cases.GPUS), help="every launch on this GPU (e.g. b200: SM 10.0)")
+    ap.add_argument("--spec", choices=sorted(vllm_cases.SPEC_SETS), help="every launch with this drafter")
     ap.add_argument("--resolve", action="store_true", help="size from config.resolve instead of vLLM's config")
     ap.add_argument("-v", action="store_true", help="print each differing field")
     ns = ap.parse_args(argv)
     differ_total = 0
     for family in ns.family.split(","):
-        cl = vllm_cases.cases(family, ns.version, ns.seed, ns.count)
+        cl = vllm_cases.cases(family, ns.version, ns.seed, ns.count, ns.gpu, ns.spec)
         for c in cl:
             c["id"] = f"agree-{ns.seed}-{c['id']}"
         vllm_cases.copy_configs(sorted({c["model"] for c in cl}))

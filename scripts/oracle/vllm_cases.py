@@ -40,6 +40,10 @@ GPUS = {
     "h200": (143771, 139.81, "9.0", "NVIDIA H200"),
     "rtxpro6000": (97887, 94.97, "12.0", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"),
     "a100": (81920, 79.25, "8.0", "NVIDIA A100-SXM4-80GB"),
+    # hwprofiles/b200.toml: NVML 183359 MiB; CUDA total 178.35 GiB (pytorch/ao#4002's "Total Global Memory")
+    "b200": (183359, 178.35, "10.0", "NVIDIA B200"),
+    # hwprofiles/b300.toml: NVML 275040 MiB, SM 10.3; no CUDA total reading: NVML less B200's 729 MiB reserve
+    "b300": (275040, 267.88, "10.3", "NVIDIA B300 SXM6 AC"),
 }
 
 # family -> model -> weights GiB of the whole checkpoint as loaded (the case divides by TP x PP)
@@ -53,6 +57,40 @@ FAMILIES = {
     "mla": {"DeepSeek-V3": 627.0, "Kimi-K2-Instruct": 958.5},
 }
 MTP_MODELS = {"Qwen3.6-27B", "Qwen3-Next-80B-A3B-Instruct", "Qwen3.5-35B-A3B"}
+
+
+def _mtp(rng: random.Random, model: str) -> dict:
+    """The model's own MTP layers (DeepSeek-V3 also under the deprecated name deepseek_mtp)."""
+    method = rng.choice(["mtp", "deepseek_mtp"]) if model == "DeepSeek-V3" else "mtp"
+    return {"method": method, "num_speculative_tokens": rng.randint(1, 4)}
+
+
+# EAGLE3 drafters per target: the SpecForge configs in /work/shared/models (planner/catalog/configs holds the same
+# files), passed to the oracle as --speculative-config's "model" (a directory made by run_oracle)
+EAGLE3_DRAFTS = {"Llama-3.1-8B-Instruct": "llama3-8B-eagle3", "Qwen3-8B": "qwen3-8b-eagle3",
+                 "Llama-3.3-70B-Instruct": "llama3-70B-ealge3"}
+SHARED_MODELS = os.environ.get("SHARED_MODELS", "/work/shared/models")
+
+
+def _eagle3(rng: random.Random, model: str) -> dict:
+    return {"method": "eagle3", "model": EAGLE3_DRAFTS[model], "num_speculative_tokens": rng.randint(1, 5)}
+
+
+def _ngram(rng: random.Random, model: str) -> dict:
+    sc = {"method": "ngram", "num_speculative_tokens": rng.randint(1, 6)}
+    if rng.random() < 0.5:
+        sc["prompt_lookup_max"] = rng.randint(2, 5)
+        if rng.random() < 0.5:
+            sc["prompt_lookup_min"] = rng.randint(1, sc["prompt_lookup_max"])
+    return sc
+
+
+# speculative sets (regen --spec NAME): family -> the models that take that drafter, and its --speculative-config
+SPEC_SETS = {
+    "mtp": {"mla": (["DeepSeek-V3"], _mtp)},
+    "eagle3": {"dense": (sorted(EAGLE3_DRAFTS), _eagle3)},
+    "ngram": {f: (sorted(FAMILIES[f]), _ngram) for f in ("dense", "moe", "swa", "chunked", "mla")},
+}
 
 
 def _measured(rng: random.Random, weights: float, version: str) -> dict:
@@ -80,9 +118,10 @@ def _case(cid, model, gpu, flags, meas) -> dict:
     return c
 
 
-def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
+def random_case(rng: random.Random, family: str, version: str, i: int, only_gpu: str | None = None,
+                spec: str | None = None) -> dict:
     models = FAMILIES[family]
-    model = rng.choice(sorted(models))
+    model = rng.choice(sorted(models) if spec is None else SPEC_SETS[spec][family][0])
     gpu = rng.choice(["h100", "h100", "h200", "rtxpro6000", "a100"] if family in ("dense", "moe") else
                      ["h100", "h200", "rtxpro6000"])
     flags: list[str] = []
@@ -90,6 +129,7 @@ def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
     if family == "mla":
         tp = 8
         gpu = "h200"
+    gpu = only_gpu or gpu
     pp = rng.choice([1, 1, 1, 1, 2])
     if tp > 1:
         flags += ["--tensor-parallel-size", str(tp)]
@@ -123,8 +163,11 @@ def random_case(rng: random.Random, family: str, version: str, i: int) -> dict:
         flags += ["--num-gpu-blocks-override", str(rng.randint(50, 5000))]
     if model in MTP_MODELS and rng.random() < 0.4:
         flags += ["--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": rng.randint(1, 4)})]
+    if spec is not None:
+        flags += ["--speculative-config", json.dumps(SPEC_SETS[spec][family][1](rng, model))]
     weights = models[model] / (tp * pp)
-    return _case(f"{family}-r{i}", model, gpu, flags, _measured(rng, weights, version))
+    tag = "".join(f"{t}-" for t in (spec, only_gpu) if t)
+    return _case(f"{family}-{tag}r{i}", model, gpu, flags, _measured(rng, weights, version))
 
 
 def curated(family: str, version: str) -> list[dict]:
@@ -160,19 +203,39 @@ def curated(family: str, version: str) -> list[dict]:
     return out
 
 
-def cases(family: str, version: str, seed: int | None, count: int) -> list[dict]:
+def cases(family: str, version: str, seed: int | None, count: int, gpu: str | None = None,
+          spec: str | None = None) -> list[dict]:
+    """The curated set, or ``count`` seeded random launches (on ``gpu`` only when given: a per-GPU set; each with
+    the ``spec`` set's drafter when given)."""
     if seed is None:
         return curated(family, version)
-    rng = random.Random(f"{family}-{version}-{seed}")
-    return [random_case(rng, family, version, i) for i in range(count)]
+    rng = random.Random(f"{family}-{version}-{seed}" + "".join(f"-{t}" for t in (gpu, spec) if t))
+    return [random_case(rng, family, version, i, gpu, spec) for i in range(count)]
+
+
+def _draft_dirs(case: dict, workdir: str) -> dict:
+    """The case as the oracle takes it: a drafter named in --speculative-config's "model" becomes a directory
+    holding its config.json (the committed case keeps the name)."""
+    flags = list(case["flags"])
+    for i, f in enumerate(flags[:-1]):
+        if f == "--speculative-config":
+            sc = json.loads(flags[i + 1])
+            if "model" in sc:
+                d = os.path.join(workdir, "drafts", sc["model"])
+                os.makedirs(d, exist_ok=True)
+                shutil.copyfile(os.path.join(GOLDEN, "configs", f"{sc['model']}.config.json"),
+                                os.path.join(d, "config.json"))
+                flags[i + 1] = json.dumps(dict(sc, model=d))
+    return dict(case, flags=flags)
 
 
 def run_oracle(version: str, case_list: list[dict], workdir: str) -> list[dict]:
     os.makedirs(workdir, exist_ok=True)
+    copy_drafts(case_list)
     path = os.path.join(workdir, "cases.jsonl")
     with open(path, "w") as f:
         for c in case_list:
-            f.write(json.dumps(c) + "\n")
+            f.write(json.dumps(_draft_dirs(c, workdir)) + "\n")
     cmd = ["nice", "-n", "10", oracle_python(version), os.path.join(ORACLE, "oracle.py"), "--batch", path,
            "--summary-only"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ORACLE)
@@ -190,10 +253,23 @@ def copy_configs(models) -> None:
         shutil.copyfile(os.path.join(ORACLE, "models", m, "config.json"), os.path.join(dst, f"{m}.config.json"))
 
 
-def regen(version: str, family: str, seed: int, count: int) -> None:
+def copy_drafts(case_list) -> None:
+    """The drafters the cases name, copied from the shared models to configs/<name>.config.json."""
+    dst = os.path.join(GOLDEN, "configs")
+    for name in sorted({n for m, n in EAGLE3_DRAFTS.items() if any(n in " ".join(c["flags"]) for c in case_list)}):
+        shutil.copyfile(os.path.join(SHARED_MODELS, f"sgl-project-SpecForge__{name}.config.json"),
+                        os.path.join(dst, f"{name}.config.json"))
+
+
+def regen(version: str, family: str, seed: int, count: int, gpu: str | None = None, spec: str | None = None) -> None:
+    """Both sets of a family; with ``gpu`` / ``spec``, only a random set on that GPU / with that drafter, written
+    as ``<spec>-<gpu>.jsonl``."""
     folder = os.path.join(GOLDEN, version, family)
     os.makedirs(folder, exist_ok=True)
-    for name, cl in (("cases", cases(family, version, None, 0)), ("random", cases(family, version, seed, count))):
+    name = "-".join(t for t in (spec, gpu) if t)
+    sets = (((name, cases(family, version, seed, count, gpu, spec)),) if name else
+            (("cases", cases(family, version, None, 0)), ("random", cases(family, version, seed, count))))
+    for name, cl in sets:
         res = run_oracle(version, cl, f"/tmp/vkv-oracle-{version}-{family}-{name}")
         copy_configs(sorted({c["model"] for c in cl}))
         with open(os.path.join(folder, f"{name}.jsonl"), "w") as f:
@@ -219,6 +295,8 @@ def main(argv=None) -> None:
     b.add_argument("--version", required=True)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--count", type=int, default=20)
+    b.add_argument("--gpu", choices=sorted(GPUS), help="only a random set on this GPU, as <gpu>.jsonl")
+    b.add_argument("--spec", choices=sorted(SPEC_SETS), help="only a random set with this drafter")
     ns = ap.parse_args(argv)
     if ns.cmd == "cases":
         cl = cases(ns.family, ns.version, None if ns.curated else ns.seed, ns.count)
@@ -226,7 +304,7 @@ def main(argv=None) -> None:
         for c in cl:
             f.write(json.dumps(c) + "\n")
     else:
-        regen(ns.version, ns.family, ns.seed, ns.count)
+        regen(ns.version, ns.family, ns.seed, ns.count, ns.gpu, ns.spec)
 
 
 if __name__ == "__main__":

@@ -265,14 +265,20 @@ def _model_runner(version: str, env: dict[str, str]) -> str:
     return "v1" if off else "v2"
 
 
-def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -> tuple[str | None, int | None]:
-    """--speculative-config: only the model's own MTP layers (method "mtp", num_speculative_tokens) are
-    modelled (config/speculative.py @0.34.0); every other method or key is refused by name."""
+def _speculative(args: dict, raw: dict, text: dict, family: str, version: str,
+                 draft=None) -> tuple[str | None, int | None]:
+    """--speculative-config: the model's own MTP layers (method "mtp", num_speculative_tokens), and EAGLE3 with a
+    drafter config (``_eagle3``) are modelled (config/speculative.py @0.34.0); every other method or key is
+    refused by name."""
     sc = args.get("speculative_config")
     if sc is None:
         return None, None
     if not isinstance(sc, dict):
         raise BadInput("vLLM --speculative-config must be a JSON object here")
+    if sc.get("method") == "eagle3":
+        return _eagle3(sc, raw, draft)
+    if sc.get("method") == "ngram":
+        return _ngram(sc, family)
     extra = sorted(set(sc) - {"method", "num_speculative_tokens"})
     if extra:
         raise BadInput(f"vLLM --speculative-config key(s) not modelled: {', '.join(extra)}")
@@ -282,7 +288,7 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -
         # 1246-1250 @0.33.0); only those of the modelled families are accepted here
         method = "mtp"
     if method != "mtp":
-        raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp)")
+        raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp, eagle3, ngram)")
     k = sc.get("num_speculative_tokens")
     if k is None:  # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
         raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
@@ -309,6 +315,58 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str) -
     return "mtp", k
 
 
+def _eagle3(sc: dict, raw: dict, draft) -> tuple[str, int]:
+    """EAGLE3 as the oracle checked it (tests/golden/vllm/<release>/dense/eagle3*.jsonl): a Llama-architecture
+    EAGLE3 head (the SpecForge configs) on Llama / Qwen3 dense targets, num_speculative_tokens given."""
+    extra = sorted(set(sc) - {"method", "model", "num_speculative_tokens"})
+    if extra:
+        raise BadInput(f"vLLM --speculative-config key(s) not modelled with eagle3: {', '.join(extra)}")
+    target = (raw.get("architectures") or [""])[0]
+    if target not in ("LlamaForCausalLM", "Qwen3ForCausalLM"):
+        raise BadInput(f"vLLM EAGLE3 on {target or '(no architecture)'} is not modelled (modelled: Llama, Qwen3 "
+                       "dense)")
+    if draft is None or "model" not in sc:
+        raise BadInput("vLLM EAGLE3: the drafter's config is needed (--speculative-config's \"model\": a catalog "
+                       "draft such as llama3-8b-eagle3)")
+    arch = (draft.raw.get("architectures") or [""])[0]
+    if arch != "LlamaForCausalLMEagle3" or draft.raw.get("n_predict") is not None:
+        raise BadInput(f"vLLM EAGLE3 drafter {arch or '(no architecture)'} is not modelled (modelled: "
+                       "LlamaForCausalLMEagle3 without n_predict)")
+    k = sc.get("num_speculative_tokens")
+    if k is None:  # oracle, both releases (v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0,
+        # config/speculative.py:1614-1618 @0.33.0)
+        raise _rejected("engine_config", "ValidationError", "A speculative model was provided, but "
+                        "`num_speculative_tokens` was not provided",
+                        "v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0")
+    if not isinstance(k, int) or k < 1:
+        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    return "eagle3", k
+
+
+def _ngram(sc: dict, family: str) -> tuple[str, int]:
+    """Prompt-lookup (n-gram) drafting: no drafter layers, the k + 1 query length of the decode graphs only
+    (tests/golden/vllm/<release>/<family>/ngram.jsonl); the hybrids (their Mamba state holds k speculative blocks)
+    are not checked."""
+    extra = sorted(set(sc) - {"method", "num_speculative_tokens", "prompt_lookup_max", "prompt_lookup_min"})
+    if extra:
+        raise BadInput(f"vLLM --speculative-config key(s) not modelled with ngram: {', '.join(extra)}")
+    if family not in ("dense", "moe", "gpt_oss", "llama4", "mla"):
+        raise BadInput(f"vLLM ngram speculation on {family} models is not modelled")
+    lo, hi = sc.get("prompt_lookup_min"), sc.get("prompt_lookup_max")
+    if any(x is not None and (not isinstance(x, int) or x < 1) for x in (lo, hi)) or (
+            lo is not None and hi is not None and lo > hi):
+        raise BadInput("vLLM ngram: prompt_lookup_min / prompt_lookup_max other than integers min <= max are not "
+                       "modelled")
+    k = sc.get("num_speculative_tokens")
+    if k is None:  # no config with n_predict: the oracle's answer on both releases
+        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
+                        "speculative model unless the draft model config contains an n_predict parameter.",
+                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
+    if not isinstance(k, int) or k < 1:
+        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    return "ngram", k
+
+
 def _batch_defaults(device, usage_throughput: bool) -> tuple[int, int]:
     """get_batch_defaults for OPENAI_API_SERVER (engine/arg_utils.py:2977-3076 @0.34.0, same @0.33.0): the tier
     is NVML's total memory (get_device_total_memory), A100 and GB10 (SM 12.1) stay on the small tier."""
@@ -331,8 +389,10 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
     float32 model; attention sinks (gpt-oss) need FA3, else FlashInfer (SM 10 / 12), else Triton. Each branch is
     an oracle case (tests/golden/vllm_config); the combinations no case checked are refused."""
     major = _sm_major(sm)
-    if str(sm) not in ("8.0", "8.6", "8.9", "9.0", "10.0", "12.0"):
-        raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 12.0)")
+    # 10.3 (B300): the same choices as 10.0 (is_device_capability_family(100); tests/golden/vllm/*/*/b300.jsonl)
+    if str(sm) not in ("8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"):
+        raise BadInput(f"vLLM attention backend choice on SM {sm} is not modelled (checked: 8.0, 8.9, 9.0, 10.0, 10.3, "
+                       "12.0)")
     fp8, e5m2 = kv_dtype.startswith("fp8"), kv_dtype == "fp8_e5m2"
     if dtype == "float32" and (major != 9 or family in ("mla", "gpt_oss")):
         raise BadInput(f"vLLM attention backend for a float32 model on SM {sm} / {family} is not modelled "
@@ -344,16 +404,25 @@ def _attention_backends(family: str, sm: str, kv_dtype: str, dtype: str, flashin
             raise VllmRejected("load_model", "ValueError", "No valid attention backend found for cuda with "
                                f"AttentionSelectorConfig(head_size=576, dtype=torch.{dtype}, kv_cache_dtype=fp8_e5m2, "
                                f"block_size={block_size}, use_mla=True", "platforms/cuda.py:512-516 @0.34.0")
-        if fp8 and not (major == 10 and not e5m2):
-            raise BadInput(f"vLLM MLA with a {kv_dtype} KV cache on SM {sm} is not modelled (checked: fp8 on SM 10.0)")
+        # SM 9.0 with an fp8 cache: FLASH_ATTN_MLA takes none, FLASHMLA takes blocks of 64 (mla/flashmla.py:57-58),
+        # TRITON_MLA the rest (tests/golden/vllm/*/mla: 14 cases FLASHMLA without --block-size, 16 / 32 TRITON_MLA)
+        sm9_fp8 = kv_dtype == "fp8" and major == 9 and (block_size is None or block_size % 64 != 0)
+        if fp8 and not (major == 10 and not e5m2) and not sm9_fp8:
+            raise BadInput(f"vLLM MLA with a {kv_dtype} KV cache on SM {sm}"
+                           f"{'' if block_size is None else f' and --block-size {block_size}'} is not modelled "
+                           "(checked: fp8 on SM 10.0; on SM 9.0 without --block-size or one not a multiple of 64)")
         # the first backend whose kernel block sizes take a user's --block-size (FLASHINFER_MLA [32, 64],
         # CUTLASS_MLA [128], FLASH_ATTN_MLA / TRITON_MLA multiples of 16: v1/attention/backends/mla/*.py @0.34.0)
-        if block_size is not None and (block_size % 16 or (major == 10 and block_size == 128)):
+        if block_size is not None and block_size % 16:
             raise BadInput(f"vLLM MLA with --block-size {block_size} on SM {sm} is not modelled")
-        if major == 9:
+        if sm9_fp8:
+            attn = "FLASHMLA" if block_size is None else "TRITON_MLA"
+        elif major == 9:
             attn = "FLASH_ATTN_MLA"
         else:
-            attn = "FLASHINFER_MLA" if block_size in (None, 32, 64) else "TRITON_MLA"  # case rnd4-058: 48
+            # FLASHINFER_MLA (first on SM 10.x) takes multiples of 32: 128 too (kernel 64; cases mla-b200-r14,
+            # mla-mtp-b200-r1 / r13); 16 / 48 fall to TRITON_MLA (mla-b200-r8, rnd4-058)
+            attn = "FLASHINFER_MLA" if block_size is None or block_size % 32 == 0 else "TRITON_MLA"
     elif dtype == "float32":
         attn = "TRITON_ATTN"  # neither FlashAttention nor FlashInfer runs float32 (case qwen3-8b-h100-fp32)
     elif major == 10:
@@ -653,7 +722,7 @@ def resolve(launch: VllmLaunch) -> VllmConfig:
     if pp > 1 and family not in ("dense", "moe", "gdn"):
         raise BadInput(f"vLLM pipeline parallelism on {family} models is not modelled")
 
-    spec_method, num_spec = _speculative(args, raw, text, family, v)
+    spec_method, num_spec = _speculative(args, raw, text, family, v, getattr(launch, "draft", None))
     k = num_spec or 0
 
     mbt, seqs, perf = _scheduler(args, device, eff_len, chunked)

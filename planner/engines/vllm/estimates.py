@@ -415,8 +415,10 @@ def estimate(spec: ModelSpec, device, cfg) -> Estimates:
     tp = int(getattr(cfg, "tensor_parallel_size", 1) or 1)
     pp = int(getattr(cfg, "pipeline_parallel_size", 1) or 1)
     method = getattr(cfg, "speculative_method", None)
-    if method not in (None, "mtp"):
-        raise BadInput(f"vLLM estimates under speculative method {method!r} (its drafter's weights and graphs) are not modelled")
+    if method not in (None, "mtp", "ngram"):  # ngram: no drafter (its graphs are the capture sizes' own)
+        raise BadInput(f"vLLM estimates under speculative method {method!r} (its drafter's weights and graphs) are not "
+                       "modelled: give --weights-gib, --non-torch-gib, --peak-activation-gib, --cudagraph-gib and "
+                       "--startup-used-gib measured")
     mtp = method == "mtp"
     sm = getattr(device, "sm", None)
     weights = vllm_weights_bytes(spec, tp, pp, mtp=mtp)

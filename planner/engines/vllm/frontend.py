@@ -16,6 +16,7 @@ or misses the needs, and renders the report (:mod:`.report`) and the JSON. Verdi
 from __future__ import annotations
 
 import importlib.metadata
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -166,7 +167,7 @@ def pessimistic(ctx: Context, ev: Evaluation) -> Evaluation | None:
         given[k] = e.gib + (e.residual_gib or 0.0)
     device = replace(ctx.device, cuda_total_bytes=ctx.device.cuda_total_bytes - ctx.cuda_residual_bytes)
     try:
-        return evaluate(Context(ctx.version, ctx.spec, device, given, ctx.env, ctx.sizer, ctx.estimator), ev.flags)
+        return evaluate(replace(ctx, device=device, given=given, cuda_residual_bytes=0), ev.flags)
     except BadInput:
         return None
 
@@ -203,6 +204,29 @@ def robust_best(ctx: Context, found: SearchResult, need_context: int | None, nee
     return None, f"none of the {len(reaching)} best holds with the estimates raised by their residuals"
 
 
+def _draft_of(flags: list[str]):
+    """--speculative-config's "model" (EAGLE3's drafter) as the catalog resolves it: a catalog draft
+    (``plan models``), a config.json, a checkpoint dir or a Hugging Face id; None without one."""
+    raw = None
+    for i, f in enumerate(flags):
+        if f == "--speculative-config" and i + 1 < len(flags):
+            raw = flags[i + 1]
+        elif f.startswith("--speculative-config="):
+            raw = f.split("=", 1)[1]
+    try:
+        sc = json.loads(raw) if raw else None
+    except ValueError:
+        return None  # vLLM's parser answers it
+    if not isinstance(sc, dict) or not isinstance(sc.get("model"), str):
+        return None
+    from planner.catalog.drafts import FLAG, resolve_draft  # noqa: PLC0415
+
+    try:
+        return resolve_draft(sc["model"]).spec
+    except BadInput as e:
+        raise BadInput(str(e).replace(FLAG, "vLLM --speculative-config's model")) from None
+
+
 class VllmFrontend:
     name = "vllm"
     title = "vLLM"
@@ -217,7 +241,7 @@ class VllmFrontend:
         device, dsrc = device_of(request.gpu, dict(request.measured), _world(flags))
         cuda_res = int(RESERVED_SPREAD_MIB * MIB) if dsrc.startswith(ESTIMATED) else 0
         ctx = Context(version, request.model.spec, device, dict(request.measured), dict(request.env), sizer, estimator,
-                      cuda_res)
+                      cuda_res, _draft_of(flags))
         ev = evaluate(ctx, flags)
         verdict, code, why = verdict_of(ev.summary, ev.measured)
         # an explicit --max-model-len is the context the user asked for: the search keeps it unless told less

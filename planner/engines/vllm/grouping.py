@@ -37,8 +37,31 @@ KERNEL_BLOCK_SIZES = {
     "FLASH_ATTN_MLA": ((), 16),  # v1/attention/backends/mla/flashattn_mla.py:49-50
     "FLASHMLA": ((64,), None),  # mla/flashmla.py:57-58
     "TRITON_MLA": ((), 16),  # mla/triton_mla.py:126-133
+    "FLASHINFER_MLA": ((32, 64), None),  # mla/flashinfer_mla.py:204-205 @0.34.0
+    "CUTLASS_MLA": ((128,), None),  # mla/cutlass_mla.py:49-50 @0.34.0
+    # FLASHINFER's large pages: GQA on SM 10.x with TRT-LLM attention (flashinfer.py:587-605 @0.34.0, 585-604
+    # @0.33.0); the name is the planner's, see sized_backends
+    "FLASHINFER_LARGE": ((16, 32, 64, 128, 256, 512, 1024), None),
 }
 DEFAULT_BLOCK_SIZE = {"0.33.0": 16, "0.34.0": 64}
+
+
+def sized_backends(backends, sm: str, qo_heads: int, kv_heads: int) -> tuple[str, ...]:
+    """The backends as their kernel block sizes see them: FLASHINFER advertises pages up to 1024 when the rank's
+    query heads group over its KV heads (``qo // kv > 1``) on SM 10.x and TRT-LLM attention is usable
+    (``can_use_trtllm_attention``: ``qo % kv == 0``, the FlashInfer cubins installed: utils/flashinfer.py:688-762
+    @0.34.0); heads per rank are ``ModelConfig.get_num_attention_heads / get_num_kv_heads``."""
+    if sm.startswith("11."):
+        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0, 10.3)")
+    large = sm.startswith("10.") and kv_heads > 0 and qo_heads // kv_heads > 1 and qo_heads % kv_heads == 0
+    return tuple("FLASHINFER_LARGE" if b == "FLASHINFER" and large else b for b in backends)
+
+
+def kv_cache_layout(backends, sm: str) -> str:
+    """``resolve_kv_cache_layout`` (v1/attention/backends/utils.py:311-420 @0.34.0): FLASHINFER on SM 10.x votes
+    LBHNC first (flashinfer.py:730-736 @0.34.0, 729-735 @0.33.0: head-major pages for trtllm-gen); no other
+    modelled backend declares layouts, so the default preference LBNHC wins otherwise."""
+    return "LBHNC" if sm.startswith("10.") and "FLASHINFER" in backends else "LBNHC"
 
 
 def _check_backends(backends, sm: str) -> list[str]:
@@ -46,8 +69,8 @@ def _check_backends(backends, sm: str) -> list[str]:
     for b in attn:
         if b not in KERNEL_BLOCK_SIZES:
             raise BadInput(f"vLLM: the {b} attention backend's block sizes are not modelled")
-    if sm.startswith("10.") or sm.startswith("11."):
-        raise BadInput(f"vLLM: SM {sm} (Blackwell datacenter) attention block sizes and KV layouts are not modelled")
+    if sm.startswith("11."):
+        raise BadInput(f"vLLM: SM {sm} attention block sizes are not modelled (checked: SM 10.0, 10.3)")
     return attn
 
 

@@ -12,7 +12,7 @@ vLLM's rules (paths under ``vllm/`` of the 0.34.0 wheel; 0.33.0 the same unless 
   ``mamba_ssm_dtype`` (``model_executor/models/config.py`` Qwen3.5 entry), Qwen3-Next keeps ``auto`` = the conv
   dtype. ``k`` = num_speculative_tokens (``num_speculative_blocks`` too, ``layers/mamba/abstract.py``
   ``get_kv_cache_spec``).
-* FlashInfer GDN prefill (``layers/mamba/gdn/qwen_gdn_linear_attn.py:315-347``): SM 9.0 always, SM 12.x with
+* FlashInfer GDN prefill (``layers/mamba/gdn/qwen_gdn_linear_attn.py:315-347``): SM 9.0 always, SM 10.x / 12.x with
   ``linear_key_head_dim == 128`` and CUDA >= 13; then in ``align`` mode the layers checkpoint every 64 tokens
   (``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT``, ``:849-860``) and hold one prefill-checkpoint block (``:901-913``).
 * ``_align_hybrid_block_size`` (``platforms/interface.py:950-1115``): ``a = max(min kernel block of the first
@@ -50,10 +50,8 @@ def flashinfer_gdn_prefill(sm: str, cuda_version: str, head_k: int) -> bool:
     major = int(cuda_version.split(".")[0])
     if sm == "9.0":
         return True
-    if sm.startswith("12.") and head_k == 128 and major >= 13:
-        return True
-    if sm.startswith("10.") or sm.startswith("11."):
-        raise BadInput(f"vLLM: the GDN prefill backend on SM {sm} is not modelled")
+    if (sm.startswith("10.") or sm.startswith("12.")) and head_k == 128 and major >= 13:
+        return True  # SM 11.x: only the opt-in CuteDSL kernel (qwen_gdn_linear_attn.py:317-345 @0.34.0)
     return False
 
 

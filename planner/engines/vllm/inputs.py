@@ -56,3 +56,5 @@ class VllmLaunch:
     device: Device
     measured: Measured
     env: dict[str, str] = field(default_factory=dict)
+    # the drafter's config.json for a draft-model method (--speculative-config's "model": EAGLE3); None otherwise
+    draft: ModelSpec | None = None

@@ -68,6 +68,7 @@ class Context:
     # (ctx, launch with the user's figures) -> the estimates of the rest; None: planner.engines.vllm.estimates
     estimator: Callable[["Context", VllmLaunch], dict[str, Estimate]] | None = None
     cuda_residual_bytes: int = 0  # the CUDA total was estimated: how far below it the pessimistic side looks
+    draft: ModelSpec | None = None  # --speculative-config's "model" (EAGLE3's drafter), resolved
 
 
 @dataclass
@@ -181,7 +182,8 @@ def estimates_for(module: Any, ctx: Context, launch: VllmLaunch, missing: list[s
 def evaluate(ctx: Context, flags: list[str]) -> Evaluation:
     """The launch with ``flags`` through the whole chain: the user's figures, the estimates of the rest, size."""
     given = {k: float(v) for k, v in ctx.given.items() if k in MEASURED_NAMES}
-    base = VllmLaunch(ctx.version, ctx.spec, tuple(flags), ctx.device, Measured(**given), dict(ctx.env))
+    base = VllmLaunch(ctx.version, ctx.spec, tuple(flags), ctx.device, Measured(**given), dict(ctx.env),
+                      draft=ctx.draft)
     estimated: dict[str, Estimate] = {}
     if ctx.sizer is None or ctx.estimator is not None:
         try:

@@ -116,6 +116,11 @@ def size(launch: VllmLaunch, cfg: VllmConfig | None = None) -> VllmResult:
     return _Chain(launch, cfg).run()
 
 
+# EAGLE3 as verified against the oracle (tests/golden/vllm/<release>/dense/eagle3*.jsonl): the targets, the drafters
+EAGLE3_TARGETS = frozenset({"LlamaForCausalLM", "Qwen3ForCausalLM"})
+EAGLE3_DRAFTS = frozenset({"LlamaForCausalLMEagle3"})
+
+
 class _Chain:
     def __init__(self, launch: VllmLaunch, cfg: VllmConfig):
         self.launch, self.cfg, self.version = launch, cfg, launch.version
@@ -123,6 +128,7 @@ class _Chain:
         self.log: list[str] = []
         self.extensible = bool(cfg.enable_extensible_kv_cache) and launch.version != "0.33.0"
         self.planned = False
+        self.draft_names: frozenset[str] = frozenset()
 
     def run(self) -> VllmResult:
         try:
@@ -143,8 +149,10 @@ class _Chain:
             raise BadInput("vLLM: non_torch_gib and peak_activation_gib (measured or estimated) are needed")
         if cfg.model_runner != "v2":
             raise BadInput("vLLM: the V1 model runner's sizing is not modelled")
-        if cfg.speculative_method and (cfg.speculative_method != "mtp"
-                                       or cfg.architecture not in hybrid.GDN_ARCHS):
+        if cfg.speculative_method and not (
+                (cfg.speculative_method == "mtp" and cfg.architecture in hybrid.GDN_ARCHS | kv_spec.MLA_ARCHS)
+                or (cfg.speculative_method == "eagle3" and cfg.architecture in EAGLE3_TARGETS)
+                or (cfg.speculative_method == "ngram" and cfg.architecture not in hybrid.GDN_ARCHS | hybrid.MAMBA2_ARCHS)):
             raise BadInput(f"vLLM: speculative decoding ({cfg.speculative_method}) on {cfg.architecture} is not "
                            "modelled")
         if cfg.cpu_offload_gb:
@@ -165,6 +173,14 @@ class _Chain:
             if name in UNMODELLED_FLAGS:
                 raise BadInput(f"vLLM: {name} is not modelled")
 
+    def _block_backends(self) -> tuple[str, ...]:
+        """The attention backends as their kernel block sizes see them (grouping.sized_backends)."""
+        cfg, tc = self.cfg, kv_spec.text_config(self.launch.spec.raw)
+        tp = cfg.tensor_parallel_size
+        qo = tc.get("num_attention_heads") or 0
+        kv = tc.get("num_key_value_heads") or qo
+        return grouping.sized_backends(cfg.attention_backends, self.launch.device.sm, qo // tp, max(1, kv // tp))
+
     def _layers(self, block1: int, kvb: int):
         """(per-stage layers, cache block size) after update_block_size_for_backend; fills the hybrid fields."""
         cfg, launch, s = self.cfg, self.launch, self.s
@@ -183,33 +199,79 @@ class _Chain:
                 hl = hybrid.mamba2_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
                                           pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
                                           model_dtype=cfg.dtype, mamba_cache_mode=cfg.mamba_cache_mode,
-                                          max_model_len=cfg.max_model_len, backends=cfg.attention_backends)
+                                          max_model_len=cfg.max_model_len, backends=self._block_backends())
             else:
                 hl = hybrid.gdn_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
                                        pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
                                        model_dtype=cfg.dtype,
                                        mamba_cache_mode=cfg.mamba_cache_mode, max_model_len=cfg.max_model_len,
-                                       num_spec=k, backends=cfg.attention_backends, sm=dev.sm,
+                                       num_spec=k, backends=self._block_backends(), sm=dev.sm,
                                        cuda_version=dev.cuda_version)
             self.log.extend(hl.log)
             s.update(mamba_block_size=hl.mamba_block_size, mamba_page_size_padded=hl.mamba_page_size_padded)
             if cfg.speculative_method:
-                s["draft_layers"] = sorted(hl.draft_layers)
-                d = hl.draft_spec
-                s["draft_kv_specs"] = [{"spec": {
-                    "type": d.type_name, "block_size": d.block_size, "page_size_bytes": d.page_size_bytes,
-                    "num_kv_heads": d.num_kv_heads, "head_size": d.head_size, "head_size_v": d.head_size_v,
-                    # the KV dtype as the spec holds it: fp8 caches are uint8 with FP8_PER_TENSOR (1)
-                    "dtype": cfg.dtype if cfg.kv_cache_dtype == "auto" else "uint8", "is_draft": True,
-                    "kv_quant_mode": 0 if cfg.kv_cache_dtype == "auto" else 1},
-                    "num_layers": len(hl.draft_layers), "layers": sorted(hl.draft_layers)}]
+                self._drafts(hl.draft_layers, hl.draft_spec)
             return hl.stages, hl.block_size
         # max_in_flight_tokens (config/vllm.py:560-577): (pp + 1) batches under async scheduling
         in_flight = (cfg.pipeline_parallel_size + 1) * cfg.max_num_batched_tokens
         layers = kv_spec.model_layers(raw, cfg.architecture, tp=cfg.tensor_parallel_size,
                                       pp=cfg.pipeline_parallel_size, block_size=block1, kv_bytes=kvb,
                                       max_in_flight_tokens=in_flight)
-        return layers.stages, block1
+        stages = layers.stages
+        if cfg.speculative_method == "eagle3":
+            stages = self._eagle3(stages, block1, kvb)
+        if cfg.speculative_method == "mtp" and cfg.architecture in kv_spec.MLA_ARCHS:
+            # DeepSeekMTP: num_nextn_predict_layers layers numbered on from the target's, each an MLA layer with
+            # the target's spec, in the same KV cache group (model_executor/models/deepseek_mtp.py:148-160
+            # @0.34.0, 151-163 @0.33.0; oracle summaries: draft_layers model.layers.61.self_attn.attn)
+            if cfg.pipeline_parallel_size > 1:
+                raise BadInput("vLLM: MTP with pipeline parallelism is not modelled")
+            tc = kv_spec.text_config(raw)
+            n, nd = tc["num_hidden_layers"], tc.get("num_nextn_predict_layers") or 0
+            if nd < 1:
+                raise BadInput("vLLM MTP on a model without MTP layers is not modelled")
+            spec = stages[-1][-1][1]
+            drafts = tuple(f"model.layers.{i}.self_attn.attn" for i in range(n, n + nd))
+            stages = stages[:-1] + (stages[-1] + tuple((d, spec) for d in drafts),)
+            self._drafts(drafts, spec)
+        return stages, block1
+
+    def _eagle3(self, stages, block1: int, kvb: int):
+        """EAGLE3's drafter (LlamaForCausalLMEagle3): its ``num_hidden_layers`` decoder layers numbered on from the
+        target's (``start_layer_id = target layers``, model_executor/models/llama_eagle3.py:167-206, 317-325
+        @0.34.0), full attention with the drafter's own heads on this rank, the target's KV dtype and block size;
+        one KV cache group with the target's layers when the specs are equal (oracle summaries)."""
+        cfg, draft = self.cfg, self.launch.draft
+        if draft is None:
+            raise BadInput("vLLM EAGLE3: the drafter's config (--speculative-config's model) is needed")
+        arch = (draft.raw.get("architectures") or [None])[0]
+        if arch not in EAGLE3_DRAFTS:
+            raise BadInput(f"vLLM EAGLE3 drafter architecture {arch} is not modelled (modelled: "
+                           f"{', '.join(sorted(EAGLE3_DRAFTS))})")
+        if cfg.pipeline_parallel_size > 1:
+            raise BadInput("vLLM: a speculative drafter with pipeline parallelism is not modelled")
+        kv_heads, head = kv_spec.attention_shape(draft.raw, cfg.tensor_parallel_size)
+        spec = kv_spec.FullAttentionSpec(block1, kv_heads, head, head, kvb)
+        if spec != stages[-1][-1][1]:
+            raise BadInput("vLLM: an EAGLE3 drafter whose KV spec differs from the target's is not modelled")
+        n = kv_spec.text_config(self.launch.spec.raw)["num_hidden_layers"]
+        drafts = tuple(f"model.layers.{i}.self_attn.attn" for i in range(n, n + draft.raw["num_hidden_layers"]))
+        self._drafts(drafts, spec)
+        return stages[:-1] + (stages[-1] + tuple((d, spec) for d in drafts),)
+
+    def _drafts(self, names, d) -> None:
+        """The drafter's layers and their KV spec as the oracle's summary lists them."""
+        cfg, s = self.cfg, self.s
+        self.draft_names = frozenset(names)
+        s["draft_layers"] = sorted(names)
+        # the KV dtype as the spec holds it: fp8 caches are uint8 with FP8_PER_TENSOR (1)
+        spec = {"type": d.type_name, "block_size": d.block_size, "page_size_bytes": d.page_size_bytes,
+                "num_kv_heads": d.num_kv_heads, "head_size": d.head_size, "head_size_v": d.head_size_v,
+                "dtype": cfg.dtype if cfg.kv_cache_dtype == "auto" else "uint8", "is_draft": True}
+        if isinstance(d, kv_spec.MLAAttentionSpec):
+            spec["cache_dtype_str"] = cfg.kv_cache_dtype  # MLAAttentionSpec.cache_dtype_str
+        spec["kv_quant_mode"] = 0 if cfg.kv_cache_dtype == "auto" else 1
+        s["draft_kv_specs"] = [{"spec": spec, "num_layers": len(names), "layers": sorted(names)}]
 
     def _run(self) -> None:
         cfg, launch, s, v = self.cfg, self.launch, self.s, self.version
@@ -225,11 +287,11 @@ class _Chain:
         s.update(weights_bytes=weights, weights_source=WEIGHTS_SOURCE, init_free_bytes=init_free,
                  requested_memory_bytes=requested)
         # update_block_size_for_backend, then every layer's spec (runner V2 get_kv_cache_spec)
-        block1 = grouping.cache_block_size(v, cfg.block_size, cfg.attention_backends, dev.sm)
+        block1 = grouping.cache_block_size(v, cfg.block_size, self._block_backends(), dev.sm)
         kvb = kv_spec.kv_dtype_bytes(cfg.kv_cache_dtype, cfg.dtype)
         stages, block = self._layers(block1, kvb)
         s["block_size"] = block
-        s["kv_cache_layout"] = "LBNHC"
+        s["kv_cache_layout"] = grouping.kv_cache_layout(cfg.attention_backends, dev.sm)
         groups_w = [grouping.kv_cache_groups(stage) for stage in stages]
         self.log.extend(grouping.padding_warnings(stages[0]))
         bpbs = [grouping.bytes_per_block(g) for g in groups_w]
@@ -316,11 +378,11 @@ class _Chain:
     def _fill_groups(self, groups, bpb: int, max_len: int, num_blocks: int) -> None:
         s, cfg = self.s, self.cfg
         bprs = capacity.blocks_per_request(groups, max_len)
-        attn = [b for b in cfg.attention_backends if b in grouping.KERNEL_BLOCK_SIZES]
+        attn = [b for b in self._block_backends() if b in grouping.KERNEL_BLOCK_SIZES]
         s["groups"] = [{"group": i, "type": g.spec.type_name, "block_size": g.spec.block_size,
                         "page_size_bytes": g.spec.page_size_bytes, "num_layers": g.num_layers,
                         "blocks_per_request": n,
-                        "num_draft_layers": sum(1 for name in g.layers if name.startswith("mtp."))}
+                        "num_draft_layers": sum(1 for name in g.layers if name in self.draft_names)}
                        for i, (g, n) in enumerate(zip(groups, bprs))]
         block = min(g.spec.block_size for g in groups)
         s.update(num_kv_cache_groups=len(groups), bytes_per_block=bpb, blocks_per_request=sum(bprs),
