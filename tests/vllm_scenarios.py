@@ -96,7 +96,9 @@ def _recipes_831(sizer):
     from pathlib import Path  # noqa: PLC0415
 
     p = Path(__file__).resolve().parent / "data" / "calibration" / "vllm" / "recipes-831-qwen38-27b-rtxpro6000-mamba.log"
-    return check_q36_text(sizer, p.read_text())
+    # the excerpt lacks the args line a whole log opens with (check refuses a log without it): the defaults' line
+    args = "INFO [startup.py:96] non-default args: {'model_tag': 'Qwen/Qwen3.6-27B', 'model': 'Qwen/Qwen3.6-27B'}\n"
+    return check_q36_text(sizer, args + p.read_text())
 
 
 SCENARIOS.append(_recipes_831)
