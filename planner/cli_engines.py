@@ -267,6 +267,18 @@ def render_compare(gpu: str, model: str, context: int | None, outcomes: list[tup
     return "\n".join(lines)
 
 
+def _log_text(text_path: str, limit: int = -1) -> str:
+    """A log file's text (gzip too), or one line saying why it cannot be read."""
+    import gzip  # noqa: PLC0415
+
+    try:
+        opener = gzip.open if str(text_path).endswith(".gz") else open
+        with opener(text_path, "rt", encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except (OSError, EOFError, ValueError) as exc:
+        raise BadInput(f"check: cannot read {str(text_path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool, write_out: Callable,
                model: Any = None) -> int | None:
     """plan check on a vLLM log, through vLLM's front end (planner.engines.vllm.check.check_log(text, gpu=profile,
@@ -277,14 +289,7 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     check_log = optional("vllm", "check", "check_log")
     if check_log is None:
         return None
-    import gzip  # noqa: PLC0415
-
-    try:
-        opener = gzip.open if str(text_path).endswith(".gz") else open
-        with opener(text_path, "rt", encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except (OSError, EOFError, ValueError) as exc:
-        raise BadInput(f"check: cannot read {str(text_path)[:200]}: {getattr(exc, 'strerror', None) or exc}") from None
+    text = _log_text(text_path)
     full = vllm_version(version, None)[0] if version is not None else None
     outcome = check_log(text, gpu=profile, version=full, **({} if model is None else {"model": model}))
     write_out((json.dumps(outcome.json, indent=2, default=str) if as_json else outcome.text.rstrip("\n")) + "\n")
@@ -308,13 +313,9 @@ def is_vllm_log(text_path: str) -> bool:
     read_log = optional("vllm", "logs", "read_log")
     if read_log is None:
         return False
-    import gzip  # noqa: PLC0415
-
     try:
-        opener = gzip.open if str(text_path).endswith(".gz") else open
-        with opener(text_path, "rt", encoding="utf-8", errors="replace") as fh:
-            text = fh.read(4 << 20)
-    except (OSError, EOFError, ValueError):
+        text = _log_text(text_path, 4 << 20)
+    except BadInput:
         return False
     if not _VLLM_LINE.search(text):  # vLLM's logger prefix: a document quoting vLLM's messages is not a log
         return False

@@ -429,7 +429,7 @@ class CapacityPanel(Panel):
 
 class CommandBar(Panel):
     """The launch command for the current inputs, wrapped at the bar's width with backslash continuations
-    (report.shell_wrap, as the CLI prints it), so that a copy from the terminal still pastes into a shell."""
+    (planner.shell.shell_wrap, as the CLI prints it), so that a copy from the terminal still pastes into a shell."""
 
     view: var[PlanView | None] = var(None, always_update=True)  # its watcher redraws what changed
 
@@ -448,7 +448,7 @@ class CommandBar(Panel):
 
 def command_text(command: str, width: int) -> Text:
     """``$ COMMAND``, wrapped to ``width`` cells with `` \\`` continuations (one line when the width is unknown)."""
-    from planner.engines.sglang.report import shell_wrap  # noqa: PLC0415
+    from planner.shell import shell_wrap  # noqa: PLC0415
 
     body = shell_wrap(command, width - 2, indent="") if width > 20 else command
     return Text.assemble(("$ ", "bold"), body)

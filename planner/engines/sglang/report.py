@@ -12,6 +12,7 @@ from planner.engines.sglang.explain import explain
 from planner.engines.sglang.rules import version_key as _vkey
 from planner.engines.sglang.plan import GIB, Plan, json_verdict
 from planner.engines.sglang.summary import build_summary
+from planner.shell import shell_wrap
 
 UNIT_NOTE = "GiB = 2^30 bytes (SGLang logs print GiB and call it 'GB')"
 NO_COMPARE = "Other releases: not compared (--compare-releases shows how every modelled release decides this launch)."
@@ -476,26 +477,6 @@ def wrap_lines(text: str, width: int) -> str:
 
 _GLUE = "\x1f"  # not whitespace to textwrap (break_on_hyphens=False splits on whitespace alone)
 _FLAG_VALUE = re.compile(r"(?<![^\s(])(--[A-Za-z][\w-]*) (?=[^\s-])")
-
-
-def shell_wrap(command: str, width: int, indent: str = "  ") -> str:
-    """A launch command wrapped with backslash continuations: still pastes into a shell as is."""
-    words = shlex.split(command)
-    lines, cur = [], indent
-    i = 0
-    while i < len(words):
-        w = shlex.quote(words[i])
-        if words[i].startswith("--") and i + 1 < len(words) and not words[i + 1].startswith("--"):
-            w += " " + shlex.quote(words[i + 1])  # a flag and its value stay together
-            i += 1
-        i += 1
-        if cur.strip() and len(cur) + 1 + len(w) + 2 > width:
-            lines.append(cur + " \\")
-            cur = indent + "    " + w
-        else:
-            cur = cur + (" " if cur.strip() else "") + w
-    lines.append(cur)
-    return "\n".join(lines)
 
 
 def _r(n: int | float) -> str:

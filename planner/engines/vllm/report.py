@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.shell import shell_wrap
+
 GIB = 1 << 30
 
 # Worker.determine_available_memory's terms and the lines they come from, per release
@@ -199,34 +201,11 @@ def wrap(text: str, columns: int) -> str:
             continue
         indent = line[: len(line) - len(line.lstrip())]
         if line.lstrip().startswith("vllm serve "):
-            out.extend(_shell_wrap(line.strip(), columns, indent))
+            out.extend(shell_wrap(line.strip(), columns, indent).split("\n"))
             continue
         out.extend(textwrap.wrap(line, columns, subsequent_indent=indent + "  ", break_long_words=False,
                                  break_on_hyphens=False) or [line])
     return "\n".join(out)
-
-
-def _shell_wrap(command: str, columns: int, indent: str) -> list[str]:
-    """A launch line split before its flags, each line but the last ending in `` \\`` (bash joins them back)."""
-    import shlex  # noqa: PLC0415
-
-    words = shlex.split(command)
-    parts: list[str] = []
-    for w in words:  # a flag and its value stay together
-        q = shlex.quote(w)
-        if parts and not w.startswith("--") and parts[-1].startswith("--") and " " not in parts[-1]:
-            parts[-1] += " " + q
-        else:
-            parts.append(q)
-    lines, cur = [], indent
-    for p in parts:
-        if cur.strip() and len(cur) + 1 + len(p) + 2 > columns:
-            lines.append(cur + " \\")
-            cur = indent + "    " + p
-        else:
-            cur = cur + (" " if cur.strip() else "") + p
-    lines.append(cur)
-    return lines
 
 
 __all__ = ["render"]
