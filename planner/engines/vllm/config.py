@@ -172,7 +172,10 @@ def _max_model_len(args: dict, text: dict, env: dict[str, str]) -> tuple[int, in
                 f"User-specified max_model_len ({user}) is greater than the derived max_model_len ({key}="
                 f"{float(derived) if isinstance(derived, (int, float)) else derived} or model_max_length={mml} in "
                 "model's config.json). To allow overriding this maximum, set the env var "
-                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.", "config/model.py:2700-2727")
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. "
+                "If the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead "
+                "to nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will "
+                "cause a CUDA array out-of-bounds error.", "config/model.py:2700-2727")
     return int(user), int(derived)
 
 
