@@ -20,10 +20,10 @@ from typing import Any, Sequence
 
 from planner.catalog.catalog import ResolvedModel, resolve_model
 from planner.engines.sglang.pipeline.post_capture import search_skipped
-from planner.engines.sglang.rules import LATEST, RULES, default_version, rules_for
+from planner.engines.sglang.rules import LATEST, RULES, rules_for
 from planner.errors import EXIT_BAD_INPUT, EXIT_DOES_NOT_FIT, EXIT_FITS, BadInput, PlannerError
-from planner.engines.sglang.frontend import finish_plan
-from planner.engines.sglang.flag_hints import flag_error, spelling_default
+from planner.engines.sglang.frontend import choose_release, finish_plan
+from planner.engines.sglang.flag_hints import flag_error
 from planner.hardware.profiles import find_profile
 from planner.engines.sglang.plan import Plan, make_plan
 from planner.cli_engines import add_engine_args, batch_engine_options, wants_engine
@@ -198,12 +198,7 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
                default: tuple[str, str] | None = None, named: bool = False) -> Plan:
     """``default``: the release to plan when ``version`` is None; ``named``: the pasted command names it (a docker
     tag, ``uv run --with sglang==X``), so a flag spelling never moves the plan to another release."""
-    base = None
-    if version is not None:
-        rules_for(version)  # an unknown or unmodelled release is bad input
-    elif not (named and default is not None):
-        base = default or default_version()
-        default = spelling_default(flags, base)
+    default, base = choose_release(flags, version, default, named)
     if not gpu:
         raise BadInput("--gpu: required (e.g. --gpu rtxpro6000; the ids are the file names in hwprofiles/)")
     if not model:

@@ -23,9 +23,21 @@ def make_sglang_plan(gpu, model, flags: list[str], env: dict[str, str], free_bef
                      named: bool = False):
     """The plan of one launch on a known GPU profile, as ``plan`` builds it: the release (given, named by the
     paste, or the default narrowed by an old flag spelling), the plan, its range and environment notes."""
-    from planner.engines.sglang.rules import default_version, rules_for  # noqa: PLC0415
-    from planner.engines.sglang.flag_hints import spelling_default  # noqa: PLC0415
     from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
+
+    default, base = choose_release(flags, version, default, named)
+    plan = make_plan(gpu, model, flags, env, free_before, free_after, version=version, default=default)
+    finish_plan(plan, flags, env, default, base)
+    return plan
+
+
+def choose_release(flags: list[str], version: str | None, default: tuple[str, str] | None,
+                   named: bool) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """(default, base): the release to plan when ``version`` is None (``default``, else the installed / latest,
+    narrowed by an old flag spelling unless the paste ``named`` its release) and the one before the narrowing
+    (``base``, None when nothing was narrowed); a given ``version`` is checked (unknown or unmodelled: bad input)."""
+    from planner.engines.sglang.flag_hints import spelling_default  # noqa: PLC0415
+    from planner.engines.sglang.rules import default_version, rules_for  # noqa: PLC0415
 
     base = None
     if version is not None:
@@ -33,9 +45,7 @@ def make_sglang_plan(gpu, model, flags: list[str], env: dict[str, str], free_bef
     elif not (named and default is not None):
         base = default or default_version()
         default = spelling_default(flags, base)
-    plan = make_plan(gpu, model, flags, env, free_before, free_after, version=version, default=default)
-    finish_plan(plan, flags, env, default, base)
-    return plan
+    return default, base
 
 
 def finish_plan(plan, flags: list[str], env: dict[str, str], default, base) -> None:
