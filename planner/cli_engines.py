@@ -296,31 +296,17 @@ def vllm_check(text_path: str, profile: Any, version: str | None, as_json: bool,
     return outcome.exit_code
 
 
-# the facts only a vLLM log prints (planner.engines.vllm.logs.VllmLogFacts): one of them makes a log vLLM's
-_VLLM_FACTS = ("weights_gib", "available_kv_gib", "kv_tokens", "concurrency", "attention_block_size",
-               "mamba_page_padding_pct", "cudagraph_estimate_gib", "cudagraph_actual_gib", "failure", "version")
-
-
-# vLLM's log-line prefix (vllm/logger.py's format): "INFO 05-18 06:16:52 [gpu_model_runner.py:4917] ..."
-_VLLM_LINE = __import__("re").compile(r"(?m)\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s+(?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+)?"
-                                    r"\[[\w.]+\.py:\d+\]")
-
-
 def is_vllm_log(text_path: str) -> bool:
-    """The log SGLang's reader refused reads as a vLLM log (vLLM's own reader finds one of its lines in it)."""
+    """The log SGLang's reader refused is a vLLM log (vLLM's own reader says so: planner.engines.vllm.logs.is_log)."""
     from planner.engines.registry import optional  # noqa: PLC0415
 
-    read_log = optional("vllm", "logs", "read_log")
-    if read_log is None:
+    is_log = optional("vllm", "logs", "is_log")
+    if is_log is None:
         return False
     try:
-        text = _log_text(text_path, 4 << 20)
+        return is_log(_log_text(text_path, 4 << 20))
     except BadInput:
         return False
-    if not _VLLM_LINE.search(text):  # vLLM's logger prefix: a document quoting vLLM's messages is not a log
-        return False
-    facts = read_log(text)
-    return any(getattr(facts, k, None) not in (None, {}, []) for k in _VLLM_FACTS)
 
 
 # the batch keys SGLang's flag search reads and vLLM's does not (docs/json.md "vLLM")

@@ -334,3 +334,20 @@ def read_log(text: str) -> VllmLogFacts:
     if facts.failure is not None and facts.failure.kind == "max_model_len" and facts.max_model_len is None:
         facts.max_model_len = facts.failure.numbers["max_model_len"]
     return facts
+
+
+# vLLM's log-line prefix (vllm/logger.py's format): "INFO 05-18 06:16:52 [gpu_model_runner.py:4917] ..."
+_LOG_LINE = re.compile(r"(?m)\b(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\s+(?:\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+)?"
+                       r"\[[\w.]+\.py:\d+\]")
+# the facts only a vLLM log prints: one of them, on lines with vLLM's prefix, makes a text vLLM's log
+_LOG_FACTS = ("weights_gib", "available_kv_gib", "kv_tokens", "concurrency", "attention_block_size",
+              "mamba_page_padding_pct", "cudagraph_estimate_gib", "cudagraph_actual_gib", "failure", "version")
+
+
+def is_log(text: str) -> bool:
+    """``text`` is a vLLM server's log: vLLM's logger prefix, and a line this reader takes a fact from (a document
+    quoting vLLM's messages, such as a README, has the messages but not the prefix)."""
+    if not _LOG_LINE.search(text):
+        return False
+    facts = read_log(text)
+    return any(getattr(facts, k, None) not in (None, {}, []) for k in _LOG_FACTS)
