@@ -268,6 +268,22 @@ def _model_runner(version: str, env: dict[str, str]) -> str:
     return "v1" if off else "v2"
 
 
+# vLLM's rejection of a drafter without num_speculative_tokens and without n_predict in its config
+_NO_N_PREDICT = ("num_speculative_tokens must be provided with speculative model unless the draft model config "
+                 "contains an n_predict parameter.", "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
+
+
+def _num_tokens(sc: dict, missing: tuple[str, str]) -> int:
+    """num_speculative_tokens from --speculative-config: absent, vLLM's own rejection ``missing`` (its message,
+    its citation), which differs by method; present, an integer >= 1 (other values are not modelled)."""
+    k = sc.get("num_speculative_tokens")
+    if k is None:
+        raise _rejected("engine_config", "ValidationError", *missing)
+    if not isinstance(k, int) or k < 1:
+        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    return k
+
+
 def _speculative(args: dict, raw: dict, text: dict, family: str, version: str,
                  draft=None) -> tuple[str | None, int | None]:
     """--speculative-config: the model's own MTP layers (method "mtp", num_speculative_tokens), and EAGLE3 with a
@@ -292,13 +308,8 @@ def _speculative(args: dict, raw: dict, text: dict, family: str, version: str,
         method = "mtp"
     if method != "mtp":
         raise BadInput(f"vLLM speculative method {method!r} is not modelled (modelled: mtp, eagle3, ngram)")
-    k = sc.get("num_speculative_tokens")
-    if k is None:  # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
-        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
-                        "speculative model unless the draft model config contains an n_predict parameter.",
-                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
-    if not isinstance(k, int) or k < 1:
-        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    # the MTP drafters' configs carry no n_predict (cases q36-rtxpro-mtp-nok, dsv3-h200-mtp-nok)
+    k = _num_tokens(sc, _NO_N_PREDICT)
     # Qwen3-Next builds its MTP module without a config key (Qwen3NextMTP; oracle case qnext-h200-tp2-mtp2)
     if not any(text.get(key) or raw.get(key) for key in _MTP_KEYS) and raw.get("architectures") != [
             "Qwen3NextForCausalLM"]:
@@ -335,14 +346,10 @@ def _eagle3(sc: dict, raw: dict, draft) -> tuple[str, int]:
     if arch != "LlamaForCausalLMEagle3" or draft.raw.get("n_predict") is not None:
         raise BadInput(f"vLLM EAGLE3 drafter {arch or '(no architecture)'} is not modelled (modelled: "
                        "LlamaForCausalLMEagle3 without n_predict)")
-    k = sc.get("num_speculative_tokens")
-    if k is None:  # oracle, both releases (v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0,
-        # config/speculative.py:1614-1618 @0.33.0)
-        raise _rejected("engine_config", "ValidationError", "A speculative model was provided, but "
-                        "`num_speculative_tokens` was not provided",
-                        "v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0")
-    if not isinstance(k, int) or k < 1:
-        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    # oracle, both releases (v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0,
+    # config/speculative.py:1614-1618 @0.33.0)
+    k = _num_tokens(sc, ("A speculative model was provided, but `num_speculative_tokens` was not provided",
+                         "v1/worker/gpu/spec_decode/speculator_config.py:223-227 @0.34.0"))
     return "eagle3", k
 
 
@@ -360,13 +367,7 @@ def _ngram(sc: dict, family: str) -> tuple[str, int]:
             lo is not None and hi is not None and lo > hi):
         raise BadInput("vLLM ngram: prompt_lookup_min / prompt_lookup_max other than integers min <= max are not "
                        "modelled")
-    k = sc.get("num_speculative_tokens")
-    if k is None:  # no config with n_predict: the oracle's answer on both releases
-        raise _rejected("engine_config", "ValidationError", "num_speculative_tokens must be provided with "
-                        "speculative model unless the draft model config contains an n_predict parameter.",
-                        "config/speculative.py:1651-1658 @0.34.0, 1944-1951 @0.33.0")
-    if not isinstance(k, int) or k < 1:
-        raise BadInput("vLLM --speculative-config: num_speculative_tokens (an integer >= 1) is required here")
+    k = _num_tokens(sc, _NO_N_PREDICT)  # no config with n_predict: the oracle's answer on both releases
     return "ngram", k
 
 
