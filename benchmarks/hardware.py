@@ -1,6 +1,7 @@
 """How long ``plan --model M --gpu any`` takes: every GPU type's smallest deployment (planner/engines/sglang/deploy.py).
 
-    python benchmarks/hardware.py [--model qwen3.6-27b] [--gpu any] [--need-context N] [--need-concurrency N]
+    python benchmarks/hardware.py [--engine sglang|vllm] [--model qwen3.6-27b] [--gpu any] [--need-context N]
+                                  [--need-concurrency N]
                                   [--layouts auto|all|tp,dp,pp,pd] [--repeat 3]
 
 Prints the wall and CPU time of each run (the first pays the imports' and caches' warm-up), the layouts evaluated and
@@ -16,6 +17,7 @@ import time
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--engine", choices=("sglang", "vllm"), default="sglang")
     p.add_argument("--model", default="qwen3.6-27b")
     p.add_argument("--gpu", default="any")
     p.add_argument("--need-context", type=int)
@@ -25,9 +27,14 @@ def main() -> None:
     ns = p.parse_args()
     t0 = time.perf_counter()
     from planner.catalog.catalog import resolve_model
-    from planner.engines.sglang.deploy import gpu_set, search_hardware
-    from planner.engines.sglang.search import Needs
+    from planner.engines.deployments import gpu_set
     import planner.engines.sglang.search_scan as scan
+
+    if ns.engine == "vllm":  # planner/engines/vllm/deploy.py
+        from planner.engines.vllm.deploy import Needs, search_hardware
+    else:
+        from planner.engines.sglang.deploy import search_hardware
+        from planner.engines.sglang.search import Needs
 
     print(f"imports: {time.perf_counter() - t0:.2f} s")
     model = resolve_model(ns.model)

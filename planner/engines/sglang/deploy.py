@@ -33,47 +33,29 @@ and each is listed as skipped with that reason.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from planner.catalog.catalog import ResolvedModel
+from planner.engines import deployments as D
+from planner.engines.deployments import (  # noqa: F401 - the engine-neutral parts, re-exported for SGLang's callers
+    KIND_NAMES, KINDS, Deployment, HardwareResult, Server, gpu_set, is_gpu_set, parse_prices)
 from planner.errors import BadInput
 from planner.hardware.amdsmi import ROCM_NOT_MODELLED
-from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
+from planner.hardware.profiles import GpuProfile
 from planner.engines.sglang.plan import make_plan
-from planner.engines.sglang.export import FORMATS, export_text, node_commands
+from planner.engines.sglang.export import FORMATS, export_text, layout_commands, node_commands
 from planner.engines.sglang.search import Needs, run_search
 
 COUNTS_PER_NODE = (1, 2, 4, 8)  # GPUs per node tried (one node); more nodes take 8 each
 MAX_NNODES = 64
-KINDS = ("tp", "dp", "pp", "pd")
-KIND_NAMES = {"tp": "tensor parallel", "dp": "DP attention (+ EP for MoE)", "pp": "pipeline parallel",
-              "pd": "prefill / decode servers"}
 # flags that set a layout: the search sets them per layout, so one given is refused by name (ask with --layouts)
 LAYOUT_FLAGS = ("--pp-size", "--pipeline-parallel-size", "--dp-size", "--data-parallel-size", "--enable-dp-attention",
                 "--attn-dp-size", "--ep-size", "--expert-parallel-size", "--disaggregation-mode")
-DEFAULTS_NOTE = "SGLang's defaults for the layout (the flag search is not modelled for it)"
 
 
 @dataclass(frozen=True)
-class Layout:
-    """One server's shape: ``nnodes`` nodes of ``gpus_per_node`` GPUs; ``tp`` x ``pp`` GPUs; ``dp`` > 1: DP
-    attention with ``dp`` attention-DP ranks; ``ep`` > 1: expert parallel; ``role``: a PD server's role."""
-    gpus_per_node: int
-    nnodes: int
-    tp: int
-    dp: int = 1
-    pp: int = 1
-    ep: int = 1
-    role: str | None = None
-
-    @property
-    def gpus(self) -> int:
-        return self.gpus_per_node * self.nnodes
-
-    @property
-    def kind(self) -> str:
-        return "pd" if self.role else "dp" if self.dp > 1 else "pp" if self.pp > 1 else "tp"
+class Layout(D.Layout):
+    """One server's shape (planner.engines.deployments.Layout) with its SGLang flags."""
 
     def flags(self) -> list[str]:
         out = ["--tp-size", str(self.tp)]
@@ -86,18 +68,6 @@ class Layout:
         if self.role:
             out += ["--disaggregation-mode", self.role]
         return out + (["--nnodes", str(self.nnodes)] if self.nnodes > 1 else [])
-
-    def label(self) -> str:
-        where = f"{self.gpus_per_node} GPU(s)" if self.nnodes == 1 else f"{self.nnodes} nodes x {self.gpus_per_node}"
-        shape = f"TP {self.tp}"
-        if self.pp > 1:
-            shape += f" x PP {self.pp}"
-        if self.dp > 1:
-            shape = f"DP attention {self.dp} x attn-TP {self.tp // self.dp} (TP {self.tp}" + \
-                (f", EP {self.ep})" if self.ep > 1 else ")")
-        elif self.ep > 1:
-            shape += f", EP {self.ep}"
-        return f"{self.role + ' ' if self.role else ''}{shape} on {where}"
 
 
 def layouts(max_nnodes: int = 1, tp: int | None = None, gpu: GpuProfile | None = None) -> list[Layout]:
@@ -138,54 +108,7 @@ def extra_layouts(size: Layout, model: ResolvedModel, kinds: tuple[str, ...]) ->
 def parse_layouts(text: str | None) -> tuple[tuple[str, ...], bool]:
     """``--layouts`` -> (the kinds tried, auto). ``auto`` (the default): tp, then dp and pp where TP alone does
     not meet the needs; ``all``: every kind at every size; else a comma list of tp, dp, pp, pd."""
-    if text is None or text.strip().lower() == "auto":
-        return ("tp", "dp", "pp"), True
-    if text.strip().lower() == "all":
-        return KINDS, False
-    out: list[str] = []
-    for name in text.split(","):
-        name = name.strip().lower()
-        if name not in KINDS:
-            raise BadInput(f"--layouts {text[:60]}: '{name[:30]}' is not a layout kind; give auto, all, or a comma "
-                           f"list of {', '.join(KINDS)} ({'; '.join(f'{k}: {v}' for k, v in KIND_NAMES.items())})")
-        if name not in out:
-            out.append(name)
-    return tuple(out), False
-
-
-def is_gpu_set(text: str | None) -> bool:
-    """``--gpu any`` or a comma list with a name in it (a list of digits is NVML indices, planner.hardware.nvml)."""
-    if not isinstance(text, str):
-        return False
-    t = text.strip().lower()
-    return t == "any" or ("," in t and not re.fullmatch(r"[\d,\s]+", t))
-
-
-def gpu_set(text: str) -> list[GpuProfile]:
-    """The GPU types ``--gpu any`` / ``--gpu a,b,c`` names, in order, without duplicates."""
-    if text.strip().lower() == "any":
-        return list(load_profiles())
-    out: list[GpuProfile] = []
-    for name in text.split(","):
-        if not name.strip():
-            raise BadInput(f"--gpu {text}: an empty name in the list; give GPU ids separated by commas")
-        if name.strip().lower() == "any":
-            raise BadInput(f"--gpu {text}: 'any' stands alone (every profile), not in a list")
-        p = find_profile(name.strip())
-        if p not in out:
-            out.append(p)
-    return out
-
-
-def parse_prices(items: list[str] | None) -> dict[str, float]:
-    """``--price GPU=USD/h`` (repeatable; 'h100-sxm=2.49' or 'h100-sxm=2.49/h'), keyed by profile id."""
-    out: dict[str, float] = {}
-    for item in items or []:
-        m = re.fullmatch(r"\s*([^=]+?)\s*=\s*\$?([0-9]*\.?[0-9]+)\s*(?:(?:USD)?/h(?:our)?)?\s*", item, re.IGNORECASE)
-        if not m:
-            raise BadInput(f"--price {item}: expected GPU=USD/h, e.g. --price h100-sxm=2.49")
-        out[find_profile(m.group(1)).id] = float(m.group(2))
-    return out
+    return D.parse_layouts(text)
 
 
 def split_layout_flags(flags: list[str]) -> tuple[list[str], int | None, int]:
@@ -222,58 +145,7 @@ def split_layout_flags(flags: list[str]) -> tuple[list[str], int | None, int]:
     return rest, tp, nnodes
 
 
-@dataclass
-class Server:
-    """A PD deployment's prefill server (its decode server is the Deployment's own layout and flags)."""
-    layout: Layout
-    flags: list[str]
-    concurrency: int
-    kv_tokens: int
-
-
-@dataclass
-class Deployment:
-    gpu: GpuProfile
-    layout: Layout  # the server's (PD: the decode server's)
-    flags: list[str]  # its SGLang flags (layout's included): the search's recommendation, or the layout's defaults
-    concurrency: int  # requests of the needed length at once (DP attention: over every rank)
-    kv_tokens: int  # KV tokens (DP attention: over every rank; PP: each rank's, the MIN)
-    price_per_gpu_hour: float | None = None
-    searched: bool = True  # the flags come from the search (False: SGLang's defaults for the layout)
-    prefill: Server | None = None  # PD: the prefill server
-
-    @property
-    def gpus(self) -> int:
-        return self.layout.gpus + (self.prefill.layout.gpus if self.prefill else 0)
-
-    @property
-    def kind(self) -> str:
-        return self.layout.kind
-
-    @property
-    def cost_per_hour(self) -> float | None:
-        return None if self.price_per_gpu_hour is None else self.price_per_gpu_hour * self.gpus
-
-    def label(self) -> str:
-        if self.prefill is None:
-            return self.layout.label()
-        return f"PD: {self.prefill.layout.label()} + {self.layout.label()} ({self.gpus} GPUs)"
-
-
-@dataclass
-class HardwareResult:
-    needs: Needs
-    deployments: list[Deployment]  # ranked, one per GPU type (its smallest)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (gpu id, why no deployment)
-    tried: int = 0  # layouts evaluated
-    kinds: tuple[str, ...] = ("tp", "dp", "pp")
-    auto: bool = True
-    refused: dict[str, str] = field(default_factory=dict)  # layout kind -> the pipeline's first refusal of it
-
-
-def _rank(d: Deployment) -> tuple:
-    cost = d.cost_per_hour
-    return (d.gpus, cost is None, cost or 0.0, -d.concurrency, -d.kv_tokens, d.gpu.id)
+_rank = D.rank_key
 
 
 class _Ctx:
@@ -450,7 +322,8 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
     base, tp, max_nnodes = split_layout_flags(flags)
     kinds, auto = parse_layouts(layouts_text)
     prices = prices or {}
-    out = HardwareResult(needs=needs, deployments=[], kinds=kinds, auto=auto)
+    need_ctx = needs.context if needs.context is not None else min(32768, model.spec.derived_context_len)
+    out = HardwareResult(needs=needs, deployments=[], kinds=kinds, auto=auto, need_context=need_ctx)
     if not layouts(max_nnodes, tp):
         raise BadInput(f"--tp-size {tp}: not a layout searched (1, 2, 4, 8 GPUs on one node, 8 per node on "
                        f"--nnodes nodes)")
@@ -476,39 +349,11 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
     return out
 
 
-def _server_dict(model: ResolvedModel, role: str, lay: Layout, flags: list[str], conc: int, kv: int) -> dict:
-    from planner.engines.sglang.export import layout_commands  # noqa: PLC0415
-
-    return {"role": role, "gpus": lay.gpus, "nnodes": lay.nnodes, "gpus_per_node": lay.gpus_per_node,
-            "tp_size": lay.tp, "pp_size": lay.pp, "dp_size": lay.dp, "ep_size": lay.ep, "flags": flags,
-            "concurrency_at_need": conc, "kv_tokens": kv, "commands": layout_commands(model, lay, flags)}
-
-
 def hardware_dict(res: HardwareResult, model: ResolvedModel, engine: str = "sglang",
                   version: str | None = None) -> dict:
     """``plan --gpu any --json`` (the "hardware" branch of ``plan schema plan``; docs/json.md)."""
-    from planner.schema import SCHEMA_VERSION  # noqa: PLC0415
-
-    deps = []
-    for d in res.deployments:
-        servers = []
-        if d.prefill is not None:
-            p = d.prefill
-            servers.append(_server_dict(model, "prefill", p.layout, p.flags, p.concurrency, p.kv_tokens))
-        servers.append(_server_dict(model, "decode" if d.prefill is not None else "server", d.layout, d.flags,
-                                    d.concurrency, d.kv_tokens))
-        deps.append({"gpu": d.gpu.id, "layout": d.kind, "label": d.label(), "gpus": d.gpus,
-                     "nnodes": d.layout.nnodes, "gpus_per_node": d.layout.gpus_per_node, "tp_size": d.layout.tp,
-                     "flags": d.flags, "searched": d.searched, "concurrency_at_need": d.concurrency,
-                     "kv_tokens": d.kv_tokens, "price_per_gpu_hour": d.price_per_gpu_hour,
-                     "cost_per_hour": d.cost_per_hour, "commands": node_commands(model, d), "servers": servers})
-    need_ctx = res.needs.context if res.needs.context is not None else min(32768, model.spec.derived_context_len)
-    return {"schema_version": SCHEMA_VERSION, "engine": engine, "version": version, "model": model.spec.name,
-            "needs": {"context": need_ctx, "concurrency": res.needs.concurrency},
-            "layouts": {"kinds": list(res.kinds), "auto": res.auto,
-                        "refused": [{"kind": k, "why": w} for k, w in res.refused.items()]},
-            "layouts_tried": res.tried, "deployments": deps,
-            "skipped": [{"gpu": g, "why": w} for g, w in res.skipped]}
+    return D.hardware_dict(res, model.spec.name, lambda lay, flags: layout_commands(model, lay, flags), engine,
+                           version)
 
 
 def footer(res: HardwareResult) -> str:
@@ -518,38 +363,12 @@ def footer(res: HardwareResult) -> str:
                 "pipeline models them for this model and release; PD servers with --layouts pd")
     else:
         what = "--layouts " + ",".join(res.kinds)
-    line = f"{res.tried} layouts evaluated ({what}); multi-node layouts need --nnodes N."
-    if any(not d.searched for d in res.deployments):
-        line += f" A layout marked 'defaults' is planned with {DEFAULTS_NOTE}."
-    return line
+    return f"{res.tried} layouts evaluated ({what}); multi-node layouts need --nnodes N."
 
 
 def render_hardware(res: HardwareResult, model: ResolvedModel) -> str:
-    from planner.engines.sglang.export import server_commands  # noqa: PLC0415
-
-    need_ctx = res.needs.context or min(32768, model.spec.derived_context_len)  # the search's default (Needs)
-    head = f"Deployments for {model.spec.name}: requests of {need_ctx:,} tokens" + \
-        f" x {res.needs.concurrency} at once; each GPU type's smallest layout, ranked by GPUs used" + \
-        (" then cost" if any(d.cost_per_hour is not None for d in res.deployments) else "")
-    lines = [head, ""]
-    if not res.deployments:
-        lines.append("Verdict: NOTHING FEASIBLE on the GPU types given")
-    for k, d in enumerate(res.deployments, 1):
-        cost = f", ${d.cost_per_hour:,.2f}/h" if d.cost_per_hour is not None else ""
-        over = f" over {d.layout.dp} ranks" if d.layout.dp > 1 else ""
-        lines.append(f"{k:>2}. {d.gpu.id}: {d.label()}{cost}; {d.concurrency} requests at the needed "
-                     f"length, {d.kv_tokens:,} KV tokens{over}" + ("" if d.searched else "; defaults"))
-        for title, cmds in server_commands(model, d):
-            if title:
-                lines.append(f"      # {title}")
-            lines.extend(f"      {c}" for c in cmds)
-    if res.skipped:
-        lines.append("")
-        lines.append("No deployment:")
-        lines.extend(f"  {g}: {w}" for g, w in res.skipped)
-    lines.append("")
-    lines.append(footer(res))
-    return "\n".join(lines)
+    return D.render_hardware(res, model.spec.name, lambda lay, flags: layout_commands(model, lay, flags),
+                             footer(res))
 
 
 def hardware_main(ns, resolved: ResolvedModel | None, flags: list[str], env: dict[str, str], build_needs,
