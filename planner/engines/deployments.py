@@ -226,6 +226,6 @@ def render_hardware(res: HardwareResult, model_name: str, commands: Commands, fo
     lines.append("")
     line = footer
     if any(not d.searched for d in res.deployments):
-        line += f" A layout marked 'defaults' is planned with {DEFAULTS_NOTE}."
+        line += f" 'defaults': planned with {DEFAULTS_NOTE}."
     lines.append(line)
     return "\n".join(lines)

@@ -359,8 +359,8 @@ def hardware_dict(res: HardwareResult, model: ResolvedModel, engine: str = "sgla
 def footer(res: HardwareResult) -> str:
     """The last line: what was searched."""
     if res.auto:
-        what = ("TP layouts; DP attention (+ EP) and PP where TP alone does not meet the needs at a size and the "
-                "pipeline models them for this model and release; PD servers with --layouts pd")
+        what = ("auto: TP; DP attention + EP and TP x PP where TP does not serve the needs at a size and the "
+                "pipeline models them; PD with --layouts pd")
     else:
         what = "--layouts " + ",".join(res.kinds)
     return f"{res.tried} layouts evaluated ({what}); multi-node layouts need --nnodes N."
