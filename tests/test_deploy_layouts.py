@@ -49,6 +49,8 @@ def test_extra_layouts_per_size():
     assert got == [(8, 8, 1, 8), (8, 4, 1, 8), (8, 2, 1, 8), (4, 1, 2, 1), (2, 1, 4, 1), (1, 1, 8, 1)]
     assert all(x.ep == 1 for x in extra_layouts(Layout(4, 1, 4), dense, ("dp",)))  # EP only for a MoE model
     assert extra_layouts(Layout(1, 1, 1), dense, ("dp", "pp")) == []
+    over_nodes = extra_layouts(Layout(8, 2, 16), dense, ("pp",))
+    assert [(x.tp, x.pp, x.gpus) for x in over_nodes] == [(8, 2, 16)]  # TP in a node, a pipeline rank per node
 
 
 def test_parse_layouts():
@@ -100,6 +102,9 @@ def test_pp_layout_is_planned_per_rank_and_refused_for_other_models():
     stages = make_pp_plans(l40s, model, d.flags, {}, 2, version=V)
     assert all(s.plan.verdict == "fits" for s in stages)
     assert d.kv_tokens == min(s.capacity for s in stages)
+    # no release given: the default one (pp.refusal is asked with it, as plan does)
+    unversioned = search_hardware([l40s], model, [], {}, Needs(concurrency=2), layouts_text="pp")
+    assert [x.kind for x in unversioned.deployments] == ["pp"] and "pp" not in unversioned.refused
     other = search_hardware([l40s], resolve_model("qwen3.6-27b"), [], {}, Needs(), version=V, layouts_text="pp")
     assert other.deployments == [] and "pipeline parallelism with" in other.refused["pp"]
 
@@ -159,3 +164,27 @@ def test_json_keys_are_the_result():
 def test_layouts_without_a_gpu_set_is_refused(capsys):
     code, _, err = run(["--model", "qwen3.6-27b", "--gpu", "h200", "--layouts", "pp"], capsys)
     assert code == 2 and "--layouts: only with --gpu any" in err and len(err.strip().splitlines()) == 1
+
+
+def test_dp_deployment_exports_validate_and_carry_the_layout():
+    """A DP-attention deployment exported to Dynamo and llm-d: the published schemas (tests/data/schemas/) accept
+    it, the worker runs the layout's flags, and the GPUs per pod are the server's."""
+    from pathlib import Path
+
+    from planner.engines.sglang.export import dynamo_graph, llmd_values, to_yaml
+
+    yaml = pytest.importorskip("yaml")
+    schemas = Path(__file__).parent / "data" / "schemas"
+    dynamo = json.loads((schemas / "dynamo/dynamographdeployment-v1beta1.json").read_text())
+    llmd = json.loads((schemas / "llm-d/values.schema.json").read_text())
+    model = resolve_model("deepseek-v3")
+    (d,) = search_hardware([find_profile("h200")], model, [], {}, Needs(concurrency=48), version=V).deployments
+    doc = yaml.safe_load(to_yaml(dynamo_graph(model, d)))
+    jsonschema.validate(doc, dynamo)
+    (c,) = doc["spec"]["components"][1]["podTemplate"]["spec"]["containers"]
+    assert c["args"][4:] == d.flags and c["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert doc["metadata"]["name"].endswith("-tp8-dp8")
+    values = yaml.safe_load(to_yaml(llmd_values(model, d)))
+    jsonschema.validate(values, llmd)
+    assert values["decode"]["parallelism"]["tensor"] == 8
+    assert "--enable-dp-attention" in values["decode"]["containers"][0]["args"]

@@ -100,7 +100,7 @@ def extra_layouts(size: Layout, model: ResolvedModel, kinds: tuple[str, ...]) ->
             while p <= n:
                 out.append(Layout(n, 1, n // p, pp=p))
                 p *= 2
-        elif n > 1:  # across nodes: TP within a node, one pipeline rank per node
+        else:  # across nodes: TP within a node, one pipeline rank per node (unified-memory boxes: TP 1)
             out.append(Layout(n, k, n, pp=k))
     return out
 
@@ -221,7 +221,7 @@ def _pp_plans(c: _Ctx, gpu: GpuProfile, flags: list[str], size: int):
     from planner.engines.sglang.pp import make_pp_plans, refusal  # noqa: PLC0415
     from planner.engines.sglang.rules import default_version  # noqa: PLC0415
 
-    why = refusal(c.model, flags, c.version or default_version())
+    why = refusal(c.model, flags, c.version or default_version()[0])
     if why:
         raise BadInput(why)
     stages = make_pp_plans(gpu, c.model, flags, c.env, size, version=c.version)
