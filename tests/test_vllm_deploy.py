@@ -74,6 +74,13 @@ def test_pp_is_asked_of_vllms_planner_and_refused_by_name():
         search_hardware([find_profile("h200")], model, [], {}, Needs(), V, layouts_text="dp")
 
 
+def test_a_given_max_model_len_is_the_needed_length():
+    model = resolve_model("qwen3.6-27b")
+    res = search_hardware([find_profile("h200")], model, ["--max-model-len", "65536"], {}, Needs(), V)
+    (d,) = res.deployments
+    assert res.need_context == 65536 and d.flags.count("--max-model-len") == 1
+
+
 def test_base_flags():
     assert base_flags(["--kv-cache-dtype", "fp8"], 8192) == ["--kv-cache-dtype", "fp8", "--max-model-len", "8192"]
     assert base_flags(["--max-model-len=4096"], 8192) == ["--max-model-len=4096"]

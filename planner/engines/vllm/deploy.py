@@ -142,8 +142,8 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
     version = version_of(version)[0]
     need_ctx = needs.context if needs.context is not None else min(32768, model.spec.derived_context_len)
     given = L.flag_value(flags, "--max-model-len")
-    if given and given.isdigit():
-        need_ctx = min(need_ctx, int(given)) if needs.context is None else need_ctx
+    if given and given.isdigit() and needs.context is None:  # vLLM counts its concurrency at the length given
+        need_ctx = int(given)
     base = base_flags(flags, need_ctx)
     kinds, auto = D.parse_layouts(layouts_text, KINDS, KINDS)
     out = HardwareResult(needs=needs, deployments=[], kinds=kinds, auto=auto, need_context=need_ctx)
