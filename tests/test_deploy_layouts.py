@@ -188,3 +188,12 @@ def test_dp_deployment_exports_validate_and_carry_the_layout():
     jsonschema.validate(values, llmd)
     assert values["decode"]["parallelism"]["tensor"] == 8
     assert "--enable-dp-attention" in values["decode"]["containers"][0]["args"]
+
+
+def test_only_refused_layouts_say_the_refusal():
+    """--layouts dp for a model DP attention is not modelled for: each type is skipped with the pipeline's own
+    refusal (not a 'nothing fits' it never planned)."""
+    res = search_hardware([find_profile("h200")], resolve_model("qwen3-32b"), [], {}, Needs(), version=V,
+                          layouts_text="dp")
+    assert res.deployments == []
+    assert res.skipped[0][1].startswith("--dp-size 2 --enable-dp-attention: DP attention for qwen3-32b is not modelled")

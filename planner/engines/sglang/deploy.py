@@ -267,6 +267,8 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
     if not sizes:
         return f"--tp-size {tp}: one GPU per node (unified memory) on at most {max_nnodes} node(s)"
     why, tp_ok = "no layout tried", "tp" in kinds
+    refusals: list[str] = []  # the pipeline's by-name refusals of the layouts asked for, in order
+    evaluated = False  # some layout was planned (not refused)
     best: Deployment | None = None
     for size in sizes:
         found: list[Deployment] = []
@@ -274,13 +276,13 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
             try:
                 got = _try_tp(c, gpu, size)
             except _Refused as e:  # TP is refused on this type: every TP size alike
-                why, tp_ok = str(e), False
-                c.refused("tp", why)
-                got = why
+                tp_ok = False
+                refusals.append(c.refused("tp", str(e)))
+                got = None
             if isinstance(got, Deployment):
                 found.append(got)
-            else:
-                why = got
+            elif got is not None:
+                why, evaluated = got, True
         if not (found and auto):
             for lay in extra_layouts(size, c.model, kinds):
                 if tp is not None and lay.tp != tp:
@@ -290,14 +292,15 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
                     # <= TP, the rest as TP: pipeline/dp_attention.py) on the same free memory: it cannot load
                 try:
                     got = _try_plain(c, gpu, lay)
-                except _Refused:
-                    continue  # not this layout (the pipeline says which; HardwareResult.refused keeps the first)
+                except _Refused as e:
+                    refusals.append(str(e))  # not this layout (HardwareResult.refused keeps each kind's first)
+                    continue
                 if isinstance(got, Deployment):
                     found.append(got)
                     if auto:
                         break  # auto: the first extra layout that serves the needs at this size
                 else:
-                    why = got
+                    why, evaluated = got, True
         if found:  # the first size that serves the needs: no larger one ranks before it
             best = min(found, key=_rank)
             break
@@ -305,14 +308,18 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
         try:
             got = _try_pd(c, gpu, tp)
         except _Refused as e:
-            got = f"PD: {e}"
+            refusals.append(f"PD: {e}")
+            got = None
         if isinstance(got, Deployment):
             best = got if best is None else min((best, got), key=_rank)
-        elif best is None:
-            why = got
+        elif got is not None and best is None:
+            why, evaluated = got, True
     if best is not None:
         return best
-    return f"nothing fits up to {sizes[-1].label()} ({why})"
+    if not evaluated:  # every layout asked for is refused by name: the first refusal says what is not modelled
+        return refusals[0] if refusals else why
+    largest = sizes[-1].label() if "tp" in kinds else f"{sizes[-1].gpus} GPU(s)"
+    return f"nothing fits up to {largest} ({why})"
 
 
 def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: list[str], env: dict[str, str],
