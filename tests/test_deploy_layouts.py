@@ -197,3 +197,8 @@ def test_only_refused_layouts_say_the_refusal():
                           layouts_text="dp")
     assert res.deployments == []
     assert res.skipped[0][1].startswith("--dp-size 2 --enable-dp-attention: DP attention for qwen3-32b is not modelled")
+
+
+def test_pp_size_with_gpu_any_is_the_hardware_searchs_refusal(capsys):
+    code, _, err = run(["--model", "qwen3-32b", "--gpu", "h200,l40s", "--pp-size", "2"], capsys)
+    assert code == 2 and "--pp-size: the hardware search sets the layout per deployment" in err

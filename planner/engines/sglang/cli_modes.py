@@ -15,8 +15,8 @@ def other_mode(ns: Any, model: Any, sglang_flags: list[str], env: dict[str, str]
     from planner.engines.sglang.deploy import hardware_main, is_gpu_set  # noqa: PLC0415
     from planner.engines.sglang.pp import pp_size_of  # noqa: PLC0415
 
-    if pp_size_of(sglang_flags) > 1:  # one plan per pipeline-parallel rank (planner/engines/sglang/pp.py)
-        from planner.engines.sglang.pp_cli import pp_main  # noqa: PLC0415
+    if pp_size_of(sglang_flags) > 1 and not is_gpu_set(ns.gpu):  # one plan per pipeline-parallel rank (pp.py);
+        from planner.engines.sglang.pp_cli import pp_main  # noqa: PLC0415  (with --gpu any: deploy.py refuses it)
 
         return pp_main(ns, model, sglang_flags, env, write_out)
     if getattr(ns, "layouts", None) is not None and not is_gpu_set(ns.gpu):
