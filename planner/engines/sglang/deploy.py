@@ -267,6 +267,7 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
     if not sizes:
         return f"--tp-size {tp}: one GPU per node (unified memory) on at most {max_nnodes} node(s)"
     why, tp_ok = "no layout tried", "tp" in kinds
+    tp_why = None  # why the largest TP layout planned does not serve (the skipped line's reason when set)
     refusals: list[str] = []  # the pipeline's by-name refusals of the layouts asked for, in order
     evaluated = False  # some layout was planned (not refused)
     best: Deployment | None = None
@@ -282,7 +283,8 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
             if isinstance(got, Deployment):
                 found.append(got)
             elif got is not None:
-                why, evaluated = got, True
+                why = tp_why = got
+                evaluated = True
         if not (found and auto):
             for lay in extra_layouts(size, c.model, kinds):
                 if tp is not None and lay.tp != tp:
@@ -319,7 +321,7 @@ def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Depl
     if not evaluated:  # every layout asked for is refused by name: the first refusal says what is not modelled
         return refusals[0] if refusals else why
     largest = sizes[-1].label() if "tp" in kinds else f"{sizes[-1].gpus} GPU(s)"
-    return f"nothing fits up to {largest} ({why})"
+    return f"nothing fits up to {largest} ({tp_why or why})"
 
 
 def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: list[str], env: dict[str, str],
