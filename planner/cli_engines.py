@@ -66,11 +66,10 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
 
 
 def one_gpu(gpu: Any, why: str) -> None:
-    """--gpu any / a list of GPU types (the hardware search, SGLang's only) refused by name for ``why``."""
-    t = gpu.strip().lower() if isinstance(gpu, str) else ""
-    if t == "any" or ("," in t and not re.fullmatch(r"[\d,\s]+", t)):
-        raise BadInput(f"--gpu {gpu[:60]}: the hardware search (--gpu any / a list of GPU types) is SGLang's only; "
-                       f"give one GPU {why}")
+    """--gpu any / a list of GPU types (the hardware search) refused by name for ``why``."""
+    if _is_gpu_set(gpu):
+        raise BadInput(f"--gpu {gpu[:60]}: the hardware search (--gpu any / a list of GPU types) is not taken {why}; "
+                       f"give one GPU")
 
 
 def _given(argv: list[str], option: str) -> bool:
@@ -155,9 +154,9 @@ def measured_of(ns: Any, engine: str) -> dict[str, float]:
     return out
 
 
-def refuse_sglang_only(argv: list[str], why: str = "with --engine vllm") -> None:
+def refuse_sglang_only(argv: list[str], why: str = "with --engine vllm", allow: tuple[str, ...] = ()) -> None:
     for opt, instead in SGLANG_ONLY.items():
-        if _given(argv, opt):
+        if _given(argv, opt) and opt not in allow:
             tail = f"; for vLLM give {instead}" if instead else " (no vLLM counterpart in this build)"
             raise BadInput(f"{opt} is an SGLang option, not taken {why}{tail}")
 
@@ -167,7 +166,8 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     from planner.engines.registry import engine  # noqa: PLC0415
     from planner.engines.interface import PlanRequest  # noqa: PLC0415
 
-    refuse_sglang_only(argv)
+    gpu_any = _is_gpu_set(ns.gpu)
+    refuse_sglang_only(argv, allow=("--price",) if gpu_any else ())
     env = h["parse_env"](ns.env)
     model = ns.model
     if paste is not None:
@@ -178,6 +178,10 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
             raise BadInput("--engine vllm: the pasted command is not a vLLM launch ('vllm serve MODEL ...')")
         model, flags, env = model or got[1], [*flags, *got[2]], {**got[3], **env}
     version, _ = vllm_version(ns.vllm_version, paste)
+    if gpu_any:
+        return _vllm_hardware(ns, argv, model, flags, env, version, h)
+    if getattr(ns, "layouts", None) is not None:
+        raise BadInput("--layouts: only with --gpu any or a list of GPU types (the hardware search)")
     one_gpu(ns.gpu, "with --engine vllm")
     front = engine("vllm")  # "vLLM engine: not available in this build" (exit 2) while its front end is absent
     if not ns.gpu:
@@ -190,6 +194,32 @@ def vllm_main(ns: Any, argv: list[str], flags: list[str], paste: list[str] | Non
     outcome = front.plan(request)
     h["write_out"]((json.dumps(outcome.json, indent=2, default=str) if ns.json else outcome.text.rstrip("\n")) + "\n")
     return outcome.exit_code
+
+
+def _is_gpu_set(gpu: Any) -> bool:
+    """--gpu any / a comma list with a name in it (a list of digits is NVML indices)."""
+    t = gpu.strip().lower() if isinstance(gpu, str) else ""
+    return t == "any" or ("," in t and not re.fullmatch(r"[\d,\s]+", t))
+
+
+def _vllm_hardware(ns: Any, argv: list[str], model: str | None, flags: list[str], env: dict[str, str],
+                   version: str | None, h: dict[str, Callable]) -> int:
+    """plan --engine vllm --gpu any | a,b: vLLM's hardware search (planner/engines/vllm/deploy.py, through the
+    registry); refused by name where this build has none, and for the inputs it does not take."""
+    from planner.engines.registry import engine, optional  # noqa: PLC0415
+
+    engine("vllm")  # "vLLM engine: not available in this build" (exit 2) while its front end is absent
+    main = optional("vllm", "deploy", "hardware_main")
+    if main is None:
+        one_gpu(ns.gpu, "with --engine vllm")
+    given = [opt for opt in ("--no-search", "--batch") if _given(argv, opt)]
+    given += ["--" + m.replace("_", "-") for m in VLLM_MEASURED if getattr(ns, m) is not None]
+    if given:
+        raise BadInput(f"{given[0]}: not with --gpu {ns.gpu[:60]} (the hardware search plans each type's own memory); "
+                       "drop it, or plan one GPU type")
+    if not model:
+        raise BadInput("--model: required (e.g. --model qwen3.6-27b), or paste 'vllm serve MODEL ...' after '--'")
+    return main(ns, h["resolve_model"](model), flags, env, version, h["write_out"])
 
 
 # --compare-engines --need-context C: each engine serves requests of C tokens under its own flag

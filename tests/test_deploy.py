@@ -118,7 +118,7 @@ def test_nothing_feasible_exits_1(capsys):
     assert "NOTHING FEASIBLE" in out
 
 
-@pytest.mark.parametrize("extra,field", [(["--json"], "--json"), (["--no-search"], "--no-search"),
+@pytest.mark.parametrize("extra,field", [(["--json", "--export", "launch"], "--json"), (["--no-search"], "--no-search"),
                                          (["--free-before-load-gib", "70"], "--free-before-load-gib"),
                                          (["--tp-size", "3"], "--tp-size 3"), (["--price", "h200"], "--price")])
 def test_refusals_are_one_line_exit_2(extra, field, capsys):

@@ -157,8 +157,9 @@ def test_vllm_absent_is_refused_by_name(argv, monkeypatch):
      "0.34.0)"),
     (["--engine", "vlm"], "argument --engine: invalid choice: 'vlm'"),
     (["--engine", "sglang", "--", "vllm", "serve", "M"], "--engine sglang: the pasted command is a vLLM launch"),
-    (["--engine", "vllm", "--gpu", "any"], "--gpu any: the hardware search (--gpu any / a list of GPU types) is "
-     "SGLang's only; give one GPU with --engine vllm"),
+    (["--engine", "vllm", "--gpu", "any", "--weights-gib", "3"], "--weights-gib: not with --gpu any (the hardware "
+     "search plans each type's own memory)"),
+    (["--engine", "vllm", "--layouts", "pp"], "--layouts: only with --gpu any or a list of GPU types"),
     (["--compare-engines", "--gpu", "h100,h200"], "--gpu h100,h200: the hardware search"),
     (["--compare-engines", "--free-after-load-gib", "-3"], "--free-after-load-gib: -3 GiB is out of range"),
     (["--batch", "x.jsonl", "--engine", "vllm"], '--engine: not taken with --batch; give "engine": "vllm" on each line'),

@@ -3,7 +3,8 @@
 Three kinds, one file each in this package (``plan.schema.json``, ``check.schema.json``,
 ``batch.schema.json``), printed by ``plan schema KIND``:
 
-- ``plan``: ``plan ... --json`` (also with ``--verbose`` / ``--compare-releases``, which change only the text);
+- ``plan``: ``plan ... --json`` (also with ``--verbose`` / ``--compare-releases``, which change only the text;
+  with ``--gpu any`` / a list of GPU types, the hardware search's object, :mod:`planner.schema.hardware`);
 - ``check``: ``plan check LOG --json``;
 - ``batch``: one line of ``plan --batch FILE`` (a result, or a line's error).
 
@@ -194,9 +195,13 @@ def build(kind: str) -> dict[str, Any]:
     defs = _plan_defs()
     if kind == "plan":
         out = _header("plan", "plan --json", "What `plan ... --json` prints: one plan, and the flag search's "
-                      "recommendation unless --no-search; an SGLang plan, or with \"engine\": \"vllm\" a vLLM one")
-        out.update(_by_engine("vllm_plan", "sglang_plan"))
+                      "recommendation unless --no-search; an SGLang plan, or with \"engine\": \"vllm\" a vLLM one; "
+                      "with --gpu any (or a list of GPU types) the hardware search's deployments")
+        from planner.schema import hardware as H  # noqa: PLC0415
+
+        out.update({"if": H.IS_HARDWARE, "then": _ref("hardware"), "else": _by_engine("vllm_plan", "sglang_plan")})
         out["$defs"] = {"sglang_plan": _plan_output({}), "vllm_plan": V.branch(V.plan_props(), _version()),
+                        "hardware": H.branch(_version()),
                         **{k: v for k, v in defs.items() if k != "plan"}, **V.defs()}
         return out
     if kind == "check":

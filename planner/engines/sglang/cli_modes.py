@@ -15,10 +15,15 @@ def other_mode(ns: Any, model: Any, sglang_flags: list[str], env: dict[str, str]
     from planner.engines.sglang.deploy import hardware_main, is_gpu_set  # noqa: PLC0415
     from planner.engines.sglang.pp import pp_size_of  # noqa: PLC0415
 
-    if pp_size_of(sglang_flags) > 1:  # one plan per pipeline-parallel rank (planner/engines/sglang/pp.py)
-        from planner.engines.sglang.pp_cli import pp_main  # noqa: PLC0415
+    if pp_size_of(sglang_flags) > 1 and not is_gpu_set(ns.gpu):  # one plan per pipeline-parallel rank (pp.py);
+        from planner.engines.sglang.pp_cli import pp_main  # noqa: PLC0415  (with --gpu any: deploy.py refuses it)
 
         return pp_main(ns, model, sglang_flags, env, write_out)
+    if getattr(ns, "layouts", None) is not None and not is_gpu_set(ns.gpu):
+        from planner.errors import BadInput  # noqa: PLC0415
+
+        raise BadInput("--layouts: only with --gpu any or a list of GPU types (the hardware search); one launch's "
+                       "layout is its own flags")
     if is_gpu_set(ns.gpu) or ns.export:  # which hardware: GPU type x count x layout (planner/engines/sglang/deploy.py)
         return hardware_main(ns, model and resolve_model(model), sglang_flags, env, build_needs, write_out)
     return None

@@ -13,6 +13,10 @@
   ``parallelism.workers`` pods, ``parallelism.tensor`` GPUs each: the chart's GPUs per pod are tensor x dataLocal)
   and the rank and address from the LeaderWorkerSet's environment (``LWS_WORKER_INDEX``, ``LWS_LEADER_ADDRESS``).
 
+A deployment of another layout kind (DP attention + EP, PP) exports its server's flags the same way (the chart's
+``parallelism.tensor`` is its GPUs per pod; the SGLang flags carry the layout); a PD deployment's two servers are
+printed by ``launch`` only (``dynamo`` / ``llm-d`` refuse it by name).
+
 The YAML is written here (no YAML package at run time): block mappings and sequences, every string as a
 JSON-quoted scalar (valid YAML 1.2), numbers and booleans plain. The memory plan is per GPU as for one node;
 the images, the Hugging Face token secret and the namespace are placeholders the user fills in.
@@ -112,6 +116,12 @@ def _gpu_resource(d) -> str:
     return "amd.com/gpu" if d.gpu.vendor == "amd" else "nvidia.com/gpu"
 
 
+def _shape(layout) -> str:
+    """The layout beyond TP in a Kubernetes name: -pp2, -dp8."""
+    return (f"-pp{layout.pp}" if getattr(layout, "pp", 1) > 1 else "") + \
+        (f"-dp{layout.dp}" if getattr(layout, "dp", 1) > 1 else "")
+
+
 def dynamo_graph(model: ResolvedModel, d) -> dict:
     path = _model_path(model)
     worker = {
@@ -132,7 +142,7 @@ def dynamo_graph(model: ResolvedModel, d) -> dict:
     return {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoGraphDeployment",
-        "metadata": {"name": f"{_name(model)}-{d.gpu.id}-tp{d.layout.tp}"[:63].strip("-")},
+        "metadata": {"name": f"{_name(model)}-{d.gpu.id}-tp{d.layout.tp}{_shape(d.layout)}"[:63].strip("-")},
         "spec": {
             "backendFramework": "sglang",
             "components": [
@@ -175,21 +185,45 @@ def llmd_values(model: ResolvedModel, d) -> dict:
     }
 
 
+def layout_commands(model: ResolvedModel, layout, flags: list[str],
+                    dist_init_addr: str = f"NODE0_IP:{DIST_PORT}") -> list[str]:
+    """One server's launch line per node: one line on one node; with ``--nnodes``, each node's ``--node-rank``
+    and the shared ``--dist-init-addr`` (rank 0's address, a placeholder to fill in)."""
+    if layout.nnodes == 1:
+        return [launch_command(model, flags)]
+    return [launch_command(model, flags) + " " + shlex.join(["--dist-init-addr", dist_init_addr,
+                                                             "--node-rank", str(r)])
+            for r in range(layout.nnodes)]
+
+
+def server_commands(model: ResolvedModel, d, dist_init_addr: str = f"NODE0_IP:{DIST_PORT}"
+                    ) -> list[tuple[str, list[str]]]:
+    """(title, launch lines) per server of a planner.engines.sglang.deploy.Deployment: one untitled server, or a PD
+    deployment's prefill server then its decode server (each on its own GPUs; a router in front sends each
+    request to both, SGLang's PD docs: docs.sglang.io advanced_features/pd_disaggregation)."""
+    if d.prefill is None:
+        return [("", layout_commands(model, d.layout, d.flags, dist_init_addr))]
+    return [("prefill server", layout_commands(model, d.prefill.layout, d.prefill.flags, dist_init_addr)),
+            ("decode server", layout_commands(model, d.layout, d.flags, dist_init_addr))]
+
+
 def node_commands(model: ResolvedModel, d, dist_init_addr: str = f"NODE0_IP:{DIST_PORT}") -> list[str]:
-    """The launch line per node of a planner.engines.sglang.deploy.Deployment: one line on one node; with ``--nnodes``, each
-    node's ``--node-rank`` and the shared ``--dist-init-addr`` (rank 0's address, a placeholder to fill in)."""
-    if d.layout.nnodes == 1:
-        return [launch_command(model, d.flags)]
-    return [launch_command(model, d.flags) + " " + shlex.join(["--dist-init-addr", dist_init_addr,
-                                                               "--node-rank", str(r)])
-            for r in range(d.layout.nnodes)]
+    """Every launch line of a deployment (:func:`server_commands`, the servers in order)."""
+    return [c for _, cmds in server_commands(model, d, dist_init_addr) for c in cmds]
 
 
 def export_text(fmt: str, model: ResolvedModel, d) -> str:
-    head = (f"# {d.gpu.display_name} [{d.gpu.id}], {d.layout.label()}: {d.concurrency} requests at the needed "
-            f"length, {d.kv_tokens:,} KV tokens per the plan (gpu-memory-planner; SGLang flags from its search)\n")
+    how = "SGLang flags from its search" if getattr(d, "searched", True) else "SGLang's defaults for the layout"
+    label = d.label() if hasattr(d, "label") else d.layout.label()
+    head = (f"# {d.gpu.display_name} [{d.gpu.id}], {label}: {d.concurrency} requests at the needed "
+            f"length, {d.kv_tokens:,} KV tokens per the plan (gpu-memory-planner; {how})\n")
     if fmt == "launch":
         return "\n".join(node_commands(model, d)) + "\n"
+    if getattr(d, "prefill", None) is not None:
+        from planner.errors import BadInput  # noqa: PLC0415
+
+        raise BadInput(f"--export {fmt}: a PD deployment (a prefill and a decode server and the KV transfer between "
+                       "them) is not exported to it yet; --export launch prints both servers' lines")
     if fmt == "dynamo":
         return head + to_yaml(dynamo_graph(model, d))
     if fmt == "llm-d":
