@@ -81,7 +81,8 @@ def test_deepep_hints_match_the_library_on_hand_checked_points():
     assert ep.nvl_buffer_size_hint(7168 * 2, 8, 20, 256) == 335_709_824
     assert ep.low_latency_rdma_size_hint(128, 7168, 8, 256) == 1_908_410_496
     # 4 ranks: half the NVL ranks, so about half the buffer; 2 ranks a quarter
-    assert ep.nvl_buffer_size_hint(7168 * 2, 4, 20, 256) == (10 * 4 * (2 + 3) * 4 + 10 * 4 * 256 * (14336 + 8 + 1024 + 512 + 512) + 127) // 128 * 128
+    four = 10 * 4 * (2 + 3) * 4 + 10 * 4 * 256 * (14336 + 8 + 1024 + 512 + 512)
+    assert ep.nvl_buffer_size_hint(7168 * 2, 4, 20, 256) == (four + 127) // 128 * 128
     assert ep.nvl_buffer_size_hint(7168 * 2, 2, 20, 256) < ep.nvl_buffer_size_hint(7168 * 2, 4, 20, 256)
     # 264 experts (8 redundant): the layout grows with the experts
     assert ep.low_latency_rdma_size_hint(128, 7168, 8, 264) > ep.low_latency_rdma_size_hint(128, 7168, 8, 256)
@@ -104,7 +105,8 @@ def test_the_report_lists_the_buffers_per_rank_and_the_8xh200_launch_gets_a_verd
     assert any(n.startswith("per rank: DeepEP (auto mode)") for n in plan.notes)
     # normal mode: no NVSHMEM buffer, no graphs; low_latency: no NVLink buffer
     normal = make_plan(find_profile("h200"), model, flags + ["--deepep-mode", "normal"], version="0.5.23")
-    assert [n.label for n in normal.needs if n.label.startswith("DeepEP")] == ["DeepEP NVLink buffer", "DeepEP workspace"]
+    deepep = [n.label for n in normal.needs if n.label.startswith("DeepEP")]
+    assert deepep == ["DeepEP NVLink buffer", "DeepEP workspace"]
     ll = make_plan(find_profile("h200"), model, flags + ["--deepep-mode", "low_latency"], version="0.5.16")
     assert "DeepEP NVLink buffer" not in {n.label for n in ll.needs}
     # the buffers come after the pools: the headroom pays for them (a tight launch turns oom_risk on them)

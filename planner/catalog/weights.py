@@ -287,8 +287,9 @@ def _mla_expert_bytes(spec: ModelSpec) -> tuple[int, int]:
 def a2a_shared_expert_bytes(spec: ModelSpec, tp: int) -> int:
     """Bytes per GPU above the even 1/tp split when an all-to-all MoE backend (DeepEP) is on: SGLang builds the
     shared experts with tp_rank 0, tp_size 1 (``_shared_expert_use_tp1``, srt/models/deepseek_v2.py:709-733
-    @0.5.16), so every GPU holds them whole. Shared-expert fusion is off under DeepEP on CUDA (fusion off by default
-    for a DeepEP-class backend, determine_num_fused_shared_experts, models/deepseek_v2.py:2761-2790 @0.5.16)."""
+    @0.5.16, :870-895 @0.5.23), so every GPU holds them whole. Shared-expert fusion is off under DeepEP on CUDA
+    (off by default for a DeepEP-class backend, determine_num_fused_shared_experts, models/deepseek_v2.py:2761-2790
+    @0.5.16, :3356 @0.5.23)."""
     if spec.mla is None or tp <= 1:
         return 0
     shared = _mla_expert_bytes(spec)[1]
@@ -297,10 +298,10 @@ def a2a_shared_expert_bytes(spec: ModelSpec, tp: int) -> int:
 
 def redundant_expert_bytes(spec: ModelSpec, tp: int, redundant: int) -> int:
     """Bytes per GPU of ``--ep-num-redundant-experts N``: the MoE layers hold E + N physical experts
-    (``num_experts=num_experts_for_moe + ep_num_redundant_experts``, srt/models/deepseek_v2.py:631-633 @0.5.16;
-    num_physical_experts = num_logical_experts + ep_num_redundant_experts, eplb/expert_location.py:229-232
-    @0.5.16), (E + N) / ep whole experts per EP rank, each TP-split tp / ep ways: (E + N) / tp expert-equivalents
-    per GPU, N / tp of them above the plain split."""
+    (``num_experts=num_experts_for_moe + ep_num_redundant_experts``, srt/models/deepseek_v2.py:631-633 @0.5.16,
+    :749-754 @0.5.23; num_physical_experts = num_logical_experts + ep_num_redundant_experts,
+    eplb/expert_location.py:229-232 @0.5.16, :236 @0.5.23), (E + N) / ep whole experts per EP rank, each TP-split
+    tp / ep ways: (E + N) / tp expert-equivalents per GPU, N / tp of them above the plain split."""
     if spec.mla is None or redundant <= 0:
         return 0
     expert = _mla_expert_bytes(spec)[0]

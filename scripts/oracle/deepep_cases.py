@@ -6,7 +6,9 @@ low_latency) and --ep-num-redundant-experts on MLA models, with and without DP a
     bash scripts/oracle/oracle_copy.sh /tmp/oracle-deepep
     python3 scripts/oracle/deepep_cases.py regen --version 0.5.16 --oracle /tmp/oracle-deepep
     python3 scripts/oracle/deepep_cases.py regen --version 0.5.23 --oracle /tmp/oracle-deepep
-    python3 scripts/oracle/deepep_cases.py regen --version 0.5.16 --oracle /tmp/oracle-deepep --random-only --seed 7
+    python3 scripts/oracle/deepep_cases.py regen --version 0.5.16 --oracle /tmp/oracle-deepep --random-only --seed 7 \
+        --out /tmp/deepep-fresh
+    .venv/bin/python scripts/oracle/deepep_cases.py check /tmp/deepep-fresh/deepep_random_seed7.jsonl --version 0.5.16
 
 The oracle runs SGLang's ServerArgs resolution and its pool sizing; it builds no model and no dispatcher, so nothing
 of the deep_ep library runs (and nothing is faked): DeepEP's buffers are allocated at the first MoE dispatch, after
@@ -102,7 +104,60 @@ def random_cases(version, seed, count):
     return out
 
 
+def check(cases_path, version):
+    """The planner against the oracle's results beside ``cases_path`` (<name>_results.jsonl), every SUMMARY_FIELDS
+    field; cases the planner refuses as not modelled are counted apart. Needs the planner importable (the repo's
+    venv). Exit 1 on any disagreement."""
+    import sys
+
+    sys.path.insert(0, REPO)
+    from planner.catalog.catalog import resolve_model  # noqa: PLC0415
+    from planner.engines.sglang.plan import make_plan  # noqa: PLC0415
+    from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary  # noqa: PLC0415
+    from planner.errors import BadInput  # noqa: PLC0415
+    from planner.hardware.profiles import find_profile  # noqa: PLC0415
+
+    res = {r["id"]: r["summary"] for r in map(json.loads, open(cases_path[:-len(".jsonl")] + "_results.jsonl"))}
+    equal = refused = beyond = 0
+    bad = []
+    for c in map(json.loads, open(cases_path)):
+        exp = res[c["id"]]
+        try:
+            got = build_summary(make_plan(find_profile(c["gpu"]), resolve_model(c["planner_model"]), c["flags"],
+                                          c.get("env") or {}, c["free_before_gib"], c["free_after_gib"],
+                                          version=version))
+        except BadInput as exc:
+            refused += 1
+            print(f"refused {c['id']}: {exc}")
+            continue
+        skip = set()
+        if exp["outcome"] == "ok" and got["stage"] == "tp_worker":  # SGLang's later assert the oracle does not
+            skip = {"outcome", "startup_ok", "stage", "error_type", "error_message"}  # run (agree.py BEYOND_ORACLE)
+            beyond += 1
+        elif exp["stage"] == "cuda_graph_batch_sizes" and got["stage"] == "tp_worker":  # R // D = 0 on 0.5.16
+            skip = {"outcome", "startup_ok", "stage", "error_type", "error_message", "cuda_graph_capture_max_bs"}
+            beyond += 1
+        diffs = {k: (exp[k], got[k]) for k in SUMMARY_FIELDS if k not in skip and exp[k] != got[k]}
+        if diffs:
+            bad.append(c["id"])
+            print(f"DIFF {c['id']} {' '.join(c['flags'])}: (oracle, planner) {diffs}")
+        else:
+            equal += 1
+    print(f"{version} {os.path.basename(cases_path)}: {equal} equal ({beyond} of them ending in SGLang's tp_worker "
+          f"assert, which the oracle does not run), {len(bad)} differ, {refused} refused by name")
+    return 1 if bad else 0
+
+
 def main():
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "check":
+        c = argparse.ArgumentParser()
+        c.add_argument("cmd")
+        c.add_argument("cases")
+        c.add_argument("--version", required=True)
+        a = c.parse_args()
+        return check(a.cases, a.version)
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("cmd", choices=["regen"])
     p.add_argument("--version", required=True)
@@ -122,11 +177,14 @@ def main():
                 f.write(json.dumps(c) + "\n")
         _run(py, a.oracle, os.path.join(d, "deepep_cases.jsonl"), os.path.join(d, "deepep_results.jsonl"))
     name = "deepep_random" if a.seed == 1 else f"deepep_random_seed{a.seed}"
+    golden = os.path.join(REPO, "tests", "golden", "dp_ep", f"sglang-{a.version}")
     with open(os.path.join(d, f"{name}.jsonl"), "w") as f:
         for c in random_cases(a.version, a.seed, a.count):
+            if a.out:  # the configs are named relative to the golden folder
+                c["config_json"] = os.path.normpath(os.path.join(golden, c["config_json"]))
             f.write(json.dumps(c) + "\n")
     _run(py, a.oracle, os.path.join(d, f"{name}.jsonl"), os.path.join(d, f"{name}_results.jsonl"))
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -22,8 +22,8 @@ What ``--moe-a2a-backend deepep`` changes (each line cites the rule):
 - DeepEP's communication buffer (:func:`buffer_needs`): allocated at the first MoE dispatch
   (``_get_buffer`` -> ``DeepEPBuffer.get_deepep_buffer``, layers/moe/token_dispatcher/deepep.py:185-284, 645-653,
   845-853 @0.5.16), i.e. during the decode-graph capture or the first request, AFTER the KV pool was sized
-  (managers/scheduler.py:820-841 @0.5.16: alloc_memory_pool, then init_cuda_graphs). So it is a post-pool need,
-  which only the 2 GiB reserve above budgets for.
+  (managers/scheduler.py:820-841 @0.5.16, 1090-1124 @0.5.23: alloc_memory_pool, then init_cuda_graphs). So it is a
+  post-pool need, which only the 2 GiB reserve above budgets for.
 """
 
 from __future__ import annotations
@@ -225,8 +225,8 @@ def buffer_needs(raw: dict[str, Any], model, tp: int) -> list[NeedLine]:
     """DeepEP's buffer per GPU, after the pools (the module docstring says why), as
     ``DeepEPBuffer.get_deepep_buffer`` asks the library for it (token_dispatcher/deepep.py:202-230, 283 @0.5.16;
     :221-304 @0.5.23): hidden_bytes = hidden_size x 2 (params_bytes = 2, :374), the group = the TP group
-    (_get_deepep_comm_group, layers/moe/fused_moe_triton/layer.py:93-101 @0.5.16), num_experts = routed +
-    redundant (shared-expert fusion off), num_max_dispatch_tokens_per_rank =
+    (_get_deepep_comm_group, layers/moe/fused_moe_triton/layer.py:93-101 @0.5.16, :163-172 @0.5.23), num_experts =
+    routed + redundant (shared-expert fusion off), num_max_dispatch_tokens_per_rank =
     SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (128, srt/environ.py:688 @0.5.16)."""
     if backend(raw) != "deepep":
         return []

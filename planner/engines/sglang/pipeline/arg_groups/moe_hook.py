@@ -19,6 +19,13 @@ def a2a_moe(s: ArgState) -> None:
     if s.post_capture_kv:
         raise _NotModelled("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 with --moe-a2a-backend deepep is not modelled "
                            "by this planner yet")
+    if not s.mfs_user and "mem_fraction_static" in s.why:  # the reserve terms the fraction took (memory_hook)
+        a2a, bcg = expert_parallel.reserve_mib(s), expert_parallel.breakable_prefill_reserve_mib(s)
+        if a2a or bcg:
+            s.why["mem_fraction_static"] += (
+                f"; the reserve holds DeepEP's {a2a:g} MiB (reserve_for_deepep_a2a_mb)"
+                + (f" and {bcg:g} MiB breakable-prefill DeepEP delta (arg_groups/memory_hook.py:391-395)"
+                   if bcg else ""))
     if expert_parallel.mode(s.a) == "normal":
         s.decode_graph_on = False
         s.prefill_graph_on = False
