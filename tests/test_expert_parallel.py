@@ -39,7 +39,12 @@ def _plan(case: dict, flags=None, version=None, free_after=True):
 def test_planner_matches_sglang(version, case, expected):
     got = build_summary(_plan(case))
     skip = set()
-    if expected["stage"] == "cuda_graph_batch_sizes" and got["stage"] == "tp_worker":
+    if expected["outcome"] == "ok" and got["stage"] == "cuda_graph_capture":
+        # DeepEP's low-latency dispatch limit at the graph capture (expert_parallel.capture_failure): the oracle
+        # captures no graph; the sizing fields still agree
+        assert "num_max_dispatch_tokens_per_rank" in got["error_message"]
+        skip = {"outcome", "startup_ok", "stage", "error_type", "error_message"}
+    elif expected["stage"] == "cuda_graph_batch_sizes" and got["stage"] == "tp_worker":
         # R // D = 0 on 0.5.16: tp_worker's assert runs before the capture (tests/golden/dp_ep/README.md)
         assert expected["error_message"] == "capture_bs=[0]" and got["error_message"] == "max_running_request is zero"
         skip = {"outcome", "startup_ok", "stage", "error_type", "error_message", "cuda_graph_capture_max_bs"}
@@ -69,6 +74,31 @@ def test_the_sets_reach_what_deepep_changes(version):
     assert off["mem_fraction_static"] > auto["mem_fraction_static"]
 
 
+@pytest.mark.parametrize("version", RELEASES)
+def test_the_low_latency_dispatch_limit_fails_the_capture_above_128_tokens_per_rank(version):
+    """auto / low_latency capture the decode graphs in DeepEP's low-latency mode, whose dispatch asserts at most
+    SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (128) tokens per rank (DeepEP csrc/legacy/buffer.hpp:1481); the
+    MoE input is split over the attention-TP group. Normal mode captures no graph."""
+    cases = {c["id"]: c for v, c, _ in ALL if v == version}
+    stage = {cid: build_summary(_plan(c))["stage"] for cid, c in cases.items()}
+    assert stage["h200_tp8_dp8_auto_default"] == "cuda_graph_capture"  # 512 tokens per rank (attn_tp 1)
+    assert stage["h200_tp8_dp8_low_latency_default"] == "cuda_graph_capture"
+    assert stage["h200_tp8_dp4_auto_default"] == "cuda_graph_capture"  # 512 / attn_tp 2 = 256
+    assert stage["h200_tp8_dp8_normal_default"] is None
+    assert stage["h200_tp8_dp1_auto_default"] is None  # 512 / attn_tp 8 = 64
+    assert stage["h200_tp8_dp8_auto_disablecudagraph"] is None
+    if version == "0.5.16":
+        assert stage["h200_tp8_dp8_auto_cudagraphmaxbs_64"] is None
+    plan = _plan(cases["h200_tp8_dp8_auto_default"])
+    assert ("512 per rank, above SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK = 128: lower --cuda-graph-max-bs-decode "
+            "to 128") in plan.error_message
+    raised = {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "512"}
+    c = cases["h200_tp8_dp8_auto_default"]
+    ok = make_plan(find_profile("h200"), resolve_model("deepseek-v3"), c["flags"], raised, c["free_before_gib"],
+                   c["free_after_gib"], version=version)
+    assert build_summary(ok)["stage"] is None
+
+
 def test_deepep_hints_match_the_library_on_hand_checked_points():
     """deep_ep's size hints (csrc/legacy/config.hpp @dd758ca), worked by hand:
     NVL, 8 ranks, 20 SMs (10 channels), 256 recv tokens, hidden 7168 x 2 B:
@@ -95,6 +125,11 @@ def test_the_report_lists_the_buffers_per_rank_and_the_8xh200_launch_gets_a_verd
     model = resolve_model("deepseek-v3")
     flags = ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--moe-a2a-backend", "deepep"]
     plan = make_plan(find_profile("h200"), model, flags, version="0.5.23")
+    # the default decode graphs reach 512 per rank: DeepEP's low-latency dispatch (128 tokens per rank) asserts
+    assert plan.verdict == "rejected" and build_summary(plan)["stage"] == "cuda_graph_capture"
+    assert any(n.startswith("per rank: DeepEP (auto mode)") and "2,400 MiB" in n for n in plan.notes)
+    flags += ["--cuda-graph-max-bs-decode", "128"]
+    plan = make_plan(find_profile("h200"), model, flags, version="0.5.23")
     assert plan.verdict == "fits"
     labels = {n.label: n for n in plan.needs}
     assert labels["DeepEP NVLink buffer"].bytes == 335_709_824 + 160
@@ -107,7 +142,8 @@ def test_the_report_lists_the_buffers_per_rank_and_the_8xh200_launch_gets_a_verd
     normal = make_plan(find_profile("h200"), model, flags + ["--deepep-mode", "normal"], version="0.5.23")
     deepep = [n.label for n in normal.needs if n.label.startswith("DeepEP")]
     assert deepep == ["DeepEP NVLink buffer", "DeepEP workspace"]
-    ll = make_plan(find_profile("h200"), model, flags + ["--deepep-mode", "low_latency"], version="0.5.16")
+    ll = make_plan(find_profile("h200"), model, flags[:-2] + ["--cuda-graph-max-bs", "128", "--deepep-mode",
+                                                              "low_latency"], version="0.5.16")
     assert "DeepEP NVLink buffer" not in {n.label for n in ll.needs}
     # the buffers come after the pools: the headroom pays for them (a tight launch turns oom_risk on them)
     tight = make_plan(find_profile("h200"), model, flags + ["--mem-fraction-static", "0.976"], version="0.5.23")

@@ -265,7 +265,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     if plan.args is not None and plan.args.raw.get("moe_a2a_backend") == "deepep":  # pipeline/expert_parallel.py
         from planner.engines.sglang.pipeline.expert_parallel import rank_note as ep_rank_note  # noqa: PLC0415
 
-        plan.notes.append(ep_rank_note(plan.args.raw, plan.needs or []))
+        plan.notes.append(ep_rank_note(plan.args.raw, plan.model.spec, plan.env, plan.args.attn_dp_size,
+                                       plan.args.chunked_prefill_size))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)

@@ -221,7 +221,26 @@ def breakable_prefill_reserve_mib(s) -> float:
     return 0.0
 
 
-def buffer_needs(raw: dict[str, Any], model, tp: int) -> list[NeedLine]:
+TOKENS_ENV = "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"
+
+
+def dispatch_tokens(env: dict[str, str]) -> int | str:
+    """SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (default 128, srt/environ.py:688 @0.5.16, :1439 @0.5.23), or
+    the reason it is not planned: SGLang asserts <= 1024 when it builds the dispatcher
+    (token_dispatcher/deepep.py:375-381 @0.5.16)."""
+    raw = (env or {}).get(TOKENS_ENV)
+    if raw is None:
+        return 128
+    try:
+        n = int(raw)
+    except ValueError:
+        return f"{TOKENS_ENV}={raw}: not an integer; not modelled"
+    if not 1 <= n <= 1024:
+        return f"{TOKENS_ENV}={raw}: outside 1..1024 (SGLang asserts <= 1024 at the dispatcher); not modelled"
+    return n
+
+
+def buffer_needs(raw: dict[str, Any], model, tp: int, env: dict[str, str] | None = None) -> list[NeedLine]:
     """DeepEP's buffer per GPU, after the pools (the module docstring says why), as
     ``DeepEPBuffer.get_deepep_buffer`` asks the library for it (token_dispatcher/deepep.py:202-230, 283 @0.5.16;
     :221-304 @0.5.23): hidden_bytes = hidden_size x 2 (params_bytes = 2, :374), the group = the TP group
@@ -251,7 +270,8 @@ def buffer_needs(raw: dict[str, Any], model, tp: int) -> list[NeedLine]:
                         "exact: cudaMalloc(NUM_WORKSPACE_BYTES = 32 MiB) in DeepEP's Buffer (csrc/legacy/"
                         "buffer.hpp:148-150 @dd758ca)"))
     if m in ("low_latency", "auto"):
-        tokens = 128
+        tokens = dispatch_tokens(env or {})
+        tokens = 128 if isinstance(tokens, str) else tokens  # the hook refused a bad value already
         rdma = low_latency_rdma_size_hint(tokens, hidden, tp, experts)
         mapped = -(-rdma // NVSHMEM_CUMEM_GRANULARITY) * NVSHMEM_CUMEM_GRANULARITY
         out.append(NeedLine(
@@ -263,17 +283,20 @@ def buffer_needs(raw: dict[str, Any], model, tp: int) -> list[NeedLine]:
     return out
 
 
-def rank_note(raw: dict[str, Any], needs: list[NeedLine]) -> str | None:
-    """The per-rank line of the report for DeepEP: the EP width and the buffers' total."""
+def rank_note(raw: dict[str, Any], model, env: dict[str, str], attn_dp: int = 1,
+              chunk: int | None = None) -> str | None:
+    """The per-rank line of the report for DeepEP: the EP width, the buffers' total, low_latency's prefill limit."""
     if backend(raw) != "deepep":
         return None
     tp = _tp(raw)
-    total = sum(n.bytes for n in needs if n.label.startswith("DeepEP"))
+    total = sum(n.bytes for n in buffer_needs(raw, model, tp, env))
     n = redundant(raw)
     return (f"per rank: DeepEP ({mode(raw)} mode), EP over the TP group of {tp} GPUs (ep_size = tp_size); each GPU "
             f"holds {'(E + ' + str(n) + ') / ' if n else 'E / '}{tp} routed experts and the shared experts whole; "
             f"its DeepEP buffers ({total / MIB:,.0f} MiB, listed with what must still fit) come after the KV pool, "
-            "which only SGLang's 2 GiB reserve (decode graphs on) budgets for")
+            "which only SGLang's 2 GiB reserve (decode graphs on) budgets for"
+            + "".join(f"; {x}" for x in [prefill_note(raw, env, chunk,
+                                                      max(1, tp // max(1, attn_dp)))] if x))
 
 
 def _flag_value(flags: list[str], name: str) -> str | None:
@@ -307,3 +330,50 @@ def weight_terms(spec, flags: list[str], tp: int) -> list[tuple[int, str]]:
             out.append((b, f"{n} redundant experts: (E + {n}) / tp {tp} expert-equivalents per GPU "
                            "(models/deepseek_v2.py:631-633, eplb/expert_location.py:229-232 @0.5.16)"))
     return out
+
+
+ASSERT_TEXT = ("Failed: Assertion error deep_ep.cpp 'x.size(0) == topk_idx.size(0) and x.size(0) <= "
+               "num_max_dispatch_tokens_per_rank'")
+ASSERT_CITE = ("DeepEP csrc/legacy/buffer.hpp:1481 @dd758ca (low_latency_dispatch); SGLang dispatches in low-latency mode "
+               "in the decode graphs under auto and in every graph under low_latency (DeepEPMode.resolve, "
+               "layers/moe/utils.py:181-188; runner_utils/deepep_adapter.py @0.5.16) and caps no capture list at "
+               "the dispatch limit (0.5.16, 0.5.23)")
+
+
+def capture_failure(args, prefill_tokens: list[int] | None, decode_bs: list[int] | None) -> tuple[str, str] | None:
+    """(message, rule) when a CUDA-graph capture dispatches more tokens per rank than DeepEP's low-latency buffer
+    takes (SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK): the decode graphs in auto / low_latency mode, the
+    breakable prefill graph (0.5.23 keeps it for DeepEP; captured before the decode graphs) in low_latency mode.
+    The MoE input is split over the attention-TP group (ScatterMode.SCATTERED for an A2A backend,
+    layers/communicator.py:385-392 @0.5.16), so a rank dispatches ceil(tokens / attn_tp) of a captured batch."""
+    raw = args.raw
+    if backend(raw) != "deepep" or mode(raw) == "normal":
+        return None
+    limit = dispatch_tokens(args.env)
+    if isinstance(limit, str):
+        return None
+    attn_tp = max(1, args.tp_size // max(1, args.attn_dp_size))
+    for what, sizes in (("prefill", prefill_tokens if mode(raw) == "low_latency" else None), ("decode", decode_bs)):
+        if not sizes:
+            continue
+        per_rank = -(-max(sizes) // attn_tp)
+        if per_rank > limit:
+            flag = ("--" + str(getattr(args.rules, "graph_max_bs_key", "cuda_graph_max_bs")).replace("_", "-")
+                    if what == "decode" else "--cuda-graph-max-bs-prefill")
+            return (f"{ASSERT_TEXT} (the {what} CUDA graph captured at {max(sizes)} tokens dispatches {per_rank} per "
+                    f"rank, above {TOKENS_ENV} = {limit}: lower {flag} to {limit * attn_tp} or raise the "
+                    "variable, at most 1024)"), ASSERT_CITE
+    return None
+
+
+def prefill_note(raw: dict[str, Any], env: dict[str, str], chunk: int | None, attn_tp: int) -> str | None:
+    """--deepep-mode low_latency dispatches prefill chunks in low-latency mode too (DeepEPMode.resolve keeps it):
+    a chunk above the limit per rank trips the same assertion at runtime, not at startup."""
+    if backend(raw) != "deepep" or mode(raw) != "low_latency":
+        return None
+    limit = dispatch_tokens(env)
+    if isinstance(limit, str) or not chunk or -(-chunk // attn_tp) <= limit:
+        return None
+    return (f"--deepep-mode low_latency dispatches prefill in low-latency mode too: a prefill chunk of up to {chunk} "
+            f"tokens ({-(-chunk // attn_tp)} per rank) exceeds {TOKENS_ENV} = {limit}, so the first long prompt trips "
+            "DeepEP's assertion at runtime (this verdict covers startup only); low_latency is meant for PD decode")

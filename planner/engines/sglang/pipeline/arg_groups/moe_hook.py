@@ -16,6 +16,9 @@ def a2a_moe(s: ArgState) -> None:
         raise _NotModelled(why)
     if expert_parallel.backend(s.a) != "deepep":
         return
+    tokens = expert_parallel.dispatch_tokens(s.env)
+    if isinstance(tokens, str):
+        raise _NotModelled(tokens)
     if s.post_capture_kv:
         raise _NotModelled("SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1 with --moe-a2a-backend deepep is not modelled "
                            "by this planner yet")
