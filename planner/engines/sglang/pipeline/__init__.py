@@ -453,8 +453,12 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     bs = None
     if not args.disable_cuda_graph:
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
-        bs = batch_sizes_to_capture(args.cuda_graph_bs, size,
-                                    args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1)
+        mul = args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1
+        if args.raw.get("moe_a2a_backend") == "deepep":  # the MoE input is scattered: attn-TP gather (expert_parallel)
+            from planner.engines.sglang.pipeline.expert_parallel import capture_mul_base  # noqa: PLC0415
+
+            mul = capture_mul_base(args)
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, size, mul)
         if bs and bs[0] > 0:
             res.capture_bs = bs
 

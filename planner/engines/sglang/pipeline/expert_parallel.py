@@ -332,6 +332,15 @@ def weight_terms(spec, flags: list[str], tp: int) -> list[tuple[int, str]]:
     return out
 
 
+def capture_mul_base(args) -> int:
+    """get_batch_sizes_to_capture's ``mul_base`` under an A2A backend: require_attn_tp_gather is true (without DP
+    attention, or with dp < tp; utils/common.py:3524-3543 @0.5.16), so the captured sizes are multiples of
+    attn_tp_size and the request count is padded up to one (model_executor/runner/base_cuda_graph_runner.py:71-95
+    @0.5.16). The oracle leaves SGLang's MoE globals unset (no initialize_moe_config, managers/scheduler.py:745),
+    so its capture list misses this for DeepEP without DP attention."""
+    return max(1, args.tp_size // max(1, args.attn_dp_size))
+
+
 ASSERT_TEXT = ("Failed: Assertion error deep_ep.cpp 'x.size(0) == topk_idx.size(0) and x.size(0) <= "
                "num_max_dispatch_tokens_per_rank'")
 ASSERT_CITE = ("DeepEP csrc/legacy/buffer.hpp:1481 @dd758ca (low_latency_dispatch); SGLang dispatches in low-latency mode "
