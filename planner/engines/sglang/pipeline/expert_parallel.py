@@ -55,6 +55,11 @@ DISPATCH_CONFIG = {2: (24, 256, 6, 128), 4: (6, 256, 6, 128), 8: (6, 256, 6, 128
 COMBINE_CONFIG = {2: (10, 256, 6, 128), 4: (9, 256, 6, 128), 8: (4, 256, 6, 128)}
 NVSHMEM_CUMEM_GRANULARITY = 1 << 29  # DeepEP sets it (deep_ep/buffers/legacy.py:121-122: "NVSHMEM initialization
 #                                      requires at least 256 MiB")
+# The estimate for the low-latency buffer: NVSHMEM's symmetric heap is dynamic on x86 with CUDA >= 11.3 (CUDA VMM: it
+# maps what is allocated instead of reserving NVSHMEM_SYMMETRIC_SIZE up front; NVSHMEM 2.4.1 release notes,
+# https://docs.nvidia.com/hpc-sdk/archive/22.2/nvshmem/release-notes/release-241.html), in steps of the granularity
+# above; NVSHMEM's own device state (IBGDA queue pairs for num_qps_per_rank x ranks, proxy, teams) is not bounded
+# from a source here and is not counted.
 
 
 def nvl_buffer_size_hint(hidden_bytes: int, num_ranks: int, num_sms: int, nvl_recv_tokens: int) -> int:
