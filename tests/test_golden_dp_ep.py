@@ -108,11 +108,12 @@ def test_expert_parallel_keeps_the_sizing_and_the_weights():
 
 def test_deepep_and_redundant_experts_are_refused_by_name():
     case = next(c for v, c, _ in ALL if v == "0.5.23")
-    with pytest.raises(BadInput, match=r"--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the "
-                                       r"deep_ep library"):
-        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--moe-a2a-backend", "deepep"])
-    with pytest.raises(BadInput, match=r"--ep-num-redundant-experts 32: not modelled"):
-        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--ep-num-redundant-experts", "32"])
+    # DeepEP and redundant experts are modelled since pipeline/expert_parallel.py (tests/test_expert_parallel.py);
+    # the other all-to-all backends and experts that do not divide over the EP ranks stay refused by name
+    with pytest.raises(BadInput, match=r"--moe-a2a-backend mooncake: its all-to-all buffers are not modelled"):
+        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--moe-a2a-backend", "mooncake"])
+    with pytest.raises(BadInput, match=r"--ep-num-redundant-experts 30: 256 \+ 30 experts do not divide"):
+        _plan(case, flags=list(case["flags"]) + ["--ep-size", "8", "--ep-num-redundant-experts", "30"])
     with pytest.raises(BadInput, match=r"--ep-size 3: not modelled"):
         _plan(case, flags=["--tp-size", "8", "--ep-size", "3"])
     with pytest.raises(BadInput, match=r"expert parallelism on SGLang 0\.5\.20 is not modelled yet; modelled: 0\.5\.16, 0\.5\.23"):

@@ -256,3 +256,53 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
             total += loaded
     attn_tp = max(1, tp // attn_dp)
     return -(-total // attn_tp) - -(-total // tp)
+
+
+# --- expert parallel (pipeline/expert_parallel.py): expert weights per rank -------------------------------------
+
+
+def _mla_expert_bytes(spec: ModelSpec) -> tuple[int, int]:
+    """(one routed expert's bytes summed over the MoE layers, the shared experts' bytes summed over the MoE layers)
+    of an MLA checkpoint outside its NextN layers, as loaded (block-FP8 weight + float32 block scales when the
+    checkpoint is fp8 with a weight_block_size, else the model dtype)."""
+    from planner.catalog.quant_tensors import Linear  # noqa: PLC0415
+
+    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
+    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    expert = shared = 0
+    for t, loaded in _mla_main_tensors(spec):
+        if not isinstance(t, Linear):
+            continue
+        if t.expert:  # one copy of the layer's routed-expert projection (count = the layer's experts)
+            if block:
+                expert += loaded  # _mla_main_tensors sizes one copy of a block-FP8 expert projection
+            else:
+                expert += (t.out * t.inp + (t.out if t.bias else 0)) * per
+        elif ".mlp.shared_experts." in t.name:
+            shared += loaded
+    return expert, shared
+
+
+def a2a_shared_expert_bytes(spec: ModelSpec, tp: int) -> int:
+    """Bytes per GPU above the even 1/tp split when an all-to-all MoE backend (DeepEP) is on: SGLang builds the
+    shared experts with tp_rank 0, tp_size 1 (``_shared_expert_use_tp1``, srt/models/deepseek_v2.py:709-733
+    @0.5.16, :870-895 @0.5.23), so every GPU holds them whole. Shared-expert fusion is off under DeepEP on CUDA
+    (off by default for a DeepEP-class backend, determine_num_fused_shared_experts, models/deepseek_v2.py:2761-2790
+    @0.5.16, :3356 @0.5.23)."""
+    if spec.mla is None or tp <= 1:
+        return 0
+    shared = _mla_expert_bytes(spec)[1]
+    return shared - -(-shared // tp)
+
+
+def redundant_expert_bytes(spec: ModelSpec, tp: int, redundant: int) -> int:
+    """Bytes per GPU of ``--ep-num-redundant-experts N``: the MoE layers hold E + N physical experts
+    (``num_experts=num_experts_for_moe + ep_num_redundant_experts``, srt/models/deepseek_v2.py:631-633 @0.5.16,
+    :749-754 @0.5.23; num_physical_experts = num_logical_experts + ep_num_redundant_experts,
+    eplb/expert_location.py:229-232 @0.5.16, :236 @0.5.23), (E + N) / ep whole experts per EP rank, each TP-split
+    tp / ep ways: (E + N) / tp expert-equivalents per GPU, N / tp of them above the plain split."""
+    if spec.mla is None or redundant <= 0:
+        return 0
+    expert = _mla_expert_bytes(spec)[0]
+    return -(-(expert * redundant) // max(1, tp))

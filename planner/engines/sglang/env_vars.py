@@ -35,6 +35,7 @@ MODELLED: dict[str, str] = {
     "SGLANG_RAGGED_VERIFY_MODE": "the DSpark confidence head (pipeline/dflash.py)",
     "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING": "post-capture KV sizing, 0.5.16-0.5.23, each release's own gate and "
                                             "floors (pipeline/post_capture.py)",
+    "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "DeepEP's low-latency buffer size (pipeline/expert_parallel.py)",
 }
 
 #: name -> the last release whose rules use it (the planner's switches; later releases may still read it elsewhere)

@@ -135,7 +135,8 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
 
-def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1) -> tuple[int, str]:
+def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1,
+                        flags: list[str] | None = None) -> tuple[int, str]:
     """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
@@ -157,6 +158,12 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn
         per += dp_repl
         detail += (f" + {dp_repl:,} B: DP attention splits the attention projections and the embedding over "
                    f"attn_tp {tp // attn_dp} instead of tp {tp}")
+    if flags:  # expert parallel: DeepEP's unsplit shared experts, redundant experts (pipeline/expert_parallel.py)
+        from planner.engines.sglang.pipeline.expert_parallel import weight_terms  # noqa: PLC0415
+
+        for extra, why in weight_terms(model.spec, flags, tp):
+            per += extra
+            detail += f" + {extra:,} B: {why}"
     repl = replicated_kv_bytes(model.spec, tp)
     if repl:
         per += repl
@@ -212,7 +219,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags))
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags),
+                                       flags=flags)
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
@@ -254,6 +262,11 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         from planner.engines.sglang.pipeline.dp_attention import rank_note  # noqa: PLC0415
 
         plan.notes.append(rank_note(plan.args, plan.profile))
+    if plan.args is not None and plan.args.raw.get("moe_a2a_backend") == "deepep":  # pipeline/expert_parallel.py
+        from planner.engines.sglang.pipeline.expert_parallel import rank_note as ep_rank_note  # noqa: PLC0415
+
+        plan.notes.append(ep_rank_note(plan.args.raw, plan.model.spec, plan.env, plan.args.attn_dp_size,
+                                       plan.args.chunked_prefill_size))
     from planner.engines.sglang.calibration import confidence  # noqa: PLC0415
 
     plan.confidence = confidence(plan)

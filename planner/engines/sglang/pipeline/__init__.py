@@ -364,6 +364,12 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
                       res: EngineResult) -> None:
     """What must still fit after the pools, in startup order; the first that does not is the OOM risk."""
     res.needs = estimate_needs(res, args, job.model.spec, prof, draft, draft_checkpoint=job.draft_checkpoint)
+    if args.raw.get("moe_a2a_backend") == "deepep":  # its buffers come at the first MoE dispatch (expert_parallel.py)
+        from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
+
+        at = next((i for i, n in enumerate(res.needs) if n.label.startswith(("prefill CUDA graph", "CUDA graphs", "activations"))),
+                  len(res.needs))
+        res.needs[at:at] = buffer_needs(args.raw, job.model.spec, args.tp_size, job.env)
     if args.post_capture_kv:
         try:
             _post_capture_resize(job, args, prof, draft, res)
@@ -447,8 +453,12 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     bs = None
     if not args.disable_cuda_graph:
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
-        bs = batch_sizes_to_capture(args.cuda_graph_bs, size,
-                                    args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1)
+        mul = args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1
+        if args.raw.get("moe_a2a_backend") == "deepep":  # the MoE input is scattered: attn-TP gather (expert_parallel)
+            from planner.engines.sglang.pipeline.expert_parallel import capture_mul_base  # noqa: PLC0415
+
+            mul = capture_mul_base(args)
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, size, mul)
         if bs and bs[0] > 0:
             res.capture_bs = bs
 
@@ -467,8 +477,19 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         _dspark_capture_check(args, model)  # configure_aux_hidden_state_capture runs first (model_runner.py:819-830 @0.5.16)
         gdn_backend_check(args, model, dev)
 
-    checks = [tp_worker, attention_backend, capture] if rules.tp_worker_checks_first else \
-        [attention_backend, capture, tp_worker]
+    def deepep_capture() -> None:  # DeepEP's low-latency dispatch limit at the graph captures (expert_parallel.py)
+        if args.raw.get("moe_a2a_backend") != "deepep":
+            return
+        from planner.engines.sglang.pipeline.expert_parallel import capture_failure  # noqa: PLC0415
+        from planner.engines.sglang.pipeline.headroom import prefill_captured  # noqa: PLC0415
+
+        fail = capture_failure(args, list(args.piecewise_cuda_graph_tokens) if prefill_captured(args, model) else None,
+                               res.capture_bs if bs and bs[0] > 0 else None)
+        if fail:
+            raise Rejected("RuntimeError", fail[0], fail[1], stage="cuda_graph_capture")
+
+    checks = [tp_worker, attention_backend, capture, deepep_capture] if rules.tp_worker_checks_first else \
+        [attention_backend, capture, deepep_capture, tp_worker]
     for check in checks:
         check()
     if (rules.no_buffer_page1_asserted_late and model.is_mambaish and not args.disable_radix_cache and not args.extra_buffer

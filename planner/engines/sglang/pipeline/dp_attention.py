@@ -19,13 +19,15 @@ What changes per rank (each line cites the rule):
   head stays split over tp (--enable-dp-lm-head is refused), the dense MLP layers too (enable_moe_dense_fully_dp is
   off by default, models/deepseek_v2.py:2129-2142 @0.5.16).
 
-Expert parallel (--ep-size E dividing tp, --moe-a2a-backend none): see :func:`ep_refusal`. DeepEP and the other
+Expert parallel (--ep-size E dividing tp, --moe-a2a-backend none): see pipeline/expert_parallel.py. DeepEP and the other
 all-to-all backends, --ep-num-redundant-experts, EPLB and --enable-dp-lm-head stay refused by name.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from planner.engines.sglang.pipeline.expert_parallel import ep_refusal  # noqa: F401 (moved; re-exported)
 
 VERIFIED = ("0.5.16", "0.5.23")
 
@@ -63,23 +65,6 @@ def scope_refusal(raw: dict[str, Any], rules) -> str | None:
                 "not verified here)")
     if raw.get("enable_dp_lm_head"):
         return "--enable-dp-lm-head: the LM head split over the attention-TP group is not modelled yet"
-    return None
-
-
-def ep_refusal(raw: dict[str, Any], model, version: str) -> str | None:
-    """--ep-size E (--moe-a2a-backend none): the experts are sharded E ways and each shard TP-split tp // E ways
-    (moe_tp_size = tp // ep // moe_dp, srt/server_args.py:5567-5580 @0.5.16), so each GPU holds the same expert
-    bytes as the plain 1/tp split, and SGLang's sizing does not read the width (tests/golden/dp_ep: equal
-    summaries with and without --ep-size). Verified for MLA models on 0.5.16 / 0.5.23 only."""
-    ep = int(raw.get("ep_size") or raw.get("expert_parallel_size") or 1)
-    if ep <= 1:
-        return None
-    if version not in VERIFIED:
-        return (f"--ep-size {ep}: expert parallelism on SGLang {version} is not modelled yet; modelled: "
-                f"{', '.join(VERIFIED)}")
-    if model.mla is None or model.mla.dsa:
-        return (f"--ep-size {ep}: expert parallelism for {model.name} is not modelled yet; modelled: MLA models "
-                "without the DSA indexer (DeepSeek-V3 / R1, Kimi-K2)")
     return None
 
 

@@ -232,12 +232,11 @@ def check_scope(raw: dict[str, Any], rules: Rules | None = None) -> str | None:
         why = scope_refusal(raw, rules.version if rules is not None else None)
         if why:
             return why
-    if raw.get("moe_a2a_backend", "none") != "none":
-        if raw["moe_a2a_backend"] == "deepep":  # its buffers: the deep_ep library's size hints, not SGLang's code
-            return ("--moe-a2a-backend deepep: not modelled: DeepEP's buffer sizes come from the deep_ep library "
-                    "(Config.get_nvl_buffer_size_hint / get_rdma_buffer_size_hint, Buffer.get_low_latency_rdma_size_hint; "
-                    "layers/moe/token_dispatcher/deepep.py:212-223 @0.5.16), which this planner cannot read")
-        return f"--moe-a2a-backend {raw['moe_a2a_backend']}: expert-parallel all-to-all buffers are not modelled yet"
+    from planner.engines.sglang.pipeline.expert_parallel import scope_refusal as ep_scope  # noqa: PLC0415
+
+    why = ep_scope(raw, rules)  # DeepEP, the other all-to-all backends, redundant experts
+    if why:
+        return why
     if raw.get("weight_cache_mode", "off") != "off":
         return "--weight-cache-mode: preloaded weight caches are not modelled by this planner yet"
     if raw.get("startup_weight_load_mode", "serial") != "serial":

@@ -31,6 +31,7 @@ from planner.engines.sglang.pipeline.arg_groups import (
     mamba_hook,
     memory_hook,
     model_hook,
+    moe_hook,
     pd_disaggregation_hook,
     speculative_hook,
     validation,
@@ -51,6 +52,7 @@ HOOKS = (
     cuda_graph_hook.graph_backends,
     memory_hook.mem_fraction_static,
     memory_hook.dp_attention_chunked_prefill,
+    moe_hook.a2a_moe,  # _handle_a2a_moe's DeepEP part, after the fraction (pipeline/expert_parallel.py)
     model_hook.backend_inputs,  # 0.5
     model_hook.model_specific_adjustments,
     attention_hook.attention_backend_compatibility,  # 0.6

@@ -18,7 +18,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Rejected,
     _piecewise_tokens,
 )
-from planner.engines.sglang.pipeline import disaggregation, mla
+from planner.engines.sglang.pipeline import disaggregation, expert_parallel, mla
 from planner.engines.sglang.rules import RULES, Rules
 
 
@@ -104,7 +104,7 @@ def _cuda_graph_config_v0_5_16(a: dict[str, Any], arch: str, is_mm: bool, cps: i
             allowed = rules.mm_breakable_allowlist and arch in MM_BREAKABLE_GRAPH_ARCHS
             if rules.nemotron_no_breakable and arch == "NemotronHForCausalLM":  # srt/server_args.py:4452-4522 @0.5.17
                 prefill = "disabled"
-            elif (is_mm and not allowed) or a["moe_a2a_backend"] != "none":
+            elif (is_mm and not allowed) or expert_parallel.a2a_blocks_breakable(a, rules):
                 prefill = "disabled"
     # prefill max_bs and capture list (srt/server_args.py:3998-4030, 4265-4280 @0.5.16)
     pmax = a.get("cuda_graph_max_bs_prefill")

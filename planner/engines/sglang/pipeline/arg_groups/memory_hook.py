@@ -6,7 +6,7 @@ SGLang: ``_handle_gpu_memory_settings`` (srt/server_args.py:1294-1495 @0.5.11; 4
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline import disaggregation, dp_attention, mla
+from planner.engines.sglang.pipeline import disaggregation, dp_attention, expert_parallel, mla
 from planner.engines.sglang.pipeline.arg_groups.model_hook import large_hopper_qwen3_vl
 from planner.engines.sglang.pipeline.post_capture import (
     ENV, GATE_CITE, MODELLED, fraction_reserve_mib, gate, requested, vlm_fixed_reserve,
@@ -131,8 +131,10 @@ def mem_fraction_static(s: ArgState) -> None:
         elif prefill_term:
             reserved += len(s.pcg_tokens) * 8
         reserved += dp_attention.reserve_mib(s.gmax, dp_attention.width(s.raw))  # inside reserve_for_graph_mb
+        reserved += expert_parallel.breakable_prefill_reserve_mib(s)  # 0.5.23: DeepEP's BCG delta, inside it too
         if gpu_mem > 60 * 1024:
             reserved = max(reserved, 10 * 1024)
+        reserved += expert_parallel.reserve_mib(s)  # DeepEP's 2 GiB, on top of the floor (pipeline/expert_parallel.py)
         if spec_user is not None and not rules.cuda_graph_config:  # no speculative term since 0.5.14
             if spec_user == "STANDALONE":
                 reserved += 6 * 1024
