@@ -26,7 +26,8 @@ from planner.engines.sglang import calibration_logs as cl  # noqa: E402
 KEYS = ("graph_per_graph_layer", "workspace_extra", "graph_logs", "graph_residual_max_gib", "workspace_logs",
         "workspace_residual_max_gib", "post_pool_logs", "post_pool_residual_max_gib", "prefill_per_act",
         "prefill_per_graph_layer", "prefill_per_graph_layer_breakable", "prefill_factor", "prefill_logs",
-        "graph_classes", "graph_holdout")
+        "graph_classes", "graph_holdout", "draft_decode_offset", "draft_extend_offset", "draft_logs", "draft_under_max_pct",
+        "draft_over_max_pct")
 
 
 def write_calibration(fresh: dict) -> None:
@@ -54,32 +55,40 @@ def graph_table() -> str:
         else:
             out.append(f"| {label} ({key}) | none: the largest of any class | {i['decode_offset'] / (1 << 20):.0f} MiB | "
                        f"{i['prefill_factor']:.2f} | - | - |")
-    out += ["", "| log | class | decode measured / estimated GiB | prefill measured / estimated GiB | estimate vs measured |",
-            "|---|---|---|---|---|"]
+    out.append(f"| the draft's captures, every class | {c.draft_logs} (GPUs not named) | draft decode "
+               f"{c.draft_decode_offset / (1 << 20):.0f} MiB, draft extend {c.draft_extend_offset / (1 << 20):.0f} MiB | "
+               f"- | {c.draft_under_max_pct:.1f}% | {c.draft_over_max_pct:.1f}% |")
+    out += ["", "| log | class | decode measured / estimated GiB | prefill measured / estimated GiB | "
+            "draft measured / estimated GiB | estimate vs measured |", "|---|---|---|---|---|---|"]
     for r in cl.capture_rows(cl.load_index()):
         cls = r["class"]
         i = cal.class_info(cls) if cls in classes else None
         est = meas = 0.0
         cells = []
-        for kind in ("decode", "prefill"):
+        for kind in ("decode", "prefill", "draft"):
             x = r[kind]
             if x is None:
                 cells.append("-")
                 continue
-            if kind == "decode":
+            if kind == "draft":
+                e = sum(cal.draft_capture_estimate(k, d["graph_layers"], d["known_bytes"]) for k, d in x.items())
+                est, meas = est + e, meas + sum(d["measured_bytes"] for d in x.values())
+                cells.append(f"{sum(d['measured_bytes'] for d in x.values()) / GIB:.2f} / {e / GIB:.2f}")
+                continue
+            elif kind == "decode":
                 e = c.graph_per_graph_layer * x["graph_layers"] + x["known_bytes"]
             else:
                 per = c.prefill_per_graph_layer_breakable if x["backend"] == "breakable" else c.prefill_per_graph_layer
                 e = int(c.prefill_per_act * x["act_bytes"]) + per * x["graph_layers"]
             if kind == "decode":
                 e = e + (i["decode_offset"] if i else 0)
-            else:
+            elif kind == "prefill":
                 e = e * (i["prefill_factor"] if i else c.prefill_factor)
             est, meas = est + e, meas + x["measured_bytes"]
             cells.append(f"{x['measured_bytes'] / GIB:.2f} / {e / GIB:.2f}")
         tag = " (hold-out)" if r["holdout"] else ""
         where = f"{cls}" if i else "card not named (pooled fit only)"
-        out.append(f"| {r['id']}{tag} | {where} | {cells[0]} | {cells[1]} | {100 * (est / meas - 1):+.0f}% |")
+        out.append(f"| {r['id']}{tag} | {where} | {cells[0]} | {cells[1]} | {cells[2]} | {100 * (est / meas - 1):+.0f}% |")
     return "\n".join(out)
 
 

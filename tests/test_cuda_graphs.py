@@ -34,7 +34,8 @@ def test_graph_estimate_is_never_a_quarter_under_what_a_log_measured_per_class()
     functions, with each log's captured sizes and its class's factors)."""
     rows = cl.graph_check_rows(cl.load_index())
     held = [r for r in rows if r["holdout"]]
-    assert {r["id"] for r in held} >= {"corpus-54815375998", "corpus-70468080142"}
+    assert {r["id"] for r in held} >= {"corpus-54815375998", "corpus-70468080142", "corpus-55223199811",
+                                       "corpus-69732802710"}
     assert {"sm89", "sm90", "sm100", "sm12x"} <= {r["class"] for r in rows}
     for r in rows:
         assert r["ratio"] > 0.75, (r["id"], r["class"], r["ratio"])
@@ -45,7 +46,7 @@ def test_graph_estimate_is_never_a_quarter_under_what_a_log_measured_per_class()
 def test_held_out_logs_were_not_fitted():
     """The hold-outs feed no coefficient: refitting without them gives the same calibration."""
     entries = cl.load_index()
-    without = [e for e in entries if "graph_holdout" not in e["uses"]]
+    without = [e for e in entries if "graph_holdout" not in e["uses"] and "draft_graph_holdout" not in e["uses"]]
     caps = cl.capture_rows(without)
     fit = cal.fit_graphs(caps)
     c = cal.coefficients()
@@ -54,6 +55,7 @@ def test_held_out_logs_were_not_fitted():
         (c.prefill_per_act, c.prefill_per_graph_layer, c.prefill_per_graph_layer_breakable)
     assert {k: v["decode_offset"] for k, v in fit["graph_classes"].items()} == \
         {k: v["decode_offset"] for k, v in c.graph_classes.items()}
+    assert (fit["draft_decode_offset"], fit["draft_extend_offset"]) == (c.draft_decode_offset, c.draft_extend_offset)
 
 
 def test_fit_graphs_recovers_known_coefficients_and_the_class_factor():
@@ -222,3 +224,99 @@ def test_post_capture_kv_sizing_is_planned_on_0_5_16_to_0_5_23_and_refused_by_na
     assert off.verdict == "fits" and off.post_capture is None
     assert main(["--gpu", "rtxpro6000", "--model", "qwen3.6-27b", "--sglang-version", "0.5.20",
                  "--env", "SGLANG_ENABLE_POST_CAPTURE_KV_SIZING=1", "--", "--enable-unified-memory"]) == 2
+
+# --- the draft's graphs under speculative decoding (issue 23, item 1) -------------------------------------------------
+
+EAGLE_MTP = "--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 " \
+            "--speculative-num-draft-tokens 4 --context-length 65536"
+
+
+def test_the_draft_prefill_graph_is_a_need_from_0_5_14_where_the_prefill_graph_is_breakable():
+    """EAGLEWorkerV2 captures the draft's prefill graph when the prefill backend is breakable (eagle_worker_v2.py
+    :230-231 @0.5.16, :294-295 @0.5.23): 0.5.15+ by default, 0.5.14 only when chosen (tc_piecewise there by default);
+    0.5.14-0.5.18 charge the draft's activations, 0.5.19+ (one pool, one capture stream) only their excess over the
+    target's, which an MTP layer of the target's width does not have."""
+    from planner.engines.sglang.pipeline.headroom import draft_prefill_graph_need
+
+    def dp(version, extra=""):
+        p = planner.plan("rtxpro6000", "qwen3.6-27b", f"{EAGLE_MTP} {extra}", sglang_version=version)
+        assert p.args is not None, p.verdict
+        return _need(p, "draft prefill CUDA graph"), p
+
+    n14, _ = dp("0.5.14")
+    n16, p16 = dp("0.5.16")
+    n23, p23 = dp("0.5.23")
+    assert n14 is None and n16 is not None and n23 is not None
+    assert "0.5.14-0.5.18" in n16.how and "one graph pool and one capture stream" in n23.how
+    # 0.5.16: the MTP layer's activations at the largest captured size, like the target's prefill graph
+    target = _need(p16, "prefill CUDA graph")
+    assert n16.bytes > 0.3 * target.bytes
+    # 0.5.23: only the per-size cost of one layer (tens of MiB)
+    assert 0 < n23.bytes < 64 << 20
+    assert [n.label for n in p23.needs].index("CUDA graphs") < [n.label for n in p23.needs].index(
+        "draft prefill CUDA graph")
+    off = planner.plan("rtxpro6000", "qwen3.6-27b", f"{EAGLE_MTP} --cuda-graph-backend-prefill disabled",
+                       sglang_version="0.5.23")
+    assert _need(off, "draft prefill CUDA graph") is None
+    # no draft model without speculative decoding, nor under NGRAM
+    plain = planner.plan("rtxpro6000", "qwen3.6-27b", "--context-length 65536", sglang_version="0.5.23")
+    assert _need(plain, "draft prefill CUDA graph") is None
+    assert draft_prefill_graph_need(plain.args, plain.model.spec, None) is None
+
+
+def test_the_drafts_flashinfer_buffers_follow_each_release():
+    """The multi-step draft backend's indices, steps x max_bs x [topk from 0.5.13] x ctx x 4 B (flashinfer_backend.py
+    :1617-1622 @0.5.11, spec_utils.py:77 @0.5.13), and the draft-extend backend's indices + mask, draft tokens x ctx x
+    5 B per max_bs: FlashInfer is in the V2 worker's draft-extend list from 0.5.14 (eagle_worker_v2.py:427-436
+    @0.5.14); before, only the V1 worker (overlap off, 0.5.9-0.5.12) captures it."""
+    from types import SimpleNamespace
+
+    from planner.engines.sglang.pipeline.headroom import draft_graph_buffers
+    from planner.engines.sglang.rules import rules_for
+
+    def per_bs(version, overlap_off=False, backend="flashinfer", algo="EAGLE", topk=2):
+        a = SimpleNamespace(spec_on=True, speculative_algorithm=algo, attention_backend=backend,
+                            rules=rules_for(version), speculative_num_steps=3, speculative_eagle_topk=topk,
+                            speculative_num_draft_tokens=4, context_len=1000, disable_overlap_schedule=overlap_off)
+        return draft_graph_buffers(a)[0]
+
+    assert per_bs("0.5.11") == 3 * 1000 * 4  # no topk factor, no extend graph on the V2 worker
+    assert per_bs("0.5.11", overlap_off=True) == 3 * 1000 * 4 + 4 * 1000 * 5
+    assert per_bs("0.5.13") == 3 * 2 * 1000 * 4  # topk in the width; FlashInfer not in 0.5.13's extend list
+    assert per_bs("0.5.16") == 3 * 2 * 1000 * 4 + 4 * 1000 * 5
+    assert per_bs("0.5.16", backend="fa3") == 0 and per_bs("0.5.16", algo="NGRAM") == 0
+    assert per_bs("0.5.16", algo="DFLASH") == 0
+
+
+def test_the_drafts_captures_cost_the_pooled_constants_on_every_class():
+    """Draft decode captures of 0.36-0.38 GB at 2-6 batch sizes (two public logs of unnamed GPUs) are far above their
+    graphs' slope: a constant per draft capture (decode, extend) fitted on the log with an upstream-shaped pair,
+    checked on the other; each added where the release captures that graph, never without a draft."""
+    from planner.engines.sglang.pipeline.headroom import _draft_capture_const
+
+    c = cal.coefficients()
+    assert c.draft_logs >= 1 and c.draft_decode_offset > 256 << 20 and c.draft_extend_offset > 64 << 20
+    rows = {r["id"]: r for r in cl.graph_check_rows(cl.load_index())}
+    for rid in ("corpus-63199567676", "corpus-69732802710"):
+        assert "draft" in rows[rid]["parts"] and rows[rid]["ratio"] > 0.75, rid
+    assert rows["corpus-69732802710"]["holdout"] and not rows["corpus-63199567676"]["holdout"]
+    base = dict(capture_bs=[1, 2, 4], layers=64, vocab=248320, tp=2, tokens_per_bs=4, context_len=4096,
+                backend="", gpu_cls="sm12x")
+    plain, _ = cal.graph_estimate(**base)
+    k = c.draft_decode_offset + c.draft_extend_offset
+    drafted, how = cal.graph_estimate(**base, draft_layers=1, draft_steps=3, draft_const=k)
+    assert drafted - plain == c.graph_per_graph_layer * 3 * 1 * 4 + k
+    assert "draft's captures" in how
+    arr = cal.graph_bytes_array(cuda_graph_bs=[1, 2, 4], running=np.array([4]), layers=64, vocab=248320, tp=2,
+                                tokens_per_bs=4, context_len=4096, backend="", gpu_cls="sm12x", draft_layers=1,
+                                draft_steps=3, draft_const=k)
+    assert int(arr[0]) == drafted
+    # per release: FlashInfer's draft-extend graph only from 0.5.14 on the V2 worker
+    p11 = planner.plan("rtx5090", "qwen3.5-9b", "--speculative-algorithm EAGLE --speculative-num-steps 3 "
+                       "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --mamba-scheduler-strategy "
+                       "extra_buffer", sglang_version="0.5.12")
+    p16 = planner.plan("rtxpro6000", "qwen3.6-27b", EAGLE_MTP, sglang_version="0.5.16")
+    assert p11.args.attention_backend == p16.args.attention_backend == "flashinfer"
+    assert _draft_capture_const(p11.args, 1) == c.draft_decode_offset
+    assert _draft_capture_const(p16.args, 1) == k
+    assert _draft_capture_const(p16.args, 0) == 0

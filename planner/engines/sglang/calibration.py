@@ -64,6 +64,13 @@ class Coefficients:
     # "over_max_pct", "under_max_gib"} (fit_graphs)
     graph_classes: dict | None = None
     graph_holdout: list | None = None  # logs never fitted, with the fitted estimate (fit_graphs' "holdout")
+    # the draft's captures under speculative decoding: a constant per capture (draft decode, draft extend) beyond the
+    # per-graph-layer slope, pooled over the draft-capture logs (their GPUs are not named), for every class (fit_graphs)
+    draft_decode_offset: int = 0
+    draft_extend_offset: int = 0
+    draft_logs: int = 0
+    draft_under_max_pct: float = 0.0
+    draft_over_max_pct: float = 0.0
 
     def source(self, term: str) -> str:
         if term == "graph":
@@ -251,7 +258,17 @@ def fit_graphs(rows: list[dict]) -> dict:
         if r.get("prefill"):
             e += pre_est(r["prefill"]) * c["prefill_factor"]
             m += r["prefill"]["measured_bytes"]
+        e, m = scaled_draft(r, e, m)
         return e, int(m)
+
+    # the draft's captures: a constant per capture kind (its first capture loads what the target's did not), pooled
+    draft_off = {k: offset([(dec_est(r["draft"][k]), r["draft"][k]["measured_bytes"]) for r in fitted
+                            if (r.get("draft") or {}).get(k)]) or 0 for k in ("decode", "extend")}
+
+    def scaled_draft(r: dict, e: float, m: float) -> tuple[float, float]:
+        for k, d in (r.get("draft") or {}).items():
+            e, m = e + dec_est(d) + draft_off[k], m + d["measured_bytes"]
+        return e, m
 
     for cls, c in classes.items():
         c.update(_errors([scaled(r, c) for r in fitted if r["class"] == cls]))
@@ -262,7 +279,12 @@ def fit_graphs(rows: list[dict]) -> dict:
             e, m = scaled(r, classes.get(r["class"], default))
             holdout.append({"id": r["id"], "class": r["class"], "estimate_bytes": int(e), "measured_bytes": m,
                             "under_pct": round(max(0.0, 100 * (1 - e / m)), 1)})
-    return {**coef, "prefill_logs": len(pre), "prefill_factor": top_p, "graph_classes": classes, "holdout": holdout}
+    drafted = [r for r in fitted if r.get("draft")]
+    derr = _errors([scaled_draft(r, 0.0, 0.0) for r in drafted])
+    return {**coef, "prefill_logs": len(pre), "prefill_factor": top_p, "graph_classes": classes, "holdout": holdout,
+            "draft_decode_offset": draft_off["decode"], "draft_extend_offset": draft_off["extend"],
+            "draft_logs": len(drafted), "draft_under_max_pct": derr["under_max_pct"],
+            "draft_over_max_pct": derr["over_max_pct"]}
 
 
 def _errors(pairs: list[tuple[float, int]]) -> dict:
@@ -322,6 +344,18 @@ def workspace_estimate(backend: str, architecture: str) -> tuple[int, str]:
     return c.workspace_extra, f"{c.workspace_extra / MIB:.0f} MiB backend init ({c.source('workspace')})"
 
 
+def draft_capture_offset(kind: str) -> int:
+    """The pooled constant of one of the draft's captures ('decode' or 'extend', :func:`fit_graphs`)."""
+    c = coefficients()
+    return c.draft_decode_offset if kind == "decode" else c.draft_extend_offset
+
+
+def draft_capture_estimate(kind: str, graph_layers_: int, known_bytes: int = 0) -> int:
+    """One of the draft's captures (``kind``: 'decode' or 'extend'): the per-graph-layer slope x the draft's captured
+    graphs x layers (x steps for decode) + what is known physically + that capture's pooled constant."""
+    return coefficients().graph_per_graph_layer * graph_layers_ + known_bytes + draft_capture_offset(kind)
+
+
 def graph_layers(n_graphs: int, layers: int, draft_layers: int = 0, draft_steps: int = 0) -> int:
     """Captured graphs x layers in them: the target's decode (or verify) graphs, plus under speculative decoding
     the draft's decode graphs (one forward per step) and its draft-extend graphs."""
@@ -330,7 +364,8 @@ def graph_layers(n_graphs: int, layers: int, draft_layers: int = 0, draft_steps:
 
 def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: int, vocab: int, tp: int,
                       tokens_per_bs: int, context_len: int, backend: str, draft_layers: int = 0,
-                      draft_steps: int = 0, gpu_cls: str = "") -> np.ndarray:
+                      draft_steps: int = 0, gpu_cls: str = "", draft_fi_per_bs: int = 0,
+                      draft_const: int = 0) -> np.ndarray:
     """:func:`graph_estimate` over an array of max_running_requests (the search's grid): the captured list is
     ``batch_sizes_to_capture(cuda_graph_bs, R)`` (cuda_graph.py), its length and maximum computed per point."""
     c = coefficients()
@@ -344,12 +379,17 @@ def graph_bytes_array(*, cuda_graph_bs: list[int], running: np.ndarray, layers: 
     out = c.graph_per_graph_layer * gl + max_bs * tokens_per_bs * (vocab // tp) * 4
     if backend == "flashinfer":
         out = out + max_bs * tokens_per_bs * context_len * 5
-    out = out + class_info(gpu_cls)["decode_offset"]
+    out = out + max_bs * draft_fi_per_bs + class_info(gpu_cls)["decode_offset"] + draft_const
     return np.where(n > 0, out, 0)
 
 
 def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, tokens_per_bs: int, context_len: int,
-                   backend: str, draft_layers: int = 0, draft_steps: int = 0, gpu_cls: str = "") -> tuple[int, str]:
+                   backend: str, draft_layers: int = 0, draft_steps: int = 0, gpu_cls: str = "",
+                   draft_fi_per_bs: int = 0, draft_const: int = 0) -> tuple[int, str]:
+    """The decode (verify) graphs of the target and the draft's decode and draft-extend graphs. ``draft_fi_per_bs``:
+    the draft's FlashInfer index / mask buffers per unit of the largest captured batch size, physical; ``draft_const``:
+    the pooled constants of the draft's captures the release makes (both from
+    :func:`planner.engines.sglang.pipeline.headroom.draft_graph_buffers`)."""
     c = coefficients()
     n = len(capture_bs)
     max_bs = max(capture_bs)
@@ -357,12 +397,17 @@ def graph_estimate(*, capture_bs: list[int], layers: int, vocab: int, tp: int, t
     logits = max_bs * tokens_per_bs * (vocab // tp) * 4
     fi = max_bs * tokens_per_bs * context_len * 5 if backend == "flashinfer" else 0
     extra = class_info(gpu_cls)["decode_offset"]
-    total = c.graph_per_graph_layer * gl + logits + fi + extra
+    dfi = max_bs * draft_fi_per_bs
+    total = c.graph_per_graph_layer * gl + logits + fi + dfi + extra + draft_const
     how = (f"{c.graph_per_graph_layer / MIB:.2f} MiB x {n} graphs x {layers} layers"
            + (f" + draft {n} x {draft_layers} layer(s) x ({draft_steps} steps + extend)" if draft_layers else "")
            + f" + logits {max_bs} x {tokens_per_bs} x vocab {vocab}/tp x 4 B"
            + (f" + FlashInfer buffers {max_bs} x {tokens_per_bs} x ctx {context_len} x 5 B" if fi else "")
+           + (f" + the draft's FlashInfer buffers {dfi / MIB:,.0f} MiB" if dfi else "")
            + f" + {extra / MIB:.0f} MiB for the GPU class"
+           + (f" + {draft_const / MIB:.0f} MiB for the draft's captures (what they cost beyond their graphs on the "
+              f"{c.draft_logs} public draft-capture log(s), whose GPUs are not named: one figure for every class)"
+              if draft_const else "")
            + f" ({c.source('graph')}; {class_source(gpu_cls)})")
     return total, how
 

@@ -50,7 +50,9 @@ _DECODE_END = re.compile(r"Capture (?:target decode CUDA graph|cuda graph) end\.
 _PREFILL_END = re.compile(r"Capture (?:target prefill CUDA graph|piecewise CUDA graph) end\..*?mem usage=([\d.]+) GB")
 _DECODE_BS = re.compile(r"Capture (?:cuda graph bs |target decode CUDA graph begin\..*?bs=)(\[[^\]]*\])")
 _PREFILL_TOKENS = re.compile(r"Capture (?:cuda graph num tokens |target prefill CUDA graph begin\..*?num_tokens=)(\[[^\]]*\])")
-GRAPH_USES = ("graph", "prefill_graph", "graph_holdout")
+_DRAFT_DECODE_END = re.compile(r"Capture draft (?:decode CUDA|cuda) graph end\..*?mem usage=([\d.]+) GB")
+_DRAFT_EXTEND_END = re.compile(r"Capture draft extend (?:CUDA|cuda) graph end\..*?mem usage=([\d.]+) GB")
+GRAPH_USES = ("graph", "prefill_graph", "graph_holdout", "draft_graph", "draft_graph_holdout")
 
 
 def _int_list(text: str) -> list[int] | None:
@@ -75,9 +77,12 @@ def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
         if not uses:
             continue
         text = (folder / e["file"]).read_text(encoding="utf-8")
-        g, cap, tp = e["geometry"], e.get("capture", {}), int(e["tp"])
-        row = {"id": e["id"], "class": e.get("gpu_class", ""), "holdout": "graph_holdout" in uses,
-               "gpu": e["gpu"], "decode": None, "prefill": None}
+        # a draft-capture log needs no target geometry (its figure is the draft's captures alone)
+        g, cap = e.get("geometry", {}), e.get("capture", {})
+        tp = int(e["tp"]) if isinstance(e["tp"], int) else 1
+        row = {"id": e["id"], "class": e.get("gpu_class", ""),
+               "holdout": "graph_holdout" in uses or "draft_graph_holdout" in uses,
+               "gpu": e["gpu"], "decode": None, "prefill": None, "draft": None}
         # a source that quotes the figures in a table instead of the capture lines: the index names them, and they
         # must appear verbatim in the excerpt (tests/test_calibration.py checks it)
         table = cap.get("measured_gib", {})
@@ -105,9 +110,25 @@ def capture_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
                                   "backend": "breakable" if backend == "breakable" else "piecewise",
                                   "act_bytes": max(tokens) * per_token, "graph_layers": len(tokens) * g["layers"],
                                   "measured_bytes": int(round(max(pre) * GIB))}
-        if row["decode"] or row["prefill"]:
+        if "draft_graph" in uses or "draft_graph_holdout" in uses:
+            row["draft"] = _draft_row(text, cap.get("draft") or {})
+        if row["decode"] or row["prefill"] or row["draft"]:
             rows.append(row)
     return rows
+
+
+def _draft_row(text: str, d: dict) -> dict | None:
+    """The draft's captures under speculative decoding, per capture: the first ``Capture draft decode`` (``draft cuda
+    graph`` to 0.5.13) and ``draft extend`` lines' mem usage (a fork's later rungs are not upstream captures), with the
+    captured graphs x draft layers each holds (decode: one forward per step; extend: one) from the index."""
+    n, layers, steps = len(d.get("bs") or []), int(d.get("layers") or 0), int(d.get("steps") or 0)
+    out = {}
+    for part, rx, per in (("decode", _DRAFT_DECODE_END, steps), ("extend", _DRAFT_EXTEND_END, 1)):
+        m = rx.search(text)
+        if m and n and part in d.get("parts", ("decode", "extend")):
+            out[part] = {"graph_layers": n * layers * per, "known_bytes": 0,
+                         "measured_bytes": int(round(float(m.group(1)) * GIB))}
+    return out or None
 
 
 def graph_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict]:
@@ -135,6 +156,11 @@ def graph_check_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[di
                                               backend=p["backend"], gpu_cls=r["class"])
             parts["prefill"] = (e, p["measured_bytes"])
             est, meas = est + e, meas + p["measured_bytes"]
+        if r.get("draft"):
+            e = sum(cal.draft_capture_estimate(k, d["graph_layers"], d["known_bytes"]) for k, d in r["draft"].items())
+            m = sum(d["measured_bytes"] for d in r["draft"].values())
+            parts["draft"] = (e, m)
+            est, meas = est + e, meas + m
         rows.append({"id": r["id"], "class": r["class"], "holdout": r["holdout"], "estimate_bytes": est,
                      "measured_bytes": meas, "ratio": est / meas, "parts": parts})
     return rows

@@ -61,6 +61,10 @@ def best_max_running_requests(plan: Plan, exhaustive: bool = False) -> tuple[int
     if exhaustive:
         return _scan_down(hi, 1, None, boots, key, at, exhaustive=True)
     if not moves:
+        if hi > 1 and boots(hi) and not boots(1):
+            # the values that boot are not a prefix: the post-pool needs (the draft's CUDA graphs, issue 23) can outgrow
+            # the headroom at a small r while the headroom grows with r; plan them one by one
+            return _scan_down(hi, 1, None, boots, key, at)
         found = _best_where_monotone(1, hi, boots, runs_all, key)
         return None if found is None else (found, at(found))
     # above MOVES_UP_TO the default fraction no longer moves with r: that stretch is monotone again

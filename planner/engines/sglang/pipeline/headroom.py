@@ -93,6 +93,9 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
         needs.append(prefill)
     if not args.disable_cuda_graph and plan.capture_bs:
         needs.append(cuda_graph_need(plan.capture_bs, args, model, draft))
+    draft_prefill = draft_prefill_graph_need(args, model, draft)
+    if draft_prefill is not None:  # 0.5.14+: the draft worker captures after the target's graphs
+        needs.append(draft_prefill)
     if prefill is not None and not args.rules.cuda_graph_config:  # 0.5.10-0.5.13: decode first, then piecewise
         needs.append(prefill)
     needs.append(activation_need(args, model, prof.max_running_requests))
@@ -201,7 +204,8 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
                 draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0,
-                gpu_cls=gpu_class(args.gpu_sm))
+                gpu_cls=gpu_class(args.gpu_sm), draft_fi_per_bs=draft_graph_buffers(args)[0],
+                draft_const=_draft_capture_const(args, draft_layers))
 
 
 def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":
@@ -216,7 +220,8 @@ def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec,
     draft's decode and draft-extend graphs, one per captured batch size, with the fitted per-graph-layer cost
     (:mod:`planner.engines.sglang.calibration`)."""
     n, how = graph_estimate(capture_bs=capture_bs, **_graph_args(args, model, draft))
-    return NeedLine("CUDA graphs", n, how)
+    dfi_how = draft_graph_buffers(args)[1]
+    return NeedLine("CUDA graphs", n, how + (f"; the draft's FlashInfer buffers: {dfi_how}" if dfi_how else ""))
 
 
 def activation_need(args: ResolvedArgs, model: ModelSpec, running: int | None = None) -> NeedLine:
@@ -242,3 +247,135 @@ def activation_need(args: ResolvedArgs, model: ModelSpec, running: int | None = 
                     f"chunk {chunk} x (6 x hidden {model.hidden_size} + 3 x intermediate {inter}/tp) x 2 B;"
                     f" SGLang's own activation heuristic, max(chunk, 2048) x 1.5 MiB, would be"
                     f" {heuristic / (1 << 30):.1f} GiB")
+
+
+# --- the draft's CUDA graphs under speculative decoding (issue 23) ------------------------------------------------
+#
+# Per release, for the EAGLE-family algorithms (EAGLE, EAGLE3 / NEXTN heads, MTP layers, STANDALONE: one EAGLE worker;
+# NGRAM has no draft model, DFLASH / DSPARK run their own workers, pipeline/dflash.py):
+#
+# * the draft decode graphs, one per captured batch size (the target's list), each running the draft's
+#   speculative_num_steps - 1 forwards of bs x topk tokens, captured when speculative_num_steps > 1
+#   (speculative/eagle_worker_v2.py:272-289 @0.5.11, :390 @0.5.14, :507 @0.5.23; eagle_worker.py:277-290 @0.5.11);
+# * the draft-extend graphs, one per captured batch size, bs x speculative_num_draft_tokens tokens: with the V1 worker
+#   (0.5.9-0.5.12 with the overlap scheduler off) for every draft-extend backend (eagle_worker.py:292-300 @0.5.11);
+#   with the V2 worker (0.5.9-0.5.12 with overlap, always from 0.5.13, spec_info.py:192-204 @0.5.13) only for the
+#   backends it lists: FlashInfer from 0.5.14 (eagle_worker_v2.py:303-306 @0.5.11, :369-378 @0.5.13, :427-436 @0.5.14,
+#   :432-438 @0.5.16); these two cost the fitted per-graph-layer slope (calibration.graph_layers, counted in every
+#   release: the careful side where the extend graph is not captured);
+# * the draft's FlashInfer index buffers, physical, allocated by the graph runners' init_cuda_graph_state: the
+#   multi-step draft backend's speculative_num_steps x max_bs x [topk from 0.5.13] x context int32
+#   (layers/attention/flashinfer_backend.py:1617-1622 @0.5.11, :2341-2352 @0.5.16, speculative/spec_utils.py:77-90
+#   @0.5.13), and the draft-extend backend's kv indices + custom mask, max_bs x draft tokens x context x (4 + 1) B
+#   (flashinfer_backend.py:527-559 @0.5.11; eagle_draft_extend_cuda_graph_runner.py:109-113 @0.5.11, :155-159 @0.5.23);
+# * the draft's prefill graph, from 0.5.14 where the prefill graph is breakable: EAGLEWorkerV2 captures it on the
+#   draft's model runner after init_lm_head (eagle_worker_v2.py:261-262 @0.5.14, :230-231 @0.5.16, :294-295 @0.5.23;
+#   model_executor/model_runner_components/cuda_graph_setup.py:472-700 @0.5.23, role "draft"), at the target's
+#   captured token sizes, into the one process-wide graph pool (model_executor/runner_utils/pool.py:109-115 @0.5.23).
+#   0.5.13 captures it only under --enable-breakable-cuda-graph, which the planner does not model. Estimated the way
+#   the target's is (calibration.prefill_graph_estimate, the draft's layers and activations); from 0.5.19 the captures
+#   share one capture stream as well as the pool, so the draft's activations reuse the target's freed blocks and only
+#   their excess over the target's counts. No public log with the draft prefill line and a known GPU, model and flags
+#   was found to check it.
+
+_EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
+
+
+def _eagle_worker(args: ResolvedArgs) -> bool:
+    return args.spec_on and args.speculative_algorithm in _EAGLE_FAMILY
+
+
+def _version(args: ResolvedArgs) -> tuple[int, ...]:
+    from planner.engines.sglang.rules import version_key  # noqa: PLC0415
+
+    return version_key(args.rules.version)
+
+
+def draft_extend_captured(args: ResolvedArgs) -> bool:
+    """Whether the EAGLE worker captures the draft-extend graph: the V1 worker (0.5.9-0.5.12, overlap off) for every
+    backend; the V2 worker for the backends it lists (eagle_worker_v2.py:303-306 @0.5.11, :369-378 @0.5.13, :427-436
+    @0.5.14, :432-455 @0.5.16, FlashAttention added @0.5.23): not FlashInfer before 0.5.14, not FA3/FA4 before 0.5.23,
+    not TRT-LLM MHA before 0.5.13; any backend the planner cannot place counts as captured (the careful side)."""
+    if not _eagle_worker(args):
+        return False
+    ver, backend = _version(args), args.attention_backend or ""
+    if ver <= (0, 5, 12) and args.disable_overlap_schedule:
+        return True
+    unlisted = {"torch_native", "flex_attention"}
+    if ver < (0, 5, 13):
+        unlisted.add("trtllm_mha")
+    if ver < (0, 5, 14):
+        unlisted.add("flashinfer")
+    if ver < (0, 5, 23):
+        unlisted |= {"fa3", "fa4"}
+    return backend not in unlisted
+
+
+def _draft_capture_const(args: ResolvedArgs, draft_layers: int) -> int:
+    """The pooled constants of the draft's captures this launch makes (calibration.draft_capture_offset): the draft
+    decode graphs when speculative_num_steps > 1 (every draft with graphs: DFLASH / DSPARK capture theirs too), the
+    draft-extend graphs where :func:`draft_extend_captured`."""
+    from planner.engines.sglang.calibration import draft_capture_offset  # noqa: PLC0415
+
+    if not draft_layers:
+        return 0
+    n = draft_capture_offset("decode") if (args.speculative_num_steps or 1) > 1 or not _eagle_worker(args) else 0
+    return n + (draft_capture_offset("extend") if draft_extend_captured(args) else 0)
+
+
+def draft_graph_buffers(args: ResolvedArgs) -> tuple[int, str]:
+    """The draft's FlashInfer buffers its decode and draft-extend graphs allocate, in bytes per unit of the largest
+    captured batch size, with how (see the block above); 0 off FlashInfer or without an EAGLE-family draft."""
+    if not _eagle_worker(args) or (args.attention_backend or "") != "flashinfer":
+        return 0, ""
+    ver = _version(args)
+    steps, topk = args.speculative_num_steps or 1, args.speculative_eagle_topk or 1
+    ctx, per, parts = args.context_len, 0, []
+    if steps > 1:
+        width = topk if ver >= (0, 5, 13) else 1
+        per += steps * width * ctx * 4
+        parts.append(f"decode indices {steps} steps x max_bs" + (f" x topk {topk}" if width > 1 else "")
+                     + f" x ctx {ctx} x 4 B")
+    if draft_extend_captured(args):
+        tokens = args.speculative_num_draft_tokens or 1
+        per += tokens * ctx * 5
+        parts.append(f"draft-extend indices + mask max_bs x {tokens} x ctx {ctx} x 5 B")
+    return per, " + ".join(parts)
+
+
+def _draft_geometry(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> tuple[int, int, int, str]:
+    """(layers, hidden, activation width, what) of the draft model the EAGLE worker runs."""
+    if draft is not None:
+        layers = draft.num_hidden_layers
+        if args.speculative_algorithm == "STANDALONE":  # --- STANDALONE ---
+            from planner.engines.sglang.pipeline.standalone import loaded_as_mtp  # noqa: PLC0415
+
+            if loaded_as_mtp(draft, args.rules):
+                layers = draft.mtp_layers or 1
+        return layers, draft.hidden_size, _act_intermediate(draft), f"draft {draft.name}"
+    return model.mtp_layers or 0, model.hidden_size, _act_intermediate(model), f"{model.mtp_layers} MTP layer(s)"
+
+
+def draft_prefill_graph_need(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> NeedLine | None:
+    """The draft's breakable prefill CUDA graph (0.5.14+, EAGLE-family drafts; see the block above)."""
+    if not _eagle_worker(args) or not args.rules.cuda_graph_config:
+        return None
+    if not prefill_captured(args, model) or prefill_backend(args, model) != "breakable":
+        return None
+    layers, hidden, inter, what = _draft_geometry(args, model, draft)
+    if not layers:
+        return None
+    tokens = list(args.piecewise_cuda_graph_tokens)
+    per_token = activation_per_token(hidden, inter, args.tp_size)
+    shared = _version(args) >= (0, 5, 19)
+    if shared:  # one pool and one capture stream: the draft reuses the blocks the target's prefill capture freed
+        per_token = max(0, per_token - activation_per_token(model.hidden_size, _act_intermediate(model), args.tp_size))
+    n, how = prefill_graph_estimate(tokens=tokens, layers=layers, per_token_bytes=per_token, backend="breakable",
+                                    gpu_cls=gpu_class(args.gpu_sm))
+    why = ("from 0.5.19 every capture shares one graph pool and one capture stream (model_executor/runner_utils/"
+           "pool.py:42, 87-93 @0.5.19; runner/prefill_cuda_graph_runner.py:1411 @0.5.19), so its activations reuse the "
+           "blocks the target's prefill capture freed and only what exceeds them counts" if shared else
+           "0.5.14-0.5.18 capture on a stream per session, so it cannot reuse the target's freed blocks")
+    return NeedLine("draft prefill CUDA graph", n,
+                    f"{what} (hidden {hidden}), captured by the EAGLE worker after the target's graphs at the same "
+                    f"token sizes: {how}; {why}")
