@@ -321,6 +321,10 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     args = prep.args
     n_pts = grid["mfs"].size
     mfs = grid["mfs"]
+    if args.hip:  # ROCm: SGLang scales a given fraction as well as its default (pipeline/rocm.py given_fraction_factor)
+        from planner.engines.sglang.pipeline.rocm import given_fraction_factor  # noqa: PLC0415
+
+        mfs = mfs * given_fraction_factor(args)
     if has_defaults(mfs):
         ensure_table(prep)
         mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
@@ -451,6 +455,10 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         graph_need = graph_need_lookup(args, spec, draft, r, cache, prep_graph_key(prep, spec, draft))
     need_total = prep.static_needs + graph_need
+    if args.hip:  # ROCm: aiter's workspace scales with the request pool R (pipeline/rocm.py workspace_bytes)
+        from planner.engines.sglang.pipeline.rocm import workspace_bytes  # noqa: PLC0415
+
+        need_total = need_total + workspace_bytes(args, spec, np.maximum(r, 0).astype(np.int64))
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
     base = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
@@ -527,5 +535,7 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
                  free_before_source="", free_after_source="", assumptions=[])
     probe.capture_bs = None
     fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
-    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft))
+    from planner.engines.sglang.pipeline.rocm import WORKSPACE_LABEL  # noqa: PLC0415 - per point (evaluate_points)
+
+    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft) if x.label != WORKSPACE_LABEL)
 
