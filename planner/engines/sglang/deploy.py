@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from planner.catalog.catalog import ResolvedModel
 from planner.errors import BadInput
+from planner.engines.sglang.pipeline.rocm import GFX_CAPABILITY as ROCM_GFX
 from planner.hardware.amdsmi import ROCM_NOT_MODELLED
 from planner.hardware.profiles import GpuProfile, find_profile, load_profiles
 from planner.engines.sglang.plan import make_plan
@@ -163,7 +164,7 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
         raise BadInput(f"--tp-size {tp}: not a layout searched (1, 2, 4, 8 GPUs on one node, 8 per node on "
                        f"--nnodes nodes)")
     for gpu in profiles:
-        if gpu.vendor != "nvidia":
+        if gpu.vendor != "nvidia" and gpu.gfx_arch not in ROCM_GFX:  # AMD: the gfx targets pipeline/rocm.py models
             out.skipped.append((gpu.id, ROCM_NOT_MODELLED))
             continue
         tried_layouts = layouts(max_nnodes, tp, gpu)
@@ -178,7 +179,7 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
             try:
                 plan = make_plan(gpu, model, lf, env, version=version)
             except BadInput as e:  # this profile is refused as a whole (e.g. a part the pipeline does not model)
-                why = str(e)
+                out.skipped.append((gpu.id, str(e)))  # named, not dropped (the loop's else does not run after break)
                 break
             if plan.stage in ("model_config", "load_model"):  # no searched flag changes TP divisibility or weights
                 why = f"{lay.label()}: {plan.error_message or plan.stage}"
