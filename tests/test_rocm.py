@@ -91,7 +91,7 @@ def test_the_amd_class_is_a_stated_bound_not_a_fit():
 
 @pytest.mark.parametrize("argv,words", [
     (["--model", "qwen3.6-27b"], "Qwen3_5ForConditionalGeneration is not modelled on ROCm"),
-    (["--model", "llama-3.1-8b", "--sglang-version", "0.5.16"], "SGLang 0.5.16 is not modelled on ROCm"),
+    (["--model", "llama-3.1-8b", "--sglang-version", "0.5.17"], "SGLang 0.5.17 is not modelled on ROCm"),
     (["--model", "llama-3.1-8b", "--enable-dp-attention", "--dp-size", "2", "--tp-size", "2"], "not modelled on ROCm"),
     (["--model", "llama-3.1-8b", "--attention-backend", "wave"], "--attention-backend wave is not modelled on ROCm"),
     (["--model", "llama-3.1-8b", "--env", "SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d"],

@@ -16,7 +16,7 @@ from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 from planner.hardware.profiles import find_profile
 
 HERE = Path(__file__).parent / "golden" / "rocm"
-RELEASES = ("0.5.11", "0.5.23")
+RELEASES = ("0.5.11", "0.5.13", "0.5.16", "0.5.22", "0.5.23")
 CASES = {c["id"]: c for c in map(json.loads, (HERE / "cases.jsonl").read_text().splitlines())}
 # the checks SGLang runs after the pools, which the oracle does not execute (as in scripts/oracle/agree.py)
 BEYOND_ORACLE = ("tp_worker", "init_attention_backend", "scheduler_init")
@@ -74,9 +74,13 @@ def test_aiter_scales_mem_fraction_by_0_85_past_8k_context_even_when_given(versi
     assert res[f"{model}-default"]["max_total_num_tokens"] < short["max_total_num_tokens"]
 
 
-def test_0_5_23_honours_an_explicit_fraction_under_its_env_and_0_5_11_does_not():
-    assert results("0.5.23")["llama-3.1-8b-honor-mfs0.9"]["mem_fraction_static"] == 0.9
-    assert results("0.5.11")["llama-3.1-8b-honor-mfs0.9"]["mem_fraction_static"] == pytest.approx(0.9 * 0.85)
+@pytest.mark.parametrize("version", RELEASES)
+def test_from_0_5_19_an_explicit_fraction_is_honoured_under_its_env(version):
+    got = results(version)["llama-3.1-8b-honor-mfs0.9"]["mem_fraction_static"]
+    if tuple(int(x) for x in version.split(".")) >= (0, 5, 19):  # the env is new in 0.5.19
+        assert got == 0.9
+    else:
+        assert got == pytest.approx(0.9 * 0.85)
 
 
 @pytest.mark.parametrize("version", RELEASES)

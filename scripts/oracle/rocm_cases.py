@@ -13,7 +13,7 @@ gfx942 (MI300X, MI325X) and gfx950 (MI355X) run as separate batches (the arch is
 env runs alone. Free memory: ``free_before`` = total - 0.9 GiB (tp 1) or 1.4 GiB, ``free_after`` = that less the
 checkpoint's weights / tp (the planner is given both, so the pools are compared on the same inputs).
 Models: Llama-3.1-8B / 70B (dense GQA), Qwen3-8B / 32B (dense), Qwen3-30B-A3B / 235B-A22B (MoE GQA), DeepSeek-V3
-(MLA, block FP8). Flags: what pipeline/rocm.py models (context, TP, fraction, caps, chunk, graph max bs, radix,
+(MLA, block FP8); the random draws add Kimi-K2 (DeepSeek-V3's architecture, 64 heads: triton at TP 8). Flags: what pipeline/rocm.py models (context, TP, fraction, caps, chunk, graph max bs, radix,
 KV dtype auto / fp8_e4m3, attention backend aiter / triton, page size, SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION).
 """
 from __future__ import annotations
@@ -43,6 +43,7 @@ MODELS = {
     "qwen3-30b-a3b": ("Qwen__Qwen3-30B-A3B.config.json", 56.9),
     "qwen3-235b-a22b": ("Qwen__Qwen3-235B-A22B.config.json", 437.9),
     "deepseek-v3": ("deepseek-ai__DeepSeek-V3.config.json", 627.0),
+    "kimi-k2-instruct": ("moonshotai__Kimi-K2-Instruct.config.json", 958.5),  # random draws only
 }
 # profile id -> (gpu_total_mib = rocminfo Pool 1, gpu_sm as torch reports it on ROCm, market name, gfx arch)
 GPUS = {
@@ -90,7 +91,7 @@ def random_cases(seed, count, version="0.5.23"):
     new_gen = tuple(int(x) for x in version.split(".")) >= (0, 5, 14)
     graph_max = "--cuda-graph-max-bs-decode" if new_gen else "--cuda-graph-max-bs"
     out = []
-    min_tp = {"llama-3.1-70b-instruct": 2, "qwen3-235b-a22b": 4, "deepseek-v3": 4}
+    min_tp = {"llama-3.1-70b-instruct": 2, "qwen3-235b-a22b": 4, "deepseek-v3": 4, "kimi-k2-instruct": 8}
     for i in range(count):
         model = rng.choice(sorted(MODELS))
         gpu = rng.choice(sorted(GPUS))
@@ -111,7 +112,7 @@ def random_cases(seed, count, version="0.5.23"):
         if rng.random() < 0.15:
             flags += ["--max-total-tokens", str(rng.choice([20000, 100000, 400000]))]
         if rng.random() < 0.25:
-            flags += ["--kv-cache-dtype", "fp8_e4m3"]
+            flags += ["--kv-cache-dtype", rng.choice(["fp8_e4m3", "fp8_e4m3", "fp8_e5m2", "bfloat16"])]
         if rng.random() < 0.2:
             flags += ["--attention-backend", rng.choice(["aiter", "triton"])]
         if rng.random() < 0.15:

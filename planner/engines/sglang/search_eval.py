@@ -297,7 +297,16 @@ def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | No
     return ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
             args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
             None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
-            args.max_running_requests, args.max_mamba_cache_size)
+            args.max_running_requests, args.max_mamba_cache_size, _given_factor(args))
+
+
+def _given_factor(args: ResolvedArgs) -> float:
+    """What SGLang multiplies a given fraction by (1.0 off ROCm: pipeline/rocm.py given_fraction_factor)."""
+    if not args.hip:
+        return 1.0
+    from planner.engines.sglang.pipeline.rocm import given_fraction_factor  # noqa: PLC0415
+
+    return given_fraction_factor(args)
 
 
 _DEFAULTS_SEEN: dict = {}  # id(mem_fraction_static array) -> (the array, whether it has unset points)
@@ -321,11 +330,10 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     args = prep.args
     n_pts = grid["mfs"].size
     mfs = grid["mfs"]
+    defaults = has_defaults(mfs)  # on the grid's own array (has_defaults keys its cache on the array)
     if args.hip:  # ROCm: SGLang scales a given fraction as well as its default (pipeline/rocm.py given_fraction_factor)
-        from planner.engines.sglang.pipeline.rocm import given_fraction_factor  # noqa: PLC0415
-
-        mfs = mfs * given_fraction_factor(args)
-    if has_defaults(mfs):
+        mfs = mfs * _given_factor(args)
+    if defaults:
         ensure_table(prep)
         mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
         if prep.mfs_table is not None:

@@ -10,14 +10,17 @@ A ROCm device is a :class:`Device` with ``hip`` set (:func:`device`): ``torch.ve
   The page size stays SGLang's default 1 (server_args.py:2815-2820 @0.5.11; overrides.py:1340-1365 @0.5.23,
   whose 64 needs SGLANG_AITER_KV_CACHE_LAYOUT=vectorized_5d, refused here).
 - :func:`aiter_fraction`: with the aiter backend and a context over 8,192 tokens ``mem_fraction_static`` x 0.85, the
-  user's value included (server_args.py:2670-2673 @0.5.11); 0.5.23 keeps an explicit value when
+  user's value included (server_args.py:2670-2673 @0.5.11); from 0.5.19 an explicit value is kept when
   SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION is set (arg_groups/attention_hook.py:243-268 @0.5.23).
 - :func:`prefill_graph_off`: no piecewise / prefill CUDA graph, so no term for it in the reserve
-  (server_args.py:1213-1215 @0.5.11; model_executor/cuda_graph_config.py:119-122 @0.5.23, BREAKABLE only on CUDA).
+  (server_args.py:1213-1215 @0.5.11, :1362 @0.5.13; the "non-CUDA hardware (HIP/NPU/CPU/MPS/XPU)" rule that disables
+  tc_piecewise, server_args.py:3703-3706 @0.5.16; BREAKABLE only on CUDA, model_executor/cuda_graph_config.py:119-122
+  @0.5.22-0.5.23).
 - ``triton_attention_num_kv_splits`` = 16 (server_args.py:2823-2825 @0.5.11; platform_hook.py:52-55 @0.5.23): the
-  Triton decode workspace only, which the post-pool estimate does not size per split (the AMD class bound covers it).
-- FP8 KV (``fp8_e4m3``) is stored as ``float8_e4m3fnuz`` on gfx942: one byte, as on CUDA
-  (model_executor/model_runner.py:1677-1697 @0.5.11; mem_cache/kv_cache_dtype.py:56-70 @0.5.23).
+  Triton backend's split-KV graph buffers, :func:`graph_buffer_bytes`.
+- FP8 KV (``fp8_e4m3``, ``fp8_e5m2``, an FP8 checkpoint's) is stored in the platform's fp8, ``float8_e4m3fnuz`` on
+  gfx942: one byte, as on CUDA (mem_cache/kv_cache_dtype.py:49-70 @0.5.23; configure_kv_cache_dtype @0.5.11).
+- aiter's workspace and the backends' graph state after the pools (:func:`workspace_bytes`, :func:`graph_buffer_bytes`).
 
 Scope (:func:`refusal`): the releases, model families and flags checked against SGLang's own code on a simulated
 MI300X (tests/golden/rocm/, scripts/oracle/rocm_cases.py); anything else on an AMD GPU is refused by name.
@@ -30,9 +33,9 @@ from typing import Any
 
 from planner.catalog.spec import ModelSpec
 
-# the releases whose ROCm path was checked against SGLang's own code (tests/golden/rocm/); 0.5.16-0.5.21 default the
-# prefill graph to tc_piecewise off CUDA (model_executor/cuda_graph_config.py:100-104 @0.5.16), not checked
-RELEASES = ("0.5.11", "0.5.23")
+# the releases whose ROCm path was checked against SGLang's own code (tests/golden/rocm/: the curated set and fresh
+# random launches); the others are refused by name until they are
+RELEASES = ("0.5.11", "0.5.13", "0.5.16", "0.5.22", "0.5.23")
 # the architectures checked (dense GQA, MoE GQA, DeepSeek MLA)
 ARCHITECTURES = ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM")
 # the launch flags checked (argparse dests; the release's own names for the graph batch sizes are mapped by rules)
@@ -48,6 +51,7 @@ FLAGS = frozenset({
 BACKENDS = ("aiter", "triton")
 KV_DTYPES = ("auto", "bfloat16", "fp8_e4m3", "fp8_e5m2")
 HONOR_ENV = "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"
+HONOR_FROM = (0, 5, 19)  # the env is new in 0.5.19 (srt/environ.py, arg_groups/attention_hook.py @0.5.19)
 ENVS = (HONOR_ENV,)
 # gfx target -> what torch.cuda.get_device_capability reports on ROCm (gcnArchName gfx9XY -> (9, X)); SGLang's
 # sizing asks it only through is_sm*_supported, which is False without CUDA
@@ -116,7 +120,7 @@ def aiter_fraction(s: Any) -> None:
         return
     from planner.engines.sglang.pipeline.server_args import _env_bool  # noqa: PLC0415
 
-    if s.rules.version == "0.5.23" and s.mfs_user and _env_bool(s.env, HONOR_ENV):
+    if _honoured(s.rules.version) and s.mfs_user and _env_bool(s.env, HONOR_ENV):
         s.warn.append(f"{HONOR_ENV}: the explicit mem_fraction_static {s.mfs} is kept; SGLang would otherwise "
                       "scale it by 0.85 for aiter's workspace past an 8k context (arg_groups/attention_hook.py:243-268)")
         return
@@ -145,9 +149,13 @@ def given_fraction_factor(args: Any) -> float:
         return 1.0
     from planner.engines.sglang.pipeline.server_args import _env_bool  # noqa: PLC0415
 
-    if args.rules.version == "0.5.23" and _env_bool(args.env, HONOR_ENV):
+    if _honoured(args.rules.version) and _env_bool(args.env, HONOR_ENV):
         return 1.0
     return 0.85
+
+
+def _honoured(version: str) -> bool:
+    return tuple(int(x) for x in version.split(".")) >= HONOR_FROM
 
 
 def prefill_graph_off(s: Any) -> None:
