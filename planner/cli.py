@@ -240,7 +240,8 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
         used_mib = context_mib(sel.profile.vendor)[0] + comm_buffer_mib(sel.profile.interconnect, tp,
                                                                         sel.profile.vendor)[0]
         free_before = (sel.free_now_bytes - used_mib * (1 << 20)) / (1 << 30)
-        src = (f"live: NVML free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
+        reader = "amdsmi" if sel.profile.vendor == "amd" else "NVML"
+        src = (f"live: {reader} free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
                f"- {used_mib} MiB for the server's CUDA context{' and NCCL / custom all-reduce' if tp > 1 else ''}")
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")
