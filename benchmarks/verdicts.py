@@ -34,6 +34,9 @@ def write_calibration(fresh: dict) -> None:
     about = ("Fitted by planner.engines.sglang.calibration_logs.refit() on tests/data/calibration/ (public SGLang boot "
              "logs, listed in the README). Regenerate: python benchmarks/verdicts.py --write. Bytes.")
     data = {"about": about, **{k: fresh[k] for k in KEYS}}
+    kept = json.loads(cal.CALIBRATION_FILE.read_text(encoding="utf-8")).get("bound_classes")
+    if kept:  # stated bounds for classes without logs (AMD: pipeline/rocm.py), not fitted: kept as they are
+        data["bound_classes"] = kept
     cal.CALIBRATION_FILE.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     cal.coefficients.cache_clear()
 
@@ -52,6 +55,9 @@ def graph_table() -> str:
             out.append(f"| {label} ({key}) | {i['logs']} ({i['decode_logs']} decode, {i['prefill_logs']} prefill) | "
                        f"{i['decode_offset'] / (1 << 20):.0f} MiB | {i['prefill_factor']:.2f} | {i['under_max_pct']:.1f}% "
                        f"({i['under_max_gib']:.2f} GiB) | {i['over_max_pct']:.1f}% |")
+        elif i.get("bound"):  # a stated bound, not fitted (calibration.json bound_classes)
+            out.append(f"| {label} ({key}) | none: a stated bound | {i['decode_offset'] / (1 << 20):.0f} MiB | "
+                       f"{i['prefill_factor']:.2f} | bound: {i['under_max_gib']:.2f} GiB | - |")
         else:
             out.append(f"| {label} ({key}) | none: the largest of any class | {i['decode_offset'] / (1 << 20):.0f} MiB | "
                        f"{i['prefill_factor']:.2f} | - | - |")

@@ -230,16 +230,18 @@ def _live_plan(selector, resolved: ResolvedModel, flags: list[str], env: dict[st
                default: tuple[str, str] | None = None) -> Plan:
     """--gpu auto / --gpu 0,1: plan for this machine from NVML readings (planner.hardware.live)."""
     from planner.hardware.live import select  # noqa: PLC0415
-    from planner.engines.sglang.plan import CUDA_CONTEXT_MIB, _tp_from_flags, comm_buffer_mib  # noqa: PLC0415
+    from planner.engines.sglang.plan import _tp_from_flags, comm_buffer_mib, context_mib  # noqa: PLC0415
 
     sel, tp = select(selector, nvml=nvml), _tp_from_flags(flags)
     if tp > len(sel.gpus):
         raise BadInput(f"--tp-size {tp}: only {len(sel.gpus)} GPU(s) selected by --gpu")
     src = None
     if free_before is None:
-        used_mib = CUDA_CONTEXT_MIB + comm_buffer_mib(sel.profile.interconnect, tp)[0]
+        used_mib = context_mib(sel.profile.vendor)[0] + comm_buffer_mib(sel.profile.interconnect, tp,
+                                                                        sel.profile.vendor)[0]
         free_before = (sel.free_now_bytes - used_mib * (1 << 20)) / (1 << 30)
-        src = (f"live: NVML free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
+        reader = "amdsmi" if sel.profile.vendor == "amd" else "NVML"
+        src = (f"live: {reader} free now {sel.free_now_bytes / (1 << 30):.2f} GiB (min over the selected GPUs) "
                f"- {used_mib} MiB for the server's CUDA context{' and NCCL / custom all-reduce' if tp > 1 else ''}")
         if free_before <= 0:
             raise BadInput(f"--gpu {selector}: only {sel.free_now_bytes / (1 << 30):.2f} GiB is free now")

@@ -1,5 +1,6 @@
 """AMD GPUs through amdsmi (planner/hardware/amdsmi.py): a fake amdsmi module stands in for ROCm's; the reader
-is guarded (a missing or failing amdsmi reads as no AMD GPU) and a ROCm host's --gpu auto is refused by name."""
+is guarded (a missing or failing amdsmi reads as no AMD GPU); a ROCm host's --gpu auto gets its profile from it, and
+an AMD GPU outside the modelled set is refused by name."""
 
 from __future__ import annotations
 
@@ -71,12 +72,20 @@ class _NoNvml:
         raise self.NVMLError("NVML Shared Library Not Found")
 
 
-def test_gpu_auto_on_a_rocm_host_is_refused_naming_the_gpus():
+def test_gpu_auto_on_a_rocm_host_selects_the_amd_profile_from_amdsmi():
+    sel = select("auto", nvml=_NoNvml(), amdsmi=fake_amdsmi())
+    assert sel.profile.id == "mi300x" and sel.profile.vendor == "amd" and sel.profile.gfx_arch == "gfx942"
+    assert sel.profile.memory_total_mib == 196592 and len(sel.gpus) == 8 and sel.free_now_bytes == MI300X_VRAM
+    assert "8x AMD Instinct MI300X (gfx942, 196,592 MiB; profile mi300x)" in sel.note
+    assert select([0, 1], nvml=_NoNvml(), amdsmi=fake_amdsmi()).gpus[1].index == 1
+
+
+def test_gpu_auto_on_an_amd_gpu_without_a_modelled_profile_is_refused_naming_it():
     with pytest.raises(BadInput) as e:
-        select("auto", nvml=_NoNvml(), amdsmi=fake_amdsmi())
+        select("auto", nvml=_NoNvml(), amdsmi=fake_amdsmi(name="AMD Radeon Something"))
     msg = str(e.value)
-    assert "8x AMD Instinct MI300X (gfx942, 196,592 MiB; profile mi300x)" in msg
-    assert "SGLang's ROCm path is not modelled yet" in msg and "\n" not in msg
+    assert "8x AMD Radeon Something (gfx942, 196,592 MiB; no profile answers to this name)" in msg
+    assert "SGLang's ROCm path is modelled for gfx942 / gfx950" in msg and "\n" not in msg
 
 
 def test_gpu_auto_without_any_gpu_keeps_nvmls_message():

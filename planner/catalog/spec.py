@@ -34,6 +34,7 @@ DTYPE_BYTES = {
     "bfloat16": 2,
     "float8_e4m3fn": 1,
     "float8_e5m2": 1,
+    "float8_e4m3fnuz": 1,  # ROCm gfx942's FP8 (planner/engines/sglang/pipeline/rocm.py)
 }
 
 

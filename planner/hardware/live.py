@@ -14,7 +14,7 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from planner.errors import BadInput
-from planner.hardware.amdsmi import refuse_if_amd
+from planner.hardware.amdsmi import amd_selection
 from planner.hardware.nvml import LiveGpu, NvmlUnavailable, host_min_total_mib, read_gpus
 from planner.hardware.profiles import INTERCONNECT_DEFAULT, GpuProfile, find_profile
 
@@ -35,7 +35,9 @@ def select(selector: str | list[int], nvml=None, meminfo_reader=None, amdsmi=Non
     try:
         host = read_gpus(None, nvml=nvml, meminfo_reader=meminfo_reader)
     except NvmlUnavailable:
-        refuse_if_amd(amdsmi)  # a ROCm host: the refusal names its GPUs (planner/hardware/amdsmi.py)
+        amd = amd_selection(selector, amdsmi)  # a ROCm host: amdsmi's readings (planner/hardware/amdsmi.py)
+        if amd is not None:
+            return LiveSelection(*amd)
         raise
     if selector == "auto":
         gpus = host

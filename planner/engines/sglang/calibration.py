@@ -71,6 +71,7 @@ class Coefficients:
     draft_logs: int = 0
     draft_under_max_pct: float = 0.0
     draft_over_max_pct: float = 0.0
+    bound_classes: dict | None = None  # class -> a stated bound (not fitted), for a class with no public log (AMD)
 
     def source(self, term: str) -> str:
         if term == "graph":
@@ -163,6 +164,9 @@ def class_info(cls: str) -> dict:
     if cls in classes:
         return {**classes[cls], "class": cls, "label": GPU_CLASSES.get(cls, cls), "own": True}
     label = GPU_CLASSES.get(cls, cls or "unknown GPU")
+    bound = (coefficients().bound_classes or {}).get(cls)
+    if bound is not None:  # a stated bound for a class without logs (AMD: planner/engines/sglang/pipeline/rocm.py)
+        return {**bound, "class": cls, "label": label, "own": False, "bound": True}
     if not classes:
         return {"decode_offset": 0, "prefill_factor": 1.0, "logs": 0, "under_max_pct": 0.0, "over_max_pct": 0.0,
                 "under_max_gib": 0.0, "class": cls, "label": label, "own": False}
@@ -174,6 +178,8 @@ def class_info(cls: str) -> dict:
 def class_source(cls: str) -> str:
     """How the class's decode-capture constant and its error were found, for a need line."""
     i = class_info(cls)
+    if i.get("bound"):
+        return i["source"]
     if i["own"] and i["decode_logs"]:
         return (f"{i['label']} ({cls}): + {i['decode_offset'] / MIB:.0f} MiB per capture from its {i['decode_logs']} "
                 f"public log(s); on its {i['logs']} logs the graphs' estimate was at most {i['under_max_pct']:.0f}% "
@@ -453,6 +459,8 @@ def search_margin(gpu_cls: str | None = None) -> tuple[int, str]:
         err = round(c.workspace_residual_max_gib + i["under_max_gib"], 3)
         on = (f"the post-pool estimates' largest error on the {i['logs']} public logs of the {i['label']} class"
               if i["own"] else f"the post-pool estimates' largest error of any GPU class ({i['label']} has no log)")
+        if i.get("bound"):
+            on = f"the stated bound of the {i['label']} class, which has no public log (calibration.json bound_classes)"
     twice = -(-int(2 * err * GIB) // step) * step
     margin = max(MARGIN_FLOOR_BYTES, twice)
     return margin, f"max(1 GiB, 2 x {err:.2f} GiB, {on})"
@@ -473,6 +481,8 @@ def confidence(plan) -> dict | None:
     used = sum(n.bytes for n in plan.needs)
     margin = plan.headroom_bytes - used
     cls = gpu_class(getattr(plan.args, "gpu_sm", None)) if plan.args is not None else ""
+    if plan.args is not None and getattr(plan.args, "hip", False):
+        cls = "amd"  # a ROCm device: the AMD class's stated bound (pipeline/rocm.py)
     info = class_info(cls)
     graphs = [n for n in plan.needs if "CUDA graph" in n.label]
     # the error of the launch's class when it captures graphs: workspace residual + that class's graph error
@@ -485,8 +495,11 @@ def confidence(plan) -> dict | None:
     sure = abs(margin_gib) > err
     where = (f"on the {info['logs']} public logs of its GPU class, {info['label']} ({cls})" if info["own"] else
              f"at most the largest of any GPU class ({info['label']} has no public log)")
+    if info.get("bound"):  # no log of the class: its stated bound (calibration.json bound_classes)
+        where = f"by a stated bound, not a fit ({info['label']}: no public log of the class)"
     line = (f"{words}; post-pool estimates were within {err:.2f} GiB {where}"
-            + (f", the CUDA graphs at most {info['under_max_pct']:.0f}% under what those logs measured" if graphs else "")
+            + (f", the CUDA graphs at most {info['under_max_pct']:.0f}% under what those logs measured"
+               if graphs and not info.get("bound") else "")
             + ("" if sure else " (the margin is inside that error: treat the verdict as uncertain)"))
     if getattr(plan.model.spec, "mla", None) is not None:
         # no public MLA log with free memory (issue #22): the fitted figures are of other families

@@ -40,6 +40,7 @@ from planner.engines import deployments as D
 from planner.engines.deployments import (  # noqa: F401 - the engine-neutral parts, re-exported for SGLang's callers
     KIND_NAMES, KINDS, Deployment, HardwareResult, Server, gpu_set, is_gpu_set, parse_prices)
 from planner.errors import BadInput
+from planner.engines.sglang.pipeline.rocm import GFX_CAPABILITY as ROCM_GFX
 from planner.hardware.amdsmi import ROCM_NOT_MODELLED
 from planner.hardware.profiles import GpuProfile
 from planner.engines.sglang.plan import make_plan
@@ -345,7 +346,7 @@ def search_hardware(profiles: list[GpuProfile], model: ResolvedModel, flags: lis
                            "speculative decoding")
     c = _Ctx(model, base, env, needs, version, out)
     for gpu in profiles:
-        if gpu.vendor != "nvidia":
+        if gpu.vendor != "nvidia" and gpu.gfx_arch not in ROCM_GFX:  # AMD: the gfx targets pipeline/rocm.py models
             out.skipped.append((gpu.id, ROCM_NOT_MODELLED))
             continue
         got = _best_for(c, gpu, tp, max_nnodes)

@@ -37,9 +37,22 @@ DEFAULT_DRIVER_RESERVED_MIB = 500  # typical of the 300-760 MiB NVML 'Reserved' 
 NCCL_MIB_PCIE = 195  # 0.19 GB: corpus-53944457073 (tp 2, RTX 4090); corpus-47376055009 (tp 4, L4) 0.13 GB
 NCCL_MIB_PCIE_OVER_4 = 512  # PCIe at tp > 4: no log; the former constant, 2.6x the largest PCIe log (stated choice)
 NCCL_MIB_NVLINK = 2059  # 2.01 GB: sglang-11716 (tp 8, 8 x H200 over NVLink, 1.77-2.01 GB on its ranks)
+# AMD Instinct (ROCm; tests/data/calibration/amd/README.md): the HIP context and RCCL + aiter's custom all-reduce, from
+# public MI355X logs: tp 1 free before the weights 287.26 GB of 287.98 GiB (0.72 GiB in use: 737 MiB), tp 8 'Init
+# torch distributed ends. mem usage=' 3.41-3.83 GB (family-corpus-1266093507), so the largest, 3.83 GB, at any tp > 1
+AMD_CONTEXT_MIB = 737
+RCCL_MIB_AMD = 3922
 
 
-def comm_buffer_mib(interconnect: str, tp: int) -> tuple[int, str]:
+def context_mib(vendor: str = "nvidia") -> tuple[int, str]:
+    """MiB the server's own device context takes before the weights, with its source."""
+    if vendor == "amd":
+        return AMD_CONTEXT_MIB, ("HIP context: a public MI355X tp-1 log's free memory before the weights, 0.72 GiB "
+                                 "under the total (tests/data/calibration/amd/README.md)")
+    return CUDA_CONTEXT_MIB, "torch's first CUDA call (~400 MB, lazy loading)"
+
+
+def comm_buffer_mib(interconnect: str, tp: int, vendor: str = "nvidia") -> tuple[int, str]:
     """MiB per GPU the NCCL groups and custom all-reduce take before the weights, with the evidence it rests on.
 
     ``interconnect``: the GPU profile's field (planner.hardware.profiles.INTERCONNECTS). Only "pcie" (every variant a
@@ -49,6 +62,9 @@ def comm_buffer_mib(interconnect: str, tp: int) -> tuple[int, str]:
         raise ValueError(f"interconnect {interconnect!r}: expected one of {', '.join(INTERCONNECTS)}")
     if tp <= 1:
         return 0, "tp 1: inside the CUDA-context figure (docs-send-request, A100: logged P within 0.01 GiB)"
+    if vendor == "amd":  # RCCL and aiter's custom all-reduce (AMD_CONTEXT_MIB's comment)
+        return RCCL_MIB_AMD, ("AMD Instinct: largest logged 'Init torch distributed ends. mem usage', 3.83 GB (tp 8 "
+                              "MI355X, tests/data/calibration/families/family-corpus-1266093507)")
     pcie = interconnect == "pcie"
     if pcie and tp <= 4:
         return NCCL_MIB_PCIE, ("PCIe card: largest logged 'Init torch distributed ends. mem usage', 0.19 GB "
@@ -125,10 +141,10 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
         visible = gpu.capacity_mib - reserved
         src = "profile" if gpu.driver_reserved_mib is not None else "typical 300-760 MiB readings; no reading for this card"
         notes.append(Assumption("driver reserve", f"{reserved} MiB", src))
-    used = CUDA_CONTEXT_MIB
-    notes.append(Assumption("CUDA context", f"{CUDA_CONTEXT_MIB} MiB", "torch's first CUDA call (~400 MB, lazy loading)"))
+    used, ctx_why = context_mib(gpu.vendor)
+    notes.append(Assumption("CUDA context" if gpu.vendor != "amd" else "HIP context", f"{used} MiB", ctx_why))
     if tp > 1:
-        comm, why = comm_buffer_mib(gpu.interconnect, tp)
+        comm, why = comm_buffer_mib(gpu.interconnect, tp, gpu.vendor)
         used += comm
         notes.append(Assumption("NCCL / custom all-reduce (tp>1)", f"{comm} MiB per GPU", why))
     free = (visible - used) * MIB

@@ -297,7 +297,16 @@ def _chain_key(prep: Prepared, grid: dict[str, np.ndarray], grid_key: tuple | No
     return ("chain", id(grid) if grid_key is None else grid_key, prep.inputs[1],
             args.mem_fraction_static if defaults else None, None if table is None else table.tobytes(),
             None if table is None else prep.values.tobytes(), args.mamba_full_memory_ratio,
-            args.max_running_requests, args.max_mamba_cache_size)
+            args.max_running_requests, args.max_mamba_cache_size, _given_factor(args))
+
+
+def _given_factor(args: ResolvedArgs) -> float:
+    """What SGLang multiplies a given fraction by (1.0 off ROCm: pipeline/rocm.py given_fraction_factor)."""
+    if not args.hip:
+        return 1.0
+    from planner.engines.sglang.pipeline.rocm import given_fraction_factor  # noqa: PLC0415
+
+    return given_fraction_factor(args)
 
 
 _DEFAULTS_SEEN: dict = {}  # id(mem_fraction_static array) -> (the array, whether it has unset points)
@@ -321,7 +330,10 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     args = prep.args
     n_pts = grid["mfs"].size
     mfs = grid["mfs"]
-    if has_defaults(mfs):
+    defaults = has_defaults(mfs)  # on the grid's own array (has_defaults keys its cache on the array)
+    if args.hip:  # ROCm: SGLang scales a given fraction as well as its default (pipeline/rocm.py given_fraction_factor)
+        mfs = mfs * _given_factor(args)
+    if defaults:
         ensure_table(prep)
         mfs_default = np.full(n_pts, args.mem_fraction_static, dtype=np.float64)
         if prep.mfs_table is not None:
@@ -451,6 +463,10 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         graph_need = graph_need_lookup(args, spec, draft, r, cache, prep_graph_key(prep, spec, draft))
     need_total = prep.static_needs + graph_need
+    if args.hip:  # ROCm: aiter's workspace scales with the request pool R (pipeline/rocm.py workspace_bytes)
+        from planner.engines.sglang.pipeline.rocm import workspace_bytes  # noqa: PLC0415
+
+        need_total = need_total + workspace_bytes(args, spec, np.maximum(r, 0).astype(np.int64))
     left = headroom - need_total
     longest = np.minimum(args.context_len - 1, n - 1)
     base = {"n": n, "r": r, "m": m, "spec_reserved": out["spec_reserved"], "available": out["available"],
@@ -527,5 +543,7 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
                  free_before_source="", free_after_source="", assumptions=[])
     probe.capture_bs = None
     fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
-    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft))
+    from planner.engines.sglang.pipeline.rocm import WORKSPACE_LABEL  # noqa: PLC0415 - per point (evaluate_points)
+
+    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft) if x.label != WORKSPACE_LABEL)
 

@@ -66,8 +66,17 @@ def device_for(job: _OnGpu) -> Device:
 
 @per_object
 def _device(gpu: GpuProfile) -> Device:
-    if gpu.vendor != "nvidia" or gpu.compute_capability is None:
-        raise BadInput(f"--gpu {gpu.id}: {ROCM_NOT_MODELLED}; pick an NVIDIA GPU profile")
+    if gpu.vendor == "amd":  # ROCm: modelled for the gfx targets pipeline/rocm.py checked, refused for the rest
+        from planner.engines.sglang.pipeline.rocm import GFX_CAPABILITY  # noqa: PLC0415
+
+        if gpu.gfx_arch not in GFX_CAPABILITY:
+            raise BadInput(f"--gpu {gpu.id}: {ROCM_NOT_MODELLED} for {gpu.gfx_arch or 'an unknown gfx target'}; "
+                           f"modelled for {', '.join(GFX_CAPABILITY)}")
+        major, minor = GFX_CAPABILITY[gpu.gfx_arch]
+        # rocminfo's Pool 1 size (get_amdgpu_memory_capacity, srt/utils/common.py:1522-1552 @0.5.11)
+        return Device(total_mib=float(gpu.capacity_mib), sm_major=major, sm_minor=minor, hip=True)
+    if gpu.compute_capability is None:
+        raise BadInput(f"--gpu {gpu.id}: no compute capability in its profile; pick an NVIDIA GPU profile")
     major, minor = (int(x) for x in gpu.compute_capability.split("."))
     return Device(total_mib=float(gpu.capacity_mib), sm_major=major, sm_minor=minor)
 
@@ -125,6 +134,12 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
     if problem:
         raise BadInput(problem)
     dev = device_for(job)
+    if dev.hip:  # the ROCm scope: releases, families and flags checked against SGLang's ROCm code (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline.rocm import refusal as rocm_refusal  # noqa: PLC0415
+
+        problem = rocm_refusal(raw, model, rules.version, job.env, job.gpu.id)
+        if problem:
+            raise BadInput(problem)
     try:
         return resolve(raw, model, dev, job.env, rules, draft)
     except Rejected as exc:

@@ -88,6 +88,13 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
             needs.append(NeedLine("draft model weights", 0, "unknown draft model: not estimated"))
     ws, ws_how = workspace_estimate(args.attention_backend or "", model.architecture)
     needs.append(NeedLine("attention workspace", ws, ws_how))
+    if args.hip:  # ROCm: aiter's own workspace, sized by the request pool (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        r = prof.pool_requests if prof.pool_requests is not None else (prof.max_running_requests or 0)
+        if rocm.workspace_bytes(args, model, r):
+            needs.append(NeedLine(rocm.WORKSPACE_LABEL, int(rocm.workspace_bytes(args, model, r)),
+                                  rocm.workspace_how(args, model, r)))
     prefill = prefill_graph_need(args, model)
     if prefill is not None and args.rules.cuda_graph_config:  # 0.5.14+: prefill captured before decode
         needs.append(prefill)
@@ -141,7 +148,7 @@ def prefill_graph_need(args: ResolvedArgs, model: ModelSpec) -> NeedLine | None:
     n, how = prefill_graph_estimate(tokens=list(args.piecewise_cuda_graph_tokens), layers=model.num_hidden_layers,
                                     per_token_bytes=activation_per_token(model.hidden_size, _act_intermediate(model),
                                                                          args.tp_size),
-                                    backend=prefill_backend(args, model), gpu_cls=gpu_class(args.gpu_sm))
+                                    backend=prefill_backend(args, model), gpu_cls=_gpu_cls(args))
     return NeedLine("prefill CUDA graph", n, how)
 
 
@@ -204,15 +211,29 @@ def _graph_args(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -
                 tokens_per_bs=(args.speculative_num_draft_tokens or 1) if args.spec_on else 1,
                 context_len=args.context_len, backend=args.attention_backend or "", draft_layers=draft_layers,
                 draft_steps=(args.speculative_num_steps or 1) if args.spec_on and not ngram else 0,
-                gpu_cls=gpu_class(args.gpu_sm), draft_fi_per_bs=draft_graph_buffers(args)[0],
+                gpu_cls=_gpu_cls(args), draft_fi_per_bs=draft_graph_buffers(args)[0],
                 draft_const=_draft_capture_const(args, draft_layers))
+
+
+def _gpu_cls(args: ResolvedArgs) -> str:
+    """The post-pool estimates' GPU class: AMD Instinct on a ROCm device (its stated bound, calibration.json
+    bound_classes), else the compute capability's."""
+    return "amd" if args.hip else gpu_class(args.gpu_sm)
 
 
 def cuda_graph_need_array(args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None, running) -> "np.ndarray":
     """:func:`cuda_graph_need` for the search's grid of resolved max_running_requests (same bytes, numpy)."""
     from planner.engines.sglang.calibration import graph_bytes_array  # noqa: PLC0415
 
-    return graph_bytes_array(cuda_graph_bs=list(args.cuda_graph_bs), running=running, **_graph_args(args, model, draft))
+    out = graph_bytes_array(cuda_graph_bs=list(args.cuda_graph_bs), running=running, **_graph_args(args, model, draft))
+    if args.hip:  # ROCm: the backend's graph state for the largest captured batch (pipeline/rocm.py)
+        import numpy as np  # noqa: PLC0415
+
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        top = np.minimum(max(args.cuda_graph_bs), np.maximum(np.asarray(running, dtype=np.int64), 0))
+        out = out + np.where(out > 0, rocm.graph_buffer_bytes(args, model, top), 0)
+    return out
 
 
 def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec, draft: ModelSpec | None) -> NeedLine:
@@ -221,7 +242,13 @@ def cuda_graph_need(capture_bs: list[int], args: ResolvedArgs, model: ModelSpec,
     (:mod:`planner.engines.sglang.calibration`)."""
     n, how = graph_estimate(capture_bs=capture_bs, **_graph_args(args, model, draft))
     dfi_how = draft_graph_buffers(args)[1]
-    return NeedLine("CUDA graphs", n, how + (f"; the draft's FlashInfer buffers: {dfi_how}" if dfi_how else ""))
+    how += f"; the draft's FlashInfer buffers: {dfi_how}" if dfi_how else ""
+    if args.hip:  # ROCm: the backend's graph state for the largest captured batch (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        n += int(rocm.graph_buffer_bytes(args, model, max(capture_bs)))
+        how += rocm.graph_buffer_how(args)
+    return NeedLine("CUDA graphs", n, how)
 
 
 def activation_need(args: ResolvedArgs, model: ModelSpec, running: int | None = None) -> NeedLine:

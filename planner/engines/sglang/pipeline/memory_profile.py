@@ -20,6 +20,7 @@ import numpy as np
 
 from planner.cache_kinds import FullAttention
 from planner.catalog.spec import DTYPE_BYTES, ModelSpec
+from planner.engines.sglang.pipeline.rocm import platform_kv_dtype
 from planner.engines.sglang.pipeline.dflash import dflash_cell
 from planner.engines.sglang.pipeline import own_mtp
 from planner.engines.sglang.pipeline.mamba import MambaState
@@ -48,10 +49,10 @@ def kv_dtype_name(args: ResolvedArgs, model: ModelSpec) -> str:
     if k == "auto":
         algo = checkpoint_kv_quant_algo(args, model)  # the checkpoint's, as this release reads it
         if algo and algo.upper() == "FP8":
-            return "float8_e4m3fn"
+            return platform_kv_dtype(args, "float8_e4m3fn")
         return model_dtype(model)
-    return {"fp8_e5m2": "float8_e5m2", "fp8_e4m3": "float8_e4m3fn", "bf16": "bfloat16",
-            "bfloat16": "bfloat16"}[k]
+    return platform_kv_dtype(args, {"fp8_e5m2": "float8_e5m2", "fp8_e4m3": "float8_e4m3fn", "bf16": "bfloat16",
+                                    "bfloat16": "bfloat16"}[k])
 
 
 def model_dtype(model: ModelSpec) -> str:

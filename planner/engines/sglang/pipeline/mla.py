@@ -171,6 +171,8 @@ def model_adjustments(s: "ArgState") -> None:
     for key in ("attention_backend", "prefill_attention_backend", "decode_attention_backend"):
         value = a.get(key)
         allowed = (_RULES[s.rules.version].dsa_name,) if is_dsa(s.model) else USER_BACKENDS
+        if dev.hip and not is_dsa(s.model):  # ROCm: aiter is its default for MLA too (pipeline/rocm.py)
+            allowed = (*allowed, "aiter")
         if value is not None and value not in allowed:
             raise _NotModelled(f"--{key.replace('_', '-')} {value}: not modelled by this planner for "
                                f"{s.model.architecture}; modelled: {', '.join(allowed)} (or leave it out)")

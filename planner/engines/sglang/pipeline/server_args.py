@@ -74,9 +74,12 @@ class Device:
     sm_major: int
     sm_minor: int
     cuda_version: tuple[int, int] = (12, 9)
+    # a ROCm device (pipeline/rocm.py): torch.version.hip set, torch.version.cuda None, so no is_sm*_supported
+    # holds; total_mib is then rocminfo's 'Pool 1' size (get_amdgpu_memory_capacity)
+    hip: bool = False
 
     def _cuda(self, major: int, minor: int) -> bool:
-        return self.cuda_version >= (major, minor)
+        return not self.hip and self.cuda_version >= (major, minor)
 
     # srt/utils/common.py (is_sm100_supported / is_sm90_supported / is_sm120_supported) @0.5.11
     @property
@@ -168,6 +171,7 @@ class ResolvedArgs:
     # PD disaggregation (pipeline/disaggregation.py): the role, and the decode role's extra request slots
     disaggregation_mode: str = "null"
     decode_extra_slots: int = 0
+    hip: bool = False  # a ROCm device (pipeline/rocm.py): the post-pool estimates take the AMD class
 
     @property
     def spec_on(self) -> bool:

@@ -114,7 +114,7 @@ def resolved(s: ArgState) -> ResolvedArgs:
         gpu_sm=(s.dev.sm_major, s.dev.sm_minor), post_capture_kv=s.post_capture_kv,
         post_capture_reserve_mib=activation_reserve_mib(s.cps, a["max_prefill_tokens"], s.tp, s.dev.total_mib)
         if s.post_capture_kv else 0.0,
-        disaggregation_mode=s.pd_mode, decode_extra_slots=s.pd_extra,
+        disaggregation_mode=s.pd_mode, decode_extra_slots=s.pd_extra, hip=s.dev.hip,
     )
     args.warnings.extend(disaggregation.notes(args))
     return args

@@ -17,6 +17,10 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _Not
 def default_attn(s: ArgState, page_now: int | None) -> str:
     """_get_default_attn_backend, MHA branch (srt/server_args.py:2464-2520 @0.5.11)."""
     dev = s.dev
+    if dev.hip:  # ROCm: aiter, or triton for MLA at other head counts (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        return rocm.default_backend(s)
     if s.model.mla is not None:  # the MLA branch (pipeline/mla.py)
         from planner.engines.sglang.pipeline import mla  # noqa: PLC0415
 
@@ -86,6 +90,10 @@ def attention_backend_compatibility(s: ArgState) -> None:
     if "fa4" in fa4_roles and (dev.sm100 or rules.fa4_page_without_sm100) and fa4_topk_ok:  # 0.5.9: no SM100 check (:1917-1921)  # _fa4_page_constraint (overrides.py:1675-1693 @0.5.15)
         s.page = 128
         s.why["page_size"] = "fa4 prefill on SM100 needs page_size 128 (server_args.py:2661-2669 @0.5.11)"
+    if dev.hip:  # "AMD platforms backends": aiter's x 0.85 past an 8k context (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        rocm.aiter_fraction(s)
 
 
 def linear_attn_backend(s: ArgState) -> None:

@@ -42,7 +42,7 @@ def piecewise_cuda_graph(s: ArgState) -> None:
             pcg_off = True
         if a["enable_eplb"] or a["expert_distribution_recorder_mode"] is not None:
             pcg_off = True
-    s.pcg_off = pcg_off
+    s.pcg_off = pcg_off or s.dev.hip  # ROCm: no piecewise graph (pipeline/rocm.py)
 
 
 def graph_backends(s: ArgState) -> None:
@@ -60,6 +60,10 @@ def graph_backends(s: ArgState) -> None:
         if ((s.a.get("pp_size") or 1) > 1 and s.rules.version != "0.5.16"
                 and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/engines/sglang/pp.py)
             s.prefill_graph_on = False  # breakable prefill graph off by default (arg_groups/cuda_graph_hook.py:146-155 @0.5.23)
+    if s.dev.hip:  # ROCm: no prefill graph by default (pipeline/rocm.py)
+        from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
+
+        rocm.prefill_graph_off(s)
     disaggregation.graph_roles(s)  # PD roles: the other role's graph off
 
 
