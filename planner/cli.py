@@ -210,11 +210,20 @@ def build_plan(gpu: str | None, model: str | None, flags: list[str], env: dict[s
     selector = _selector_for(gpu)
     profile = _find_profile(gpu) if selector is None else None
     resolved: ResolvedModel = resolve_model_safely(model)
-    if profile is not None:
-        _check_free_fits_card(profile, free_before, free_after)
-        plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version, default=default)
-    else:
-        plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version, default=default)
+    try:
+        if profile is not None:
+            _check_free_fits_card(profile, free_before, free_after)
+            plan = make_plan(profile, resolved, flags, env, free_before, free_after, version=version,
+                             default=default)
+        else:
+            plan = _live_plan(selector, resolved, flags, env, free_before, free_after, version=version,
+                              default=default)
+    except BadInput as exc:
+        if default is base or base is None or default is None or default[0] not in str(exc):
+            raise  # a refusal that does not name the release does not depend on it
+        # a refusal under the release an old spelling narrowed to: say why that release, or the user sees a
+        # release they never named (e.g. "DP attention on SGLang 0.5.19" from --cuda-graph-max-bs)
+        raise BadInput(f"{exc} [planned under SGLang {default[0]}: {default[1]}]") from None
     finish_plan(plan, flags, env, default, base)  # the range an old spelling narrowed to, the environment
     return plan
 

@@ -151,6 +151,23 @@ def test_renamed_flag_error_names_the_releases_that_take_the_spelling(capsys):
     assert "rename it" not in err
 
 
+def test_refusal_under_a_narrowed_release_says_why_that_release(capsys):
+    # --cuda-graph-max-bs is the 0.5.9-0.5.19 spelling, so the launch is planned under 0.5.19, where SGLang's ROCm
+    # path is refused: the one line must say why 0.5.19 (the user named no release)
+    argv = ["--gpu", "mi300x", "--model", "llama-3.1-8b", "--no-search", "--cuda-graph-max-bs", "128"]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and "0.5.19" in err.split("[planned under")[0]
+    assert "[planned under SGLang 0.5.19: --cuda-graph-max-bs is the 0.5.9-0.5.19 spelling" in err
+    assert len(err.strip().splitlines()) == 1
+    # a release the user names is not explained again
+    code, _, err = run(argv + ["--sglang-version", "0.5.19"], capsys)
+    assert code == 2 and "planned under" not in err
+    # a refusal that does not depend on the release gets no release note
+    code, _, err = run(["--gpu", "h200", "--model", "tests/data/configs/nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"
+                        ".config.json", "--tp-size", "4", "--no-search", "--cuda-graph-max-bs", "128"], capsys)
+    assert code == 2 and "moe_latent_size" in err and "planned under" not in err
+
+
 def test_unmodelled_or_unknown_version_is_bad_input(capsys):
     from planner.engines.sglang.rules import KNOWN, RULES
 
