@@ -52,25 +52,58 @@ def _pp(flags: list[str]) -> int:
     return int(flags[flags.index("--pp-size") + 1]) if "--pp-size" in flags else 1
 
 
-def run_rank(oracle: Path, py: str, case: dict, rank: int, min_tokens: int | None) -> tuple[dict, int | None]:
-    gpu = GPUS[case["gpu"]]
+def _row(case: dict, rank: int, min_tokens: int | None, log: Path) -> dict:
+    """One batch line: ``case`` played as pp rank ``rank`` (pp_stage.py reads the ORACLE_PP_* variables from the
+    case's env, so one batch plays every rank of every launch)."""
+    env = dict(case["env"], ORACLE_PP_RANK=str(rank), ORACLE_PP_SIZE=str(_pp(case["flags"])), ORACLE_PP_LOG=str(log))
+    if min_tokens is not None:
+        env["ORACLE_PP_MIN_TOKENS"] = str(min_tokens)
+    return dict(id=f"{case['id']}#{rank}", flags=case["flags"], free_before_gib=case["free_before_gib"],
+                free_after_gib=case["free_after_gib"][rank], env=env,
+                config_json=str((REPO / "tests/golden/pp_pd/sglang-x" / case["config_json"]).resolve()),
+                **GPUS[case["gpu"]])
+
+
+def run_batch(oracle: Path, py: str, rows: list[dict]) -> dict[str, dict]:
+    """One oracle batch (SGLang imported once): id -> the case's summary."""
     with tempfile.TemporaryDirectory() as td:
-        out, log = Path(td) / "out.json", Path(td) / "pp.log"
-        env = dict(os.environ, ORACLE_PP_RANK=str(rank), ORACLE_PP_LOG=str(log))
-        if min_tokens is not None:
-            env["ORACLE_PP_MIN_TOKENS"] = str(min_tokens)
-        cmd = [py, str(oracle / "oracle.py"), "--free-before-gib", str(case["free_before_gib"]),
-               "--free-after-gib", str(case["free_after_gib"][rank]), "--gpu-total-mib", str(gpu["gpu_total_mib"]),
-               "--gpu-sm", gpu["gpu_sm"], "--gpu-name", gpu["gpu_name"],
-               "--config-json", str((REPO / "tests/golden/pp_pd/sglang-x" / case["config_json"]).resolve()),
-               "--quiet", "--out", str(out)]
-        for k, v in case["env"].items():
-            cmd += ["--env", f"{k}={v}"]
-        cmd += ["--", *case["flags"]]
-        subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
-        summary = json.loads(out.read_text())["summary"]
-        own = int(log.read_text().split()[0]) if log.exists() and log.read_text().strip() else None
-        return summary, own
+        inp, out = Path(td) / "in.jsonl", Path(td) / "out.jsonl"
+        inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        proc = subprocess.run([py, str(oracle / "oracle.py"), "--batch", str(inp), "--summary-only", "--out", str(out)],
+                              check=False, capture_output=True, text=True)
+        print(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "", file=sys.stderr)
+        res = {}
+        for line in out.read_text().splitlines():
+            o = json.loads(line)
+            if o.get("batch_env_import_conflict"):
+                raise SystemExit(f"{o['id']}: {o['batch_env_import_conflict']}: run that case singly")
+            res[o["id"]] = o["summary"]
+        return res
+
+
+def run_launches(oracle: Path, py: str, cases: list[dict]) -> list[dict]:
+    """Every rank of every launch, in two batches: pass 1 logs each rank's capacity at the all-reduce, pass 2
+    re-runs the launches whose ranks all reached it with the minimum (what every rank of a real launch gets)."""
+    with tempfile.TemporaryDirectory() as td:
+        logs = {(c["id"], r): Path(td) / f"{i}_{r}.log" for i, c in enumerate(cases) for r in range(_pp(c["flags"]))}
+        first = run_batch(oracle, py, [_row(c, r, None, logs[c["id"], r]) for c in cases for r in range(_pp(c["flags"]))])
+
+        def own(c, r):
+            f = logs[c["id"], r]
+            return int(f.read_text().split()[0]) if f.exists() and f.read_text().strip() else None
+
+        caps = {c["id"]: [own(c, r) for r in range(_pp(c["flags"]))] for c in cases}
+        again = [c for c in cases if all(x is not None for x in caps[c["id"]])]
+        second = run_batch(oracle, py, [_row(c, r, min(caps[c["id"]]), Path(td) / "pass2.log")
+                                        for c in again for r in range(_pp(c["flags"]))]) if again else {}
+    out = []
+    for c in cases:
+        pp, cap = _pp(c["flags"]), caps[c["id"]]
+        m = min(cap) if all(x is not None for x in cap) else None
+        src = second if m is not None else first
+        out.append(dict(id=c["id"], rank_capacity_at_all_reduce=cap, pp_min_tokens=m,
+                        stages=[src[f"{c['id']}#{r}"] for r in range(pp)]))
+    return out
 
 
 def random_cases(seed: int, count: int) -> list[dict]:
@@ -112,25 +145,14 @@ def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, f
     folder.mkdir(parents=True, exist_ok=True)
     cases = CASES if seed is None else random_cases(seed, count)
     prefix = "" if seed is None else "random_"
-    results = []
-    # written as each launch completes, so a stopped run keeps what it finished
-    (folder / f"{prefix}cases.jsonl").write_text("")
-    (folder / f"{prefix}results.jsonl").write_text("")
-    for case in cases:
-        pp = _pp(case["flags"])
-        first = [run_rank(oracle, py, case, r, None) for r in range(pp)]
-        caps = [own for _, own in first]
-        if all(c is not None for c in caps):
-            m = min(caps)
-            stages = [run_rank(oracle, py, case, r, m)[0] for r in range(pp)]
-        else:
-            m, stages = None, [s for s, _ in first]
-        results.append(dict(id=case["id"], rank_capacity_at_all_reduce=caps, pp_min_tokens=m, stages=stages))
-        print(case["id"], caps, m, [s["outcome"] for s in stages], file=sys.stderr)
-        with open(folder / f"{prefix}cases.jsonl", "a") as f:
-            f.write(json.dumps(dict(case, **GPUS[case["gpu"]])) + "\n")
-        with open(folder / f"{prefix}results.jsonl", "a") as f:
-            f.write(json.dumps(results[-1]) + "\n")
+    results = run_launches(oracle, py, cases)
+    with open(folder / f"{prefix}cases.jsonl", "w") as f:
+        f.writelines(json.dumps(dict(case, **GPUS[case["gpu"]])) + "\n" for case in cases)
+    with open(folder / f"{prefix}results.jsonl", "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in results)
+    for r in results:
+        print(r["id"], r["rank_capacity_at_all_reduce"], r["pp_min_tokens"], [s["outcome"] for s in r["stages"]],
+              file=sys.stderr)
 
 
 def agree(version: str, oracle: Path, seed: int, count: int) -> int:

@@ -28,11 +28,25 @@ import os
 import types
 
 
-def stage() -> tuple[int, int | None]:
-    """(pp_rank, min_tokens) from the environment; pp_rank -1 when this run plays no pp stage."""
+def stage() -> tuple[int, int, int | None]:
+    """(pp_rank, pp_size, min_tokens) of the case now running, read from the environment at each call (so a
+    batch, whose cases each bring their own ``env``, plays a different rank per case); pp_rank -1 when this case
+    plays no pp stage. ORACLE_PP_SIZE gives the size in batch mode (the case's flags are not in sys.argv)."""
     r = os.environ.get("ORACLE_PP_RANK")
     m = os.environ.get("ORACLE_PP_MIN_TOKENS")
-    return (int(r) if r not in (None, "") else -1), (int(m) if m not in (None, "") else None)
+    rank = int(r) if r not in (None, "") else -1
+    if rank < 0:
+        return -1, 1, None
+    s = os.environ.get("ORACLE_PP_SIZE")
+    size = int(s) if s not in (None, "") else _pp_size()
+    if not 0 <= rank < size:
+        raise ValueError(f"ORACLE_PP_RANK={rank} is outside --pp-size {size}")
+    return rank, size, (int(m) if m not in (None, "") else None)
+
+
+def current_size() -> int:
+    """The pp group's world size for the case now running (1 off a pp stage)."""
+    return stage()[1]
 
 
 def _pp_size() -> int:
@@ -48,19 +62,16 @@ def _pp_size() -> int:
 
 
 def install(S, base) -> None:
-    """Patch ``base`` (the adapter module whose functions build the parallel state) and S for one pp rank."""
-    rank, min_tokens = stage()
-    if rank < 0:
-        return
-    size = _pp_size()
-    if not 0 <= rank < size:
-        raise ValueError(f"ORACLE_PP_RANK={rank} is outside --pp-size {size}")
-    S.pp_stage = (rank, size)
-
+    """Patch ``base`` (the adapter module whose functions build the parallel state) and S; every stand-in asks
+    :func:`stage` for the case now running and passes through unchanged when it plays no pp rank."""
+    S.pp_stage = (0, 1)  # kept for adapters that read it; current_size() is the per-case answer
     real_overrides = base._parallel_overrides
 
     def _parallel_overrides(S_, tp):
         world, ov = real_overrides(S_, tp)
+        rank, size, _ = stage()
+        if rank < 0:
+            return world, ov
         ov = dict(ov, pp_size=size, pp_rank=rank,
                   pp_group=types.SimpleNamespace(world_size=size, rank_in_group=rank, cpu_group=None,
                                                  device_group=None, ranks=list(range(size)), local_rank=0,
@@ -74,7 +85,10 @@ def install(S, base) -> None:
 
     def _ps(S_, sa):
         ps = real_ps(S_, sa)
-        return None if ps is None else dataclasses.replace(ps, pp_size=size, pp_rank=rank)
+        rank, size, _ = stage()
+        if ps is None or rank < 0:
+            return ps
+        return dataclasses.replace(ps, pp_size=size, pp_rank=rank)
 
     base._ps = _ps
 
@@ -83,8 +97,10 @@ def install(S, base) -> None:
     real_indices = S.resolve_layer_indices
 
     def resolve_layer_indices(**kw):
-        model, cfg = kw["model"], kw["model_config"]
-        model.start_layer, model.end_layer = get_pp_indices(cfg.num_hidden_layers, rank, size)
+        rank, size, _ = stage()
+        if rank >= 0:
+            model, cfg = kw["model"], kw["model_config"]
+            model.start_layer, model.end_layer = get_pp_indices(cfg.num_hidden_layers, rank, size)
         return real_indices(**kw)
 
     S.resolve_layer_indices = resolve_layer_indices
@@ -94,7 +110,9 @@ def install(S, base) -> None:
     real_all_reduce = torch.distributed.all_reduce
 
     def all_reduce(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
-        if op == torch.distributed.ReduceOp.MIN and tensor.numel() == 1 and tensor.dtype == torch.int64:
+        rank, _, min_tokens = stage()
+        if (rank >= 0 and op == torch.distributed.ReduceOp.MIN and tensor.numel() == 1
+                and tensor.dtype == torch.int64):
             own = int(tensor.item())
             log = os.environ.get("ORACLE_PP_LOG")
             if log:
