@@ -25,6 +25,7 @@ CFG = "../../../../planner/catalog/configs/"
 GPUS = {
     "rtx4090": dict(gpu_total_mib=24564, gpu_sm="8.9", gpu_name="NVIDIA GeForce RTX 4090"),
     "h100": dict(gpu_total_mib=81559, gpu_sm="9.0", gpu_name="NVIDIA H100 80GB HBM3"),
+    "h200": dict(gpu_total_mib=143771, gpu_sm="9.0", gpu_name="NVIDIA H200"),
 }
 
 # free_after_gib: one value per pp rank (the ranks hold different layers, the embedding and the head)
@@ -45,6 +46,39 @@ CASES = [
          config_json=CFG + "Qwen__Qwen3-32B.config.json",
          flags=["--pp-size", "3", "--disable-overlap-schedule", "--max-running-requests", "64"],
          free_before_gib=78.0, free_after_gib=[57.0, 57.5, 56.0], env={}),
+]
+
+# The families users run with pp beyond dense Qwen3: MoE, FP8 checkpoints, hybrid GDN (Qwen3.5 / Qwen3.6: the
+# heaviest stage's mamba share), MLA (DeepSeek-V3). Free memory after loading: about the weights' per-rank share.
+FAMILY_CASES = [
+    dict(id="qwen3_30b_a3b_h100_pp2", gpu="h100", planner_model="qwen3-30b-a3b",
+         config_json=CFG + "Qwen__Qwen3-30B-A3B.config.json",
+         flags=["--pp-size", "2"], free_before_gib=78.0, free_after_gib=[49.5, 49.0], env={}),
+    dict(id="qwen3_30b_a3b_fp8_h100_tp2_pp2_partition", gpu="h100", planner_model="qwen3-30b-a3b-fp8",
+         config_json=CFG + "Qwen__Qwen3-30B-A3B-FP8.config.json",
+         flags=["--tp-size", "2", "--pp-size", "2", "--max-running-requests", "128"], free_before_gib=78.0,
+         free_after_gib=[71.5, 70.0], env={"SGLANG_PP_LAYER_PARTITION": "20,28"}),
+    dict(id="qwen3_32b_fp8_4090_pp2", gpu="rtx4090", planner_model="qwen3-32b-fp8",
+         config_json=CFG + "Qwen__Qwen3-32B-FP8.config.json",
+         flags=["--pp-size", "2", "--context-length", "16384"], free_before_gib=22.5, free_after_gib=[6.2, 5.6],
+         env={}),
+    dict(id="qwen36_27b_h100_pp2", gpu="h100", planner_model="qwen3.6-27b",
+         config_json=CFG + "Qwen__Qwen3.6-27B.config.json",
+         flags=["--pp-size", "2"], free_before_gib=78.0, free_after_gib=[51.5, 51.0], env={}),
+    dict(id="qwen36_27b_h100_pp2_partition_mrr", gpu="h100", planner_model="qwen3.6-27b",
+         config_json=CFG + "Qwen__Qwen3.6-27B.config.json",
+         flags=["--pp-size", "2", "--max-running-requests", "48", "--mamba-radix-cache-strategy", "extra_buffer"],
+         free_before_gib=78.0, free_after_gib=[60.0, 43.0], env={"SGLANG_PP_LAYER_PARTITION": "22,42"}),
+    dict(id="qwen36_35b_a3b_h100_pp3", gpu="h100", planner_model="qwen3.6-35b-a3b",
+         config_json=CFG + "Qwen__Qwen3.6-35B-A3B.config.json",
+         flags=["--pp-size", "3", "--context-length", "65536"], free_before_gib=78.0,
+         free_after_gib=[55.0, 56.0, 54.5], env={}),
+    dict(id="qwen36_27b_fp8_4090_tp2_pp2", gpu="rtx4090", planner_model="qwen3.6-27b-fp8",
+         config_json=CFG + "Qwen__Qwen3.6-27B-FP8.reconstructed.config.json",
+         flags=["--tp-size", "2", "--pp-size", "2"], free_before_gib=22.5, free_after_gib=[14.8, 14.5], env={}),
+    dict(id="deepseek_v3_h200_tp8_pp2", gpu="h200", planner_model="deepseek-v3",
+         config_json=CFG + "deepseek-ai__DeepSeek-V3.config.json",
+         flags=["--tp-size", "8", "--pp-size", "2"], free_before_gib=138.0, free_after_gib=[97.0, 98.5], env={}),
 ]
 
 
@@ -106,35 +140,56 @@ def run_launches(oracle: Path, py: str, cases: list[dict]) -> list[dict]:
     return out
 
 
+# random launches: planner catalog id -> (config, weight GiB the free memory is drawn around, GPUs, tp choices)
+RANDOM_MODELS = {
+    "qwen3-32b": ("Qwen__Qwen3-32B.config.json", 61.0, ["rtx4090", "h100"], [1, 2]),
+    "qwen3-30b-a3b": ("Qwen__Qwen3-30B-A3B.config.json", 57.0, ["h100", "h200"], [1, 2]),
+    "qwen3-30b-a3b-fp8": ("Qwen__Qwen3-30B-A3B-FP8.config.json", 29.0, ["rtx4090", "h100"], [1, 2]),
+    "qwen3.6-27b": ("Qwen__Qwen3.6-27B.config.json", 51.7, ["h100", "h200"], [1, 2]),
+    "qwen3.6-35b-a3b": ("Qwen__Qwen3.6-35B-A3B.config.json", 67.0, ["h100", "h200"], [1, 2]),
+    "qwen3.6-27b-fp8": ("Qwen__Qwen3.6-27B-FP8.reconstructed.config.json", 28.7, ["rtx4090", "h100"], [1, 2]),
+    "deepseek-v3": ("deepseek-ai__DeepSeek-V3.config.json", 641.0, ["h200"], [8]),
+}
+
+
 def random_cases(seed: int, count: int) -> list[dict]:
-    """Random PP launches of Qwen3-32B: pp 2-4, tp 1-2 (4090: tp 2), an even or a random partition, a context
-    length / max-running-requests / page size now and then, per-rank free memory around the weights' share."""
+    """Random PP launches over the verified families (dense / MoE / FP8 Qwen3, hybrid GDN Qwen3.6, MLA
+    DeepSeek-V3): pp 2-4, tp 1-2 (4090: tp 2; DeepSeek-V3: tp 8 on H200), an even or a random partition, a
+    context length / max-running-requests / page size / mamba strategy now and then, per-rank free memory around
+    the weights' share."""
     import random
 
     rng = random.Random(seed)
     out = []
     for i in range(count):
-        gpu = rng.choice(["rtx4090", "h100"])
-        pp = rng.choice([2, 3, 4])
-        tp = 2 if gpu == "rtx4090" else rng.choice([1, 2])
+        model = rng.choice(sorted(RANDOM_MODELS))
+        cfg, weights, gpus, tps = RANDOM_MODELS[model]
+        gpu = rng.choice(gpus)
+        pp = 2 if model == "deepseek-v3" else rng.choice([2, 3, 4])
+        tp = 2 if gpu == "rtx4090" else rng.choice(tps)
+        total = GPUS[gpu]["gpu_total_mib"] / 1024
+        while weights / (tp * pp) > total * 0.8 and pp < 8:
+            pp += 1
         flags = ["--tp-size", str(tp), "--pp-size", str(pp)]
+        n = json.loads((REPO / "planner/catalog/configs" / cfg).read_text())
+        n = (n.get("text_config") or n)["num_hidden_layers"]
         env = {}
         if rng.random() < 0.4:
-            cuts = sorted(rng.sample(range(8, 57), pp - 1))
-            parts = [b - a for a, b in zip([0, *cuts], [*cuts, 64])]
+            cuts = sorted(rng.sample(range(n // 8, n - n // 8), pp - 1))
+            parts = [b - a for a, b in zip([0, *cuts], [*cuts, n])]
             env["SGLANG_PP_LAYER_PARTITION"] = ",".join(map(str, parts))
         if rng.random() < 0.3:
             flags += ["--max-running-requests", str(rng.choice([8, 64, 256]))]
         if rng.random() < 0.3:
             flags += ["--context-length", str(rng.choice([8192, 32768]))]
-        if rng.random() < 0.2:
+        if "qwen3.6" in model and rng.random() < 0.3:
+            flags += ["--mamba-radix-cache-strategy", rng.choice(["no_buffer", "extra_buffer"])]
+        elif rng.random() < 0.2 and "qwen3.6" not in model:
             flags += ["--page-size", str(rng.choice([16, 64]))]
-        total = GPUS[gpu]["gpu_total_mib"] / 1024
         before = round(total - rng.uniform(1.0, 2.0), 2)
-        share = 61.0 / (tp * pp)
+        share = weights / (tp * pp)
         after = [round(max(0.5, before - share * rng.uniform(0.85, 1.15)), 2) for _ in range(pp)]
-        out.append(dict(id=f"random_{seed}_{i}", gpu=gpu, planner_model="qwen3-32b",
-                        config_json=CFG + "Qwen__Qwen3-32B.config.json", flags=flags,
+        out.append(dict(id=f"random_{seed}_{i}", gpu=gpu, planner_model=model, config_json=CFG + cfg, flags=flags,
                         free_before_gib=before, free_after_gib=after, env=env))
     return out
 
@@ -143,7 +198,7 @@ def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, f
     py = str(Path.home() / f".cache/sglang-oracle/{version}/venv/bin/python")
     folder = folder or REPO / "tests/golden/pp_pd" / f"sglang-{version}"
     folder.mkdir(parents=True, exist_ok=True)
-    cases = CASES if seed is None else random_cases(seed, count)
+    cases = CASES + FAMILY_CASES if seed is None else random_cases(seed, count)
     prefix = "" if seed is None else "random_"
     results = run_launches(oracle, py, cases)
     with open(folder / f"{prefix}cases.jsonl", "w") as f:
