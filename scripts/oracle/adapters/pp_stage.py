@@ -61,9 +61,27 @@ def _pp_size() -> int:
     return 1
 
 
+def wrap_ps(base) -> None:
+    """ParallelState (<= 0.5.20): the pp rank and size on the state ``base._ps`` builds (an adapter that replaces
+    ``base._ps`` after install, as v0_5_17 does, wraps its own again)."""
+    real_ps = base._ps
+
+    def _ps(S_, sa):
+        ps = real_ps(S_, sa)
+        rank, size, _ = stage()
+        if ps is None or rank < 0:
+            return ps
+        return dataclasses.replace(ps, pp_size=size, pp_rank=rank)
+
+    base._ps = _ps
+
+
 def install(S, base) -> None:
     """Patch ``base`` (the adapter module whose functions build the parallel state) and S; every stand-in asks
     :func:`stage` for the case now running and passes through unchanged when it plays no pp rank."""
+    if getattr(S, "pp_stage_installed", False):  # v0_5_21 builds on v0_5_19, which installs it already
+        return
+    S.pp_stage_installed = True
     S.pp_stage = (0, 1)  # kept for adapters that read it; current_size() is the per-case answer
     real_overrides = base._parallel_overrides
 
@@ -81,16 +99,7 @@ def install(S, base) -> None:
 
     base._parallel_overrides = _parallel_overrides
 
-    real_ps = base._ps
-
-    def _ps(S_, sa):
-        ps = real_ps(S_, sa)
-        rank, size, _ = stage()
-        if ps is None or rank < 0:
-            return ps
-        return dataclasses.replace(ps, pp_size=size, pp_rank=rank)
-
-    base._ps = _ps
+    wrap_ps(base)
 
     from sglang.srt.distributed.utils import get_pp_indices  # SGLang's own partition
 

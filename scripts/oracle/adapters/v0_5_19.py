@@ -31,6 +31,7 @@ Differences from 0.5.11 that matter here:
   called here as SGLang's own code.
 """
 import socket
+import sys
 import types
 
 VERSION = "0.5.19"
@@ -91,6 +92,9 @@ def load():
     S.prepare_server_args = lambda argv: _prepare_server_args(S, argv)
     S.set_global_server_args_for_scheduler = lambda sa: _activate(S, sa)
     S.get_global_server_args = lambda: get_context().server_args
+    from versions import pp_stage
+
+    pp_stage.install(S, sys.modules[__name__])  # one pp rank when a case sets ORACLE_PP_RANK (pp_stage.py)
     return S
 
 
