@@ -67,8 +67,8 @@ def test_one_role_only_and_what_is_refused(capsys):
     with pytest.raises(BadInput, match="--prefill-flags: given, but --prefill-replicas is 0"):
         plan_deployment(gpu, model, ["--decode-replicas", "1", "--prefill-flags", "--tp-size 2"], {}, None, None,
                         "0.5.23")
-    with pytest.raises(BadInput, match="PD disaggregation on SGLang 0.5.20 is not modelled"):
-        plan_deployment(gpu, model, ["--decode-replicas", "1"], {}, None, None, "0.5.20")
+    with pytest.raises(BadInput, match="PD disaggregation on SGLang 0.5.15 is not modelled"):
+        plan_deployment(gpu, model, ["--decode-replicas", "1"], {}, None, None, "0.5.15")
     code = main([*ARGS, "--decode-replicas", "x"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--decode-replicas 'x'" in err

@@ -12,6 +12,12 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _Not
 MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM"})
 
 _HOOK = {"0.5.16": "srt/arg_groups/pd_disaggregation_hook.py:29-77 @0.5.16",
+         "0.5.17": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.17",
+         "0.5.18": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.18",
+         "0.5.19": "srt/arg_groups/pd_disaggregation_hook.py:22-148 @0.5.19",
+         "0.5.20": "srt/arg_groups/pd_disaggregation_hook.py:22-148 @0.5.20",
+         "0.5.21": "srt/arg_groups/pd_disaggregation_hook.py:22-189 @0.5.21",
+         "0.5.22": "srt/arg_groups/pd_disaggregation_hook.py:23-202 @0.5.22",
          "0.5.23": "srt/arg_groups/pd_disaggregation_hook.py:98-160 @0.5.23"}
 
 
