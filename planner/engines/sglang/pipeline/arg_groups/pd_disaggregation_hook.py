@@ -36,8 +36,9 @@ def pd_hook(s: ArgState) -> None:
                            "by this planner yet (dense, hybrid GDN / Mamba and DeepSeek-V3 / R1 MLA models are)")
     a, rule = s.a, _HOOK[s.rules.version]
     if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
-        # 0.5.23's prefill role skips the speculative mamba states in its pool and in the budget
-        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298)
+        # 0.5.22+'s prefill role skips the speculative mamba states in its pool and in the budget
+        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298
+        # @0.5.23); 0.5.17-0.5.21 lack the rule but no prefill draft was checked there: refused on every one
         raise _NotModelled(f"--disaggregation-mode prefill with --speculative-algorithm on SGLang {s.rules.version} "
                            "is not modelled by this planner yet (its prefill pool drops the speculative states)")
     backend = a.get("disaggregation_transfer_backend") or "mooncake"
