@@ -116,3 +116,25 @@ def test_the_mamba_budget_charges_the_heaviest_stage_from_0_5_17():
                 per_layer_0 = s0["pool_mamba_conv_bytes"] // (s0["max_mamba_cache_size"] + 1) // 17
                 per_layer_1 = s1["pool_mamba_conv_bytes"] // (s1["max_mamba_cache_size"] + 1) // 31
                 assert per_layer_0 == per_layer_1
+
+
+def test_the_cli_reports_every_rank_and_json_carries_the_same(capsys):
+    """plan --pp-size: a report per rank then the launch's verdict; --json the same ranks, layers and plans."""
+    import json as _json
+
+    from planner.cli import main
+    from planner.engines.sglang.report import to_dict
+
+    argv = ["--gpu", "h100", "--model", "qwen3.6-27b", "--sglang-version", "0.5.23", "--pp-size", "2",
+            "--env", "SGLANG_PP_LAYER_PARTITION=22,42"]
+    code = main(argv)
+    text = capsys.readouterr().out
+    assert "=== pp rank 0 of 2: layers [0, 22) ===" in text and "=== pp rank 1 of 2: layers [22, 64) ===" in text
+    assert main([*argv, "--json"]) == code
+    d = _json.loads(capsys.readouterr().out)["pipeline"]
+    stages = make_pp_plans(find_profile("h100"), resolve_model("qwen3.6-27b"), ["--pp-size", "2"],
+                           {"SGLANG_PP_LAYER_PARTITION": "22,42"}, 2, version="0.5.23")
+    assert [r["layers"] for r in d["ranks"]] == [[0, 22], [22, 64]]
+    assert [r["plan"] for r in d["ranks"]] == [_json.loads(_json.dumps(to_dict(s.plan), default=str)) for s in stages]
+    assert d["pp_min_tokens"] == min(d["rank_capacity_at_all_reduce"]) == stages[0].capacity
+    assert (d["verdict"] == "fits") == (code == 0)
