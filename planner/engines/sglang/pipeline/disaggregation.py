@@ -69,7 +69,7 @@ def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
     head = f"--disaggregation-mode {mode}"
     if version not in VERIFIED:
         return (f"{head}: PD disaggregation on SGLang {version} is not modelled (verified: "
-                f"{' and '.join(sorted(VERIFIED))})")
+                f"{', '.join(sorted(VERIFIED, key=lambda v: tuple(map(int, v.split('.')))))})")
     backend = raw.get("disaggregation_transfer_backend") or "mooncake"
     if backend not in MODELLED_BACKENDS:
         why = {"nixl": "NIXL / UCX may stage transfers through device buffers sized by those libraries, which the "
