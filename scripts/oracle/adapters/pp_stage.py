@@ -133,3 +133,86 @@ def install(S, base) -> None:
         return real_all_reduce(tensor, op=op, group=group, async_op=async_op)
 
     torch.distributed.all_reduce = all_reduce
+
+
+def _patch_min_all_reduce() -> None:
+    """The pp all-reduce MIN of the token capacity, answered as the real group answers it (see install)."""
+    import torch
+
+    real_all_reduce = torch.distributed.all_reduce
+    if getattr(real_all_reduce, "pp_stage", False):
+        return
+
+    def all_reduce(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
+        rank, _, min_tokens = stage()
+        if (rank >= 0 and op == torch.distributed.ReduceOp.MIN and tensor.numel() == 1
+                and tensor.dtype == torch.int64):
+            own = int(tensor.item())
+            log = os.environ.get("ORACLE_PP_LOG")
+            if log:
+                with open(log, "a") as f:
+                    f.write(f"{own}\n")
+            if min_tokens is not None:
+                tensor.fill_(min(own, min_tokens))
+            return None
+        return real_all_reduce(tensor, op=op, group=group, async_op=async_op)
+
+    all_reduce.pp_stage = True
+    torch.distributed.all_reduce = all_reduce
+
+
+def install_v0_5_14(S) -> None:
+    """0.5.14 / 0.5.15 (adapters v0_5_14.py, v0_5_15.py): the same stand-ins on that adapter's own structure.
+    The parallel state: get_parallel()'s overrides and parallel_state._PP carry the pp rank and group; the
+    runner's pp_rank (model_runner.py:367-530 Parse-args block sets it from the rank); the layer range: after
+    load_model, ``self.start_layer`` / ``end_layer`` / ``num_effective_layers`` (model_runner.py:744-746 @0.5.14)
+    from SGLang's own get_pp_indices, as a real model class built with make_layers carries them; the pp MIN
+    (model_runner_kv_cache_mixin.py:971-976 @0.5.14)."""
+    import sys
+
+    from sglang.srt.distributed.utils import get_pp_indices
+
+    mods = [m for m in (sys.modules.get("versions.v0_5_14"), sys.modules.get("versions.v0_5_15")) if m is not None]
+    for mod in mods:
+        if getattr(mod, "pp_stage_installed", False):
+            continue
+        mod.pp_stage_installed = True
+        real_install, real_parse, real_after = (mod.install_distributed_standins, mod.parse_args_block,
+                                                mod.after_load_model)
+
+        def install_distributed_standins(S_, tp_size, _real=real_install):
+            _real(S_, tp_size)
+            rank, size, _ = stage()
+            if rank < 0:
+                return
+            grp = types.SimpleNamespace(world_size=size, rank_in_group=rank, cpu_group=None, device_group=None,
+                                        ranks=list(range(size)), local_rank=0, rank=rank, is_first_rank=rank == 0,
+                                        is_last_rank=rank == size - 1)
+            ov = S_.get_parallel()._overrides
+            ov.update({k: v for k, v in dict(pp_size=size, pp_rank=rank, pp_group=grp).items() if k in ov})
+            S_.parallel_state._PP = grp
+
+        def parse_args_block(S_, *a, _real=real_parse, **kw):
+            r = _real(S_, *a, **kw)
+            rank, _, _ = stage()
+            if rank >= 0:
+                r.pp_rank = rank
+            return r
+
+        def after_load_model(S_, r, _real=real_after):
+            _real(S_, r)
+            rank, size, _ = stage()
+            if rank >= 0 and not r.is_draft_worker:
+                r.model.start_layer, r.model.end_layer = get_pp_indices(r.model_config.num_hidden_layers, rank, size)
+                r.start_layer, r.end_layer = r.model.start_layer, r.model.end_layer
+                r.num_effective_layers = r.end_layer - r.start_layer
+                r.adjust_hybrid_swa_layers_for_pp()  # SGLang's own, with the rank's range
+
+        mod.install_distributed_standins = install_distributed_standins
+        mod.parse_args_block = parse_args_block
+        if mod.__name__.endswith("v0_5_14"):
+            mod.after_load_model = after_load_model
+    v15 = sys.modules.get("versions.v0_5_15")
+    if v15 is not None and not getattr(v15, "pp_after_wrapped", False):
+        v15.pp_after_wrapped = True  # v0_5_15.after_load_model calls the v0_5_14 one, wrapped above
+    _patch_min_all_reduce()
