@@ -212,7 +212,6 @@ def install_v0_5_14(S) -> None:
         mod.parse_args_block = parse_args_block
         if mod.__name__.endswith("v0_5_14"):
             mod.after_load_model = after_load_model
-    v15 = sys.modules.get("versions.v0_5_15")
-    if v15 is not None and not getattr(v15, "pp_after_wrapped", False):
-        v15.pp_after_wrapped = True  # v0_5_15.after_load_model calls the v0_5_14 one, wrapped above
+    # v0_5_15.after_load_model calls v0_5_14's (wrapped above); oracle.py calls the adapter module's own
+    # install_distributed_standins, hence both modules
     _patch_min_all_reduce()
