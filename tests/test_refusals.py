@@ -153,8 +153,8 @@ def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path
     ("--ep-size", "expert parallelism"),
 ])
 def test_parallel_modes_are_refused(flag, what, capsys):
-    # pp is modelled on 0.5.15-0.5.23 only (planner/engines/sglang/pp.py): an older release is refused
-    extra = ["--sglang-version", "0.5.14"] if flag in ("--pp-size", "--pipeline-parallel-size") else []
+    # pp is modelled on 0.5.14-0.5.23 only (planner/engines/sglang/pp.py): an older release is refused
+    extra = ["--sglang-version", "0.5.13"] if flag in ("--pp-size", "--pipeline-parallel-size") else []
     line = refused([*BASE, *extra, "--tp-size", "2", flag, "2"], capsys)
     assert line.startswith(f"plan: error: {flag.replace('--pipeline-parallel-size', '--pp-size')} 2:")
     assert what in line and "modelled:" in line

@@ -21,14 +21,17 @@ LM head on the last (qwen2.py:322, qwen3.py:487-488 @0.5.16: with tied embedding
 its own head, loaded from the embedding, qwen3.py:616), a vision tower on every rank, and the decoder layers'
 share weighted by each layer's parameter count (:func:`stage_weight_bytes`).
 
-Release differences, each a named rule checked by the oracle on 0.5.15-0.5.23 (:data:`VERIFIED`):
+Release differences, each a named rule checked by the oracle on 0.5.14-0.5.23 (:data:`VERIFIED`):
 - the hybrid mamba budget's stage scale from 0.5.17 (:func:`mamba_share`, kv_cache_configurator.py:1837 @0.5.17);
-- a rank of GDN layers only: ZeroDivisionError up to 0.5.16 (pool_configurator.py:273 @0.5.15, :290 @0.5.16), a KV-less pool from
+- a rank of GDN layers only: ZeroDivisionError up to 0.5.16 (pool_configurator.py:225 @0.5.14, :273 @0.5.15,
+  :290 @0.5.16), a KV-less pool from
   0.5.17 (has_kv_on_another_pp_stage, pool_configurator.py:134-144 @0.5.17), refused by name;
 - the breakable prefill CUDA graph off by default with pp from 0.5.19 (arg_groups/cuda_graph_hook.py:122 @0.5.19,
-  :146-155 @0.5.23); 0.5.15-0.5.18 capture it (pipeline/arg_groups/cuda_graph_hook.py).
+  :146-155 @0.5.23); 0.5.15-0.5.18 capture it; 0.5.14's default tc_piecewise prefill graph is off with pp
+  (_disable_tc_piecewise_cudagraph_if_incompatible, srt/server_args.py:3009 @0.5.14);
+  pipeline/arg_groups/cuda_graph_hook.py holds both.
 
-Everything else with ``--pp-size > 1`` (other families, other quantizations, 0.5.9-0.5.14, speculative
+Everything else with ``--pp-size > 1`` (other families, other quantizations, 0.5.9-0.5.13, speculative
 decoding, DP / EP / PD with pp, micro-batch flags) is refused by name.
 """
 from __future__ import annotations
@@ -39,11 +42,9 @@ from planner.catalog.catalog import ResolvedModel
 from planner.errors import BadInput
 from planner.hardware.profiles import GpuProfile
 
-# each release checked rank by rank against its own code (tests/golden/pp_pd/sglang-<release>/). Refused:
-# 0.5.9-0.5.13 (the oracle's pp stand-ins, scripts/oracle/adapters/pp_stage.py, do not run on their adapters) and
-# 0.5.14, where the stand-ins run but SGLang's fraction differs from the planner's with pp (its prefill-graph
-# reserve, 8 of 12 curated launches) by a rule not found in its source
-VERIFIED = frozenset({"0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"})
+# each release checked rank by rank against its own code (tests/golden/pp_pd/sglang-<release>/); 0.5.9-0.5.13 are
+# refused: the oracle's pp stand-ins (scripts/oracle/adapters/pp_stage.py) do not run on their adapters
+VERIFIED = frozenset({"0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"})
 # the families checked rank by rank against SGLang's code (tests/golden/pp_pd/): dense Qwen3, Qwen3-MoE, hybrid GDN
 # Qwen3.5 / Qwen3.6 (dense and MoE, their vision tower on every rank), MLA DeepSeek-V3; bf16 and FP8 checkpoints
 _ARCHS = frozenset({"Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3_5ForConditionalGeneration",

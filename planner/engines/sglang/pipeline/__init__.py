@@ -311,7 +311,8 @@ def memory_pool_config(job: EngineInput, args: ResolvedArgs, state: MambaState |
         res.profile = getattr(exc, "profile", None)  # the numbers computed before the failure
         if job.pp_stage is not None and res.profile is not None and res.profile.kv_cell_bytes_per_token == 0:
             # a pp rank holding no attention layer (a hybrid model's stage of GDN layers only): SGLang divides
-            # by its zero KV cell (pool_configurator.py:273 @0.5.15, :290 @0.5.16); 0.5.17+ never get here (pp.py)
+            # by its zero KV cell (pool_configurator.py:225 @0.5.14, :273 @0.5.15, :290 @0.5.16); 0.5.17+ never get
+            # here (pp.py)
             exc = Rejected("ZeroDivisionError", "integer division or modulo by zero",
                            "srt/model_executor/pool_configurator.py:290 @0.5.16", stage="resolve_memory_pool_config")
         raise _Stop(exc, OUTCOME_FAILED) from None
