@@ -87,7 +87,7 @@ def test_flags_named_in_the_issue_are_classified_as_their_memory_effect_says():
                  "enable_hierarchical_cache", "pp_size", "dcp_size", "attn_cp_size",
                  "enable_torch_compile", "dp_size"):
         assert audit[dest].cls == "refused", dest
-    # PD roles: modelled on 0.5.16 / 0.5.23, every other release refused by check_scope (pipeline/disaggregation.py)
+    # PD roles: modelled on 0.5.16-0.5.23, older releases refused by check_scope (pipeline/disaggregation.py)
     for dest in ("chunked_prefill_size", "cuda_graph_max_bs", "cuda_graph_max_bs_decode", "mem_fraction_static",
                  "disaggregation_mode", "disaggregation_decode_extra_slots"):
         assert audit[dest].cls == "modelled", dest

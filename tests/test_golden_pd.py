@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from planner.errors import BadInput
+
 from planner.catalog.catalog import resolve_model
 from planner.cli import main
 from planner.engines.sglang.pipeline.disaggregation import VERIFIED, decode_pool_sizes
@@ -48,6 +50,13 @@ def _plan(version: str, case: dict):
 
 @pytest.mark.parametrize("version,case,expected", CASES, ids=[f"{v}-{c['id']}" for v, c, _ in CASES])
 def test_every_role_matches_sglang(version, case, expected):
+    if version in ("0.5.20", "0.5.21") and case["planner_model"] == "deepseek-v3" and \
+            "--speculative-algorithm" in case["flags"]:
+        # the DeepSeek-V3 NextN draft there: the oracle's draft worker cannot build it, the planner refuses it
+        assert expected["outcome"] == "startup_failed"
+        with pytest.raises(BadInput, match="not verified against its code"):
+            _plan(version, case)
+        return
     got = build_summary(_plan(version, case))
     diff = {k: (expected[k], got[k]) for k in SUMMARY_FIELDS if expected[k] != got[k]}
     assert not diff, diff
@@ -120,7 +129,7 @@ def test_the_published_recipe_names_what_is_not_modelled(capsys):
 
 
 @pytest.mark.parametrize("flags,what", [
-    (["--disaggregation-mode", "decode", "--sglang-version", "0.5.20"], "PD disaggregation on SGLang 0.5.20"),
+    (["--disaggregation-mode", "decode", "--sglang-version", "0.5.15"], "PD disaggregation on SGLang 0.5.15"),
     (["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "nixl"], "nixl"),
     (["--disaggregation-mode", "prefill", "--disaggregation-transfer-backend", "mori"], "mori"),
     (["--disaggregation-mode", "decode", "--dp-size", "2", "--enable-dp-attention", "--tp-size", "2"], "DP attention"),

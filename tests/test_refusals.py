@@ -153,8 +153,8 @@ def test_a_supported_architecture_with_its_sliding_window_on_is_refused(tmp_path
     ("--ep-size", "expert parallelism"),
 ])
 def test_parallel_modes_are_refused(flag, what, capsys):
-    # pp is modelled for dense Qwen3 on 0.5.16 / 0.5.23 only (planner/engines/sglang/pp.py): another release is refused
-    extra = ["--sglang-version", "0.5.22"] if flag in ("--pp-size", "--pipeline-parallel-size") else []
+    # pp is modelled on 0.5.14-0.5.23 only (planner/engines/sglang/pp.py): an older release is refused
+    extra = ["--sglang-version", "0.5.13"] if flag in ("--pp-size", "--pipeline-parallel-size") else []
     line = refused([*BASE, *extra, "--tp-size", "2", flag, "2"], capsys)
     assert line.startswith(f"plan: error: {flag.replace('--pipeline-parallel-size', '--pp-size')} 2:")
     assert what in line and "modelled:" in line
@@ -168,8 +168,11 @@ def test_parallel_sizes_of_one_are_the_default_and_pass(capsys):
 @pytest.mark.parametrize("version", ["0.5.9", "0.5.13", "0.5.22", "0.5.23"])
 def test_dp_attention_and_pp_are_refused_in_every_spelling_of_each_release(version, capsys):
     # 0.5.9-0.5.13 name the dest pipeline_parallel_size (the engine's check_scope refuses it), 0.5.14+ pp_size
-    # on 0.5.16 / 0.5.23 pp is modelled for dense Qwen3 (planner/engines/sglang/pp.py): a hybrid model is refused there
-    pp_base = [*BASE[:3], "qwen3.6-27b", *BASE[4:]] if version in ("0.5.16", "0.5.23") else BASE
+    # on 0.5.16 / 0.5.23 pp is modelled for Qwen3 / Qwen3-MoE / Qwen3.5-3.6 / DeepSeek-V3 (planner/engines/sglang/pp.py):
+    # a Mamba2 hybrid (NemotronH) is refused there
+    from planner.engines.sglang.pp import VERIFIED as PP_VERIFIED
+
+    pp_base = [*BASE[:3], "nemotron-3-nano-30b-a3b", *BASE[4:]] if version in PP_VERIFIED else BASE
     line = refused([*pp_base, "--sglang-version", version, "--pp-size", "2"], capsys)
     assert "pipeline parallelism" in line
     line = refused([*BASE, "--sglang-version", version, "--tp-size", "2", "--enable-dp-attention"], capsys)

@@ -1,4 +1,5 @@
-"""SGLang's launch shapes the CLI hands to their own modules before its one-plan path: one plan per pipeline-parallel rank
+"""SGLang's launch shapes the CLI hands to their own modules before its one-plan path: a PD deployment (``--prefill-replicas``
+/ ``--decode-replicas``, :mod:`planner.engines.sglang.pd_deploy`), one plan per pipeline-parallel rank
 (``--pp-size`` > 1, :mod:`planner.engines.sglang.pp_cli`) and the hardware search / export (``--gpu any`` or a list of GPU types,
 ``--export``, :mod:`planner.engines.sglang.deploy`). The CLI passes its own helpers in, so neither module imports the CLI."""
 
@@ -13,8 +14,13 @@ def other_mode(ns: Any, model: Any, sglang_flags: list[str], env: dict[str, str]
                build_needs: Callable, resolve_model: Callable) -> int | None:
     """The exit code of the mode these arguments ask for, or None for the ordinary plan."""
     from planner.engines.sglang.deploy import hardware_main, is_gpu_set  # noqa: PLC0415
+    from planner.engines.sglang.pd_deploy import wants_deployment  # noqa: PLC0415
     from planner.engines.sglang.pp import pp_size_of  # noqa: PLC0415
 
+    if wants_deployment(sglang_flags):  # a PD deployment: roles x replicas (planner/engines/sglang/pd_deploy.py)
+        from planner.engines.sglang.pd_deploy import deploy_main  # noqa: PLC0415
+
+        return deploy_main(ns, model, sglang_flags, env, write_out)
     if pp_size_of(sglang_flags) > 1 and not is_gpu_set(ns.gpu):  # one plan per pipeline-parallel rank (pp.py);
         from planner.engines.sglang.pp_cli import pp_main  # noqa: PLC0415  (with --gpu any: deploy.py refuses it)
 

@@ -57,7 +57,11 @@ def load():
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
     from sglang.srt.utils.common import get_available_gpu_memory
 
-    return types.SimpleNamespace(**{k: v for k, v in locals().items()})
+    S = types.SimpleNamespace(**{k: v for k, v in locals().items()})
+    from versions import pp_stage
+
+    pp_stage.install_v0_5_14(S)  # one pp rank when a case sets ORACLE_PP_RANK (pp_stage.py)
+    return S
 
 
 SOURCE_MAP = {

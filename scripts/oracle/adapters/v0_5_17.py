@@ -109,6 +109,9 @@ def after_load_model(S, r):
 def load():
     S = _base.load()
     _base._ps = _ps_0517  # this process runs 0.5.17 only; v0_5_19's make_runner calls _ps
+    from versions import pp_stage
+
+    pp_stage.wrap_ps(_base)  # the pp rank on 0.5.17's ParallelState too (pp_stage.py)
     real_get_context = S.get_context
     if not hasattr(type(real_get_context()), "config_leaf"):
         S.get_context = lambda: _CtxWithConfigLeaf(real_get_context(), S.namespace_map)

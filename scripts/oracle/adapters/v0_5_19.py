@@ -31,6 +31,7 @@ Differences from 0.5.11 that matter here:
   called here as SGLang's own code.
 """
 import socket
+import sys
 import types
 
 VERSION = "0.5.19"
@@ -91,6 +92,9 @@ def load():
     S.prepare_server_args = lambda argv: _prepare_server_args(S, argv)
     S.set_global_server_args_for_scheduler = lambda sa: _activate(S, sa)
     S.get_global_server_args = lambda: get_context().server_args
+    from versions import pp_stage
+
+    pp_stage.install(S, sys.modules[__name__])  # one pp rank when a case sets ORACLE_PP_RANK (pp_stage.py)
     return S
 
 
@@ -456,6 +460,13 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
 def capture_bs(S, runner):
     if S.rc.get_exec().graph.disable_cuda_graph if hasattr(S.rc.get_exec().graph, "disable_cuda_graph") \
             else getattr(runner.server_args, "disable_cuda_graph", False):
+        return None
+    # no decode graph when the decode phase's backend is disabled, as a PD prefill role has it by default
+    # (capture_device_graphs, model_executor/model_runner_components/cuda_graph_setup.py:402 @0.5.17, :430 @0.5.18,
+    # :523 @0.5.19, :543 @0.5.20, :692 @0.5.21, :689 @0.5.22; tests/golden/pp_pd/ pd set)
+    from sglang.srt.model_executor.cuda_graph_config import Backend, Phase, check_cuda_graph_backend
+
+    if check_cuda_graph_backend(Phase.DECODE, Backend.DISABLED):
         return None
     bs_list, _ = S.get_batch_sizes_to_capture(runner)
     return bs_list

@@ -116,7 +116,9 @@ def after_load_model(S, r):
     if "attn_dp_size" in S.kvc_fields:
         par["attn_dp_size"] = S.get_parallel().attn_dp_size
     if "pp_size" in S.kvc_fields:
-        par["pp_size"] = getattr(S, "pp_stage", (0, 1))[1]  # self.pp_group.world_size
+        from versions import pp_stage  # noqa: PLC0415
+
+        par["pp_size"] = pp_stage.current_size()  # self.pp_group.world_size (pp_stage.py)
     if "draft_parallel_layout" in S.kvc_fields:
         par["draft_parallel_layout"] = _draft_parallel_layout(S, r)
     pc_kw = dict(server_args=rec, is_draft_worker=r.is_draft_worker)

@@ -152,6 +152,11 @@ def model_config(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None =
     """model_config: state shapes, TP divisibility of attention heads, the draft's context length."""
     try:
         state = mamba_state(job.model.spec, args.tp_size, args.env)
+        if state is not None and job.pp_stage is not None and len(job.pp_stage) > 3 and job.pp_stage[3]:
+            from dataclasses import replace  # noqa: PLC0415
+
+            # one pp rank: its own layers' pools, the model's per-request state, the charged share (pp.py)
+            state = replace(state, total_layers=job.pp_stage[3][0], budget_layers=job.pp_stage[3][1])
         _check_heads(job.model.spec, args.tp_size)
         if draft is not None:
             _draft_context(draft, args)
@@ -311,9 +316,20 @@ def memory_pool_config(job: EngineInput, args: ResolvedArgs, state: MambaState |
 
         args = replace(args, max_total_tokens=cap)
     try:
+        if job.pp_stage is not None and not job.model.spec.full_attention_layer_ids and job.model.spec.mla is None:
+            import numpy as np  # noqa: PLC0415
+
+            with np.errstate(divide="ignore"):  # a KV-less pp rank's zero cell: the failure below names it
+                return profile(args, job.model.spec, state, job.free_before_bytes, job.free_after_bytes, draft)
         return profile(args, job.model.spec, state, job.free_before_bytes, job.free_after_bytes, draft)
     except Rejected as exc:
         res.profile = getattr(exc, "profile", None)  # the numbers computed before the failure
+        if job.pp_stage is not None and res.profile is not None and res.profile.kv_cell_bytes_per_token == 0:
+            # a pp rank holding no attention layer (a hybrid model's stage of GDN layers only): SGLang divides
+            # by its zero KV cell (pool_configurator.py:225 @0.5.14, :273 @0.5.15, :290 @0.5.16); 0.5.17+ never get
+            # here (pp.py)
+            exc = Rejected("ZeroDivisionError", "integer division or modulo by zero",
+                           "srt/model_executor/pool_configurator.py:290 @0.5.16", stage="resolve_memory_pool_config")
         raise _Stop(exc, OUTCOME_FAILED) from None
 
 

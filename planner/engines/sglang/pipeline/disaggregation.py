@@ -1,8 +1,8 @@
 """PD disaggregation (``--disaggregation-mode prefill|decode``): each role is its own ``sglang serve``, planned
 alone with its own verdict, as SGLang sizes it.
 
-What a role changes, by SGLang's code (0.5.16 and 0.5.23, the releases in :data:`VERIFIED`; every other release
-is refused by name):
+What a role changes, by SGLang's code (0.5.16-0.5.23, the releases in :data:`VERIFIED`, each checked against its
+own code; the differences between them are the named rules below; 0.5.9-0.5.15 are refused by name):
 
 * ``handle_pd_disaggregation`` (srt/arg_groups/pd_disaggregation_hook.py:15-96 @0.5.16, :39-200 @0.5.23), run
   right after the missing-default step: the decode role turns the radix cache off ("KV cache is forced as chunk
@@ -29,9 +29,14 @@ is refused by name):
   @0.5.16; the metadata buffers are on the CPU, disaggregation/utils.py:249-259 @0.5.16); ``nixl`` (UCX may
   stage transfers through device buffers of its own size), ``mori``, ``ascend`` and the staging buffer
   (``SGLANG_DISAGG_STAGING_BUFFER``) are refused by name.
+* decode host receive: ``--disaggregation-decode-host-receive-threshold`` (0.5.21+) is refused where it turns
+  host receive on: above 0 on 0.5.21 (default 0.0, disaggregation/decode.py:663 @0.5.21), below 1 from 0.5.22
+  (default 1.0, disaggregation/decode.py:683 @0.5.23).
+* MLA: DeepSeek-V3 / R1 (``DeepseekV3ForCausalLM``) roles are checked (TP, FP8, EAGLE-MTP on decode); their
+  decode pools are the plain ``DecodeReqToTokenPool`` rows over the MLA KV pool.
 
-Not modelled, refused by name: DP attention / ``--dp-size``, pipeline parallelism, sliding-window, MLA / DSA
-models, the decode radix cache on a hybrid (mamba) model, PD role switching, decode KV offload, host receive,
+Not modelled, refused by name: DP attention / ``--dp-size``, pipeline parallelism, sliding-window, MLA models
+other than DeepSeek-V3 / R1 (DSA among them), the decode radix cache on a hybrid (mamba) model, PD role switching, decode KV offload, host receive,
 ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` with a role, and on 0.5.23 a prefill role with speculative decoding (its
 pool and budget drop the speculative mamba states, ``_pd_prefill_skips_mamba_spec_state``,
 mem_cache/kv_cache_configurator.py:172-181 @0.5.23; 0.5.16 sizes them as a plain launch, which the oracle
@@ -43,7 +48,9 @@ from __future__ import annotations
 from typing import Any
 
 
-VERIFIED = frozenset({"0.5.16", "0.5.23"})
+# each release's roles checked against its own code (tests/golden/pp_pd/sglang-<release>/pd_*); 0.5.9-0.5.15
+# are refused: not checked (0.5.9-0.5.13 have no decode extra slots at all)
+VERIFIED = frozenset({"0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"})
 MODELLED_BACKENDS = ("mooncake", "mooncake_tcp", "fake")
 
 
@@ -62,7 +69,7 @@ def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
     head = f"--disaggregation-mode {mode}"
     if version not in VERIFIED:
         return (f"{head}: PD disaggregation on SGLang {version} is not modelled (verified: "
-                f"{' and '.join(sorted(VERIFIED))})")
+                f"{', '.join(sorted(VERIFIED, key=lambda v: tuple(map(int, v.split('.')))))})")
     backend = raw.get("disaggregation_transfer_backend") or "mooncake"
     if backend not in MODELLED_BACKENDS:
         why = {"nixl": "NIXL / UCX may stage transfers through device buffers sized by those libraries, which the "
@@ -79,7 +86,10 @@ def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
         if raw.get(key):
             return f"--{key.replace('_', '-')}: {what} with {head} is not modelled by this planner yet"
     threshold = raw.get("disaggregation_decode_host_receive_threshold")
-    if threshold is not None and threshold != 1 and threshold != 1.0:
+    if version == "0.5.21":  # default 0.0, on above 0 (disaggregation/decode.py:663 @0.5.21); 0.5.22+: 1.0, on below 1
+        if threshold:
+            return "--disaggregation-decode-host-receive-threshold above 0: decode host receive is not modelled yet"
+    elif threshold is not None and threshold != 1 and threshold != 1.0:
         return "--disaggregation-decode-host-receive-threshold below 1: decode host receive is not modelled yet"
     return None
 

@@ -25,6 +25,11 @@ class MambaState:
     conv_dtype: str
     ssm_dtype: str
     ssm_dtype_from: str
+    # one pipeline-parallel rank (planner/engines/sglang/pp.py): n_layers is the rank's own mamba layers (its
+    # pools); SGLang's mamba_cache_per_req still covers the model's ``total_layers``, and its budget charges
+    # ``budget_layers`` of them (0 / 0: no pp)
+    total_layers: int = 0
+    budget_layers: int = 0
 
     @property
     def conv_bytes_per_layer(self) -> int:
@@ -47,6 +52,19 @@ class MambaState:
     def per_req_bytes(self) -> int:
         """mamba_cache_per_req (srt/configs/mamba_utils.py:115-127 @0.5.11)."""
         return (self.conv_bytes_per_layer + self.ssm_bytes_per_layer) * self.n_layers
+
+    @property
+    def reported_per_req_bytes(self) -> int:
+        """mamba2_cache_params.mamba_cache_per_req as SGLang reports it: every mamba layer of the model."""
+        return (self.conv_bytes_per_layer + self.ssm_bytes_per_layer) * (self.total_layers or self.n_layers)
+
+    @property
+    def budget_per_req_bytes(self) -> int:
+        """The per-request state the mamba budget charges: under pp, ``int(per_req x pp_layer_scale)``
+        (mem_cache/kv_cache_configurator.py:1823-1846 @0.5.17, :3233-3260 @0.5.23; the scale is 1 before 0.5.17)."""
+        if not self.total_layers:
+            return self.per_req_bytes
+        return int(self.reported_per_req_bytes * (self.budget_layers / max(self.total_layers, 1)))
 
     def gdn_heads(self) -> tuple[int, int, int, int]:
         """(value heads, key heads, v dim, k dim) per TP rank of a GDN layer: the ssm state is (hv, v, k) and the

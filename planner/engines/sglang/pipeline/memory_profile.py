@@ -569,7 +569,7 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
     tp = args.tp_size
     return dict(
         pre_gib=available_gib(free_before_bytes, tp), post_gib=available_gib(free_after_bytes, tp),
-        mfs=args.mem_fraction_static, per_req=state.per_req_bytes if state else 0,
+        mfs=args.mem_fraction_static, per_req=state.budget_per_req_bytes if state else 0,
         spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else per_dp_worker(args),
         ndraft=args.speculative_num_draft_tokens or 0,
         m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size,
@@ -669,7 +669,7 @@ def profile(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         rest_gib_before_mamba=float(out["rest_before"]),
         spec_reserved_bytes=int(out["spec_reserved"]) if mamba and args.spec_on else None,
         max_mamba_cache_size=int(out["m"]) if mamba else None,
-        mamba_cache_per_req_bytes=state.per_req_bytes if mamba else None,
+        mamba_cache_per_req_bytes=state.reported_per_req_bytes if mamba else None,
         available_kv_bytes=int(out["available"]), kv_cell_bytes_per_token=_cell_number(inp["cell"]),
         max_mamba_cache_source=source,
     )

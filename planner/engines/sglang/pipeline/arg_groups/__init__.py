@@ -59,6 +59,7 @@ HOOKS = (
     mamba_hook.mamba_backend,
     attention_hook.linear_attn_backend,  # 0.7
     attention_hook.page_size,  # 0.8
+    model_hook.pipeline_parallel_overlap,  # _handle_pipeline_parallelism, before speculative decoding
     speculative_hook.speculative_decoding,  # 0.9
     mamba_hook.mamba_backend_tree,  # raised at the verify graphs' capture: needs the resolved topk
     mamba_hook.int8_checkpoint,

@@ -57,9 +57,13 @@ def graph_backends(s: ArgState) -> None:
             arch_off=mla.arch_pcg_disabled(s) if s.model.mla is not None else None)
         if s.model.mla is not None and not mla.prefill_graph_allowed(s) and s.a.get("cuda_graph_backend_prefill") is None:
             s.prefill_graph_on = False  # breakable prefill graph off for MLA (srt/server_args.py:3772-3774 @0.5.16)
-        if ((s.a.get("pp_size") or 1) > 1 and s.rules.version != "0.5.16"
-                and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/engines/sglang/pp.py)
-            s.prefill_graph_on = False  # breakable prefill graph off by default (arg_groups/cuda_graph_hook.py:146-155 @0.5.23)
+        if ((s.a.get("pp_size") or 1) > 1 and (tuple(map(int, s.rules.version.split("."))) >= (0, 5, 19)
+                                                or s.rules.prefill_graph_default == "tc_piecewise")
+                and s.a.get("cuda_graph_backend_prefill") is None):  # pp: 0.5.14-0.5.23 (planner/engines/sglang/pp.py)
+            # breakable prefill graph off by default from 0.5.19 (arg_groups/cuda_graph_hook.py:122 @0.5.19,
+            # :146-155 @0.5.23); 0.5.15-0.5.18 keep it; 0.5.14's default tc_piecewise prefill graph is off with pp
+            # (_disable_tc_piecewise_cudagraph_if_incompatible, srt/server_args.py:3009 @0.5.14)
+            s.prefill_graph_on = False
     if s.dev.hip:  # ROCm: no prefill graph by default (pipeline/rocm.py)
         from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
 

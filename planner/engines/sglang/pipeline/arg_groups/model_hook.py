@@ -61,11 +61,18 @@ def backend_inputs(s: ArgState) -> None:
         s.attn = a["prefill_attention_backend"]
     s.radix_off = bool(a["disable_radix_cache"])
     s.overlap_off = bool(a["disable_overlap_schedule"])
-    if (a.get("pp_size") or 1) > 1 and not s.overlap_off:  # planner/engines/sglang/pp.py
-        s.overlap_off = True  # _pipeline_parallel_overlap_disable (srt/arg_groups/overrides.py:2105-2110 @0.5.16)
-        s.why["disable_overlap_schedule"] = "pipeline parallelism turns overlap off (arg_groups/overrides.py:2105-2110 @0.5.16)"
     s.strat = a["mamba_scheduler_strategy"]
     s.extra = s.strat == "extra_buffer" or (s.rules.extra_buffer_lazy and s.strat == "extra_buffer_lazy")
+
+
+def pipeline_parallel_overlap(s: ArgState) -> None:
+    """_handle_pipeline_parallelism (srt/server_args.py:3026, 6118-6126 @0.5.16; arg_groups/pipeline.py:302
+    @0.5.23): pp > 1 turns overlap off after the model-specific adjustments and before speculative decoding, so
+    a hybrid model's 'auto' mamba strategy was already resolved with overlap on (extra_buffer), and the sizing
+    then runs it with overlap off (planner/engines/sglang/pp.py)."""
+    if (s.a.get("pp_size") or 1) > 1 and not s.overlap_off:
+        s.overlap_off = True  # _pipeline_parallel_overlap_disable (srt/arg_groups/overrides.py:2105-2110 @0.5.16)
+        s.why["disable_overlap_schedule"] = "pipeline parallelism turns overlap off (arg_groups/overrides.py:2105-2110 @0.5.16)"
 
 
 def _nemotron_blackwell_defaults(s: ArgState) -> None:

@@ -8,7 +8,16 @@ from planner.engines.sglang.pipeline.disaggregation import role
 from planner.engines.sglang.pipeline.post_capture import ENV, requested
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _NotModelled
 
+# MLA roles checked against SGLang's code (tests/golden/pp_pd/*/pd_*: DeepSeek-V3 TP8 decode / prefill)
+MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM"})
+
 _HOOK = {"0.5.16": "srt/arg_groups/pd_disaggregation_hook.py:29-77 @0.5.16",
+         "0.5.17": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.17",
+         "0.5.18": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.18",
+         "0.5.19": "srt/arg_groups/pd_disaggregation_hook.py:22-148 @0.5.19",
+         "0.5.20": "srt/arg_groups/pd_disaggregation_hook.py:22-148 @0.5.20",
+         "0.5.21": "srt/arg_groups/pd_disaggregation_hook.py:22-189 @0.5.21",
+         "0.5.22": "srt/arg_groups/pd_disaggregation_hook.py:23-202 @0.5.22",
          "0.5.23": "srt/arg_groups/pd_disaggregation_hook.py:98-160 @0.5.23"}
 
 
@@ -21,14 +30,15 @@ def pd_hook(s: ArgState) -> None:
     if requested(s.env, s.rules.version):
         raise _NotModelled(f"--disaggregation-mode {mode} with {ENV}=1 is not modelled by this planner yet")
     m = s.model
-    if m.sliding is not None or m.mla is not None:
+    if m.sliding is not None or (m.mla is not None and m.architecture not in MLA_ARCHS):
         kind = "sliding-window" if m.sliding is not None else "MLA"
         raise _NotModelled(f"--disaggregation-mode {mode} with a {kind} model ({m.architecture}) is not modelled "
-                           "by this planner yet (dense and hybrid GDN / Mamba models are)")
+                           "by this planner yet (dense, hybrid GDN / Mamba and DeepSeek-V3 / R1 MLA models are)")
     a, rule = s.a, _HOOK[s.rules.version]
     if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
-        # 0.5.23's prefill role skips the speculative mamba states in its pool and in the budget
-        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298)
+        # 0.5.22+'s prefill role skips the speculative mamba states in its pool and in the budget
+        # (_pd_prefill_skips_mamba_spec_state, mem_cache/kv_cache_configurator.py:172-181, 1730-1734, 3294-3298
+        # @0.5.23); 0.5.17-0.5.21 lack the rule but no prefill draft was checked there: refused on every one
         raise _NotModelled(f"--disaggregation-mode prefill with --speculative-algorithm on SGLang {s.rules.version} "
                            "is not modelled by this planner yet (its prefill pool drops the speculative states)")
     backend = a.get("disaggregation_transfer_backend") or "mooncake"
