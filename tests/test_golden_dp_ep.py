@@ -1,4 +1,6 @@
-"""DP attention (one attention-DP rank) on DeepSeek-V3 against SGLang's own code, 0.5.16 and 0.5.23.
+"""DP attention (one attention-DP rank) against SGLang's own code, 0.5.16 and 0.5.23: MLA (DeepSeek-V3 / Kimi-K2,
+with NEXTN / EAGLE on the checkpoint's MTP layer; DeepSeek-V3.2 with DSA), GQA MoE (Qwen3-MoE, GLM-4.7, MiniMax-M2),
+--enable-dp-lm-head (wide.jsonl).
 
 Expected values: the sglang-oracle's ``summary`` with the repository's adapters (scripts/oracle/adapters/v0_5_16.py,
 v0_5_23.py stamp attn_dp_size / attn_tp_size as SGLang computes them), made by ``scripts/oracle/dp_ep_cases.py``
@@ -21,7 +23,10 @@ from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 HERE = Path(__file__).parent / "golden" / "dp_ep"
 RELEASES = ("0.5.16", "0.5.23")
 ALL = [(v, {**c, "folder": HERE / f"sglang-{v}"}, e) for v in RELEASES
-       for c, e in read_pairs(HERE, v) + read_pairs(HERE, v, cases="random.jsonl", results="random_results.jsonl")]
+       for c, e in read_pairs(HERE, v) + read_pairs(HERE, v, cases="random.jsonl", results="random_results.jsonl")
+       + read_pairs(HERE, v, cases="wide.jsonl", results="wide_results.jsonl")]
+WIDE = {(v, c["id"]): e for v, c, e in ALL if c["id"] in {x["id"] for x, _ in read_pairs(HERE, v, cases="wide.jsonl",
+                                                                                        results="wide_results.jsonl")}}
 
 
 def _plan(case: dict, flags=None, version=None):
@@ -61,15 +66,44 @@ def test_unverified_combinations_are_refused_by_name():
         _plan(case, version="0.5.20")
     with pytest.raises(BadInput, match=r"--dp-size 8: not modelled by this planner \(data-parallel replicas"):
         _plan(case, flags=["--tp-size", "8", "--dp-size", "8"])
-    with pytest.raises(BadInput, match=r"speculative decoding is not modelled"):
-        _plan(case, flags=list(case["flags"]) + ["--speculative-algorithm", "NEXTN"])
+    with pytest.raises(BadInput, match=r"--speculative-algorithm NGRAM: .* not modelled"):  # MLA's own refusal
+        _plan(case, flags=list(case["flags"]) + ["--speculative-algorithm", "NGRAM"])
     with pytest.raises(BadInput, match=r"without --dp-size > 1"):
         _plan(case, flags=["--tp-size", "8", "--enable-dp-attention"])
-    with pytest.raises(BadInput, match=r"--enable-dp-lm-head"):
-        _plan(case, flags=list(case["flags"]) + ["--enable-dp-lm-head"])
-    v32 = resolve_model("deepseek-v3.2")
-    with pytest.raises(BadInput, match=r"--dp-size 8 --enable-dp-attention: DP attention for deepseek-v3.2 is not modelled yet; modelled: MLA models without the DSA indexer"):
-        make_plan(find_profile("h200"), v32, list(case["flags"]), {}, 139.0, 60.28, version="0.5.16")
+    with pytest.raises(BadInput, match=r"--enable-dp-lm-head: not modelled by this planner \(the LM head split over "
+                                       r"the attention-TP group, without DP attention"):
+        _plan(case, flags=["--tp-size", "8", "--enable-dp-lm-head"])
+    h200 = find_profile("h200")
+    v32 = resolve_model("deepseek-v3.2")  # DSA with DP attention is modelled, its NEXTN draft with it is not
+    with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NEXTN on deepseek-v3.2 is not"):
+        make_plan(h200, v32, list(case["flags"]) + ["--speculative-algorithm", "NEXTN"], {}, 139.0, 60.28,
+                  version="0.5.16")
+    for name in ("qwen3-next-80b-a3b", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # hybrid GDN, dense, sliding window
+        with pytest.raises(BadInput, match=r"--dp-size 8 --enable-dp-attention: DP attention for \S+ is not modelled "
+                                           r"yet; modelled: MLA models .* and the GQA MoE models Qwen3-MoE / GLM-4.x MoE"):
+            make_plan(h200, resolve_model(name), list(case["flags"]), {}, 139.0, 60.28, version="0.5.16")
+    with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NGRAM on qwen3-235b-a22b is not "
+                                       r"modelled by this planner yet; modelled: NEXTN / EAGLE on the checkpoint's own"):
+        make_plan(h200, resolve_model("qwen3-235b-a22b"), list(case["flags"]) + ["--speculative-algorithm", "NGRAM"],
+                  {}, 139.0, 60.28, version="0.5.16")
+
+
+def test_the_wide_set_reaches_what_it_claims():
+    """The wide set's oracle answers differ where the rule says they must: KV heads per attention-TP rank (a GQA
+    cell grows as attn_tp shrinks, replicated below one head), the MLA cell with the MTP layer's term, and 0.5.16's
+    prefill graph off under DP attention (a larger fraction than 0.5.23's, which keeps the breakable graph)."""
+    for v in RELEASES:
+        cell = {k[1]: e["kv_cell_bytes_per_token"] for k, e in WIDE.items() if k[0] == v and e["outcome"] == "ok"}
+        # Qwen3-235B: 4 KV heads x 128 x 94 layers x 2 (K, V) x 2 B: attn_tp 1 -> 4 heads, 2 -> 2, 4 -> 1
+        assert cell["h200_qwen3-235b-a22b_tp8_dp8_default"] == 4 * 128 * 94 * 2 * 2
+        assert cell["h200_qwen3-235b-a22b_tp8_dp4_default"] == 2 * 128 * 94 * 2 * 2
+        assert cell["h200_qwen3-235b-a22b_tp8_dp2_default"] == cell["h200_qwen3-235b-a22b_tp4_dp4_default"] // 4
+        assert cell["h200_v3_tp8_dp8_nextn_default"] > cell.get("h200_deepseek-v3_tp8_dp8_nospec_dplmhead", 0)
+        ok = [e for k, e in WIDE.items() if k[0] == v and e["outcome"] == "ok"]
+        assert sum(1 for e in ok if e["speculative_algorithm"] in ("NEXTN", "EAGLE")) >= 20, v
+    m16 = WIDE[("0.5.16", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
+    m23 = WIDE[("0.5.23", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
+    assert m16 > m23  # 0.5.23 still reserves len(prefill capture list) x 8 MiB for the breakable graph
 
 
 def test_dp_attention_replicates_the_attention_weights():
@@ -86,6 +120,31 @@ def test_dp_attention_replicates_the_attention_weights():
     one = make_plan(gpu, model, ["--tp-size", "8"], version="0.5.16")
     dp = make_plan(gpu, model, ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], version="0.5.16")
     assert one.free_after_bytes - dp.free_after_bytes == extra
+
+
+def test_dp_attention_splits_gqa_attention_weights_over_attn_tp():
+    """GQA MoE under DP attention: q / o projections and the embedding over attn_tp, k / v over attn_tp with one
+    head per GPU below the KV heads; --enable-dp-lm-head adds the LM head over attn_tp."""
+    from planner.catalog.weights import dp_attention_gqa_bytes, dp_lm_head_bytes
+
+    spec = resolve_model("qwen3-235b-a22b").spec  # 94 layers, 64 q / 4 KV heads x 128, hidden 4096, bf16
+    layers, h, per = 94, 4096, 2
+    qo, kv, emb = layers * 2 * 64 * 128 * h * per, layers * 2 * 4 * 128 * h * per, 151936 * h * per
+    # attn_tp 1 (tp 8, dp 8): the whole attention and embedding on every GPU, above the 1/8 split and the one
+    # replicated KV head per GPU that tp 8 > 4 KV heads already gives
+    from planner.catalog.weights import replicated_kv_bytes
+
+    plain = -(-(qo + kv + emb) // 8) + replicated_kv_bytes(spec, 8)
+    assert dp_attention_gqa_bytes(spec, 8, 8) == qo + emb + kv - plain
+    assert dp_attention_gqa_bytes(spec, 8, 1) == 0
+    assert 0 < dp_attention_gqa_bytes(spec, 8, 2) < dp_attention_gqa_bytes(spec, 8, 4) < dp_attention_gqa_bytes(spec, 8, 8)
+    assert dp_lm_head_bytes(spec, 8, 8) == emb - emb // 8
+    gpu, model = find_profile("h200"), resolve_model("qwen3-235b-a22b")
+    one = make_plan(gpu, model, ["--tp-size", "8"], version="0.5.23")
+    dp = make_plan(gpu, model, ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"], version="0.5.23")
+    head = make_plan(gpu, model, ["--tp-size", "8", "--attn-dp-size", "8", "--enable-dp-lm-head"], version="0.5.23")
+    assert one.free_after_bytes - dp.free_after_bytes == dp_attention_gqa_bytes(spec, 8, 8)
+    assert dp.free_after_bytes - head.free_after_bytes == dp_lm_head_bytes(spec, 8, 8)
 
 
 def test_expert_parallel_keeps_the_sizing_and_the_weights():

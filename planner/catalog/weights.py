@@ -256,3 +256,47 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
             total += loaded
     attn_tp = max(1, tp // attn_dp)
     return -(-total // attn_tp) - -(-total // tp)
+
+
+def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
+    """Bytes per GPU above what :func:`replicated_kv_bytes` and the even 1/tp split give, under DP attention for a
+    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2): q_proj / o_proj and the vocabulary embedding are split
+    over attn_tp = tp // attn_dp instead of tp, k_proj / v_proj over attn_tp with one KV head per GPU when attn_tp
+    exceeds the KV heads (QKVParallelLinear with tp_size=attn_tp_size, models/qwen3_moe.py:453-496,
+    glm4_moe.py:205-248, minimax_m2.py:287-330; VocabParallelEmbedding(use_attn_tp_group=
+    is_dp_attention_enabled()), qwen2_moe.py:837-841, glm4_moe.py:1039-1042, minimax_m2.py:1102-1106 @0.5.16).
+    Bytes as loaded: block-FP8 projections as the FP8 weight + float32 block scales, else the model dtype; the
+    embedding at the model dtype."""
+    if attn_dp <= 1 or tp <= 1:
+        return 0
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
+    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
+
+    def linear(out: int, inp: int) -> int:
+        if block:
+            bn, bk = block
+            return out * inp + -(-out // bn) * -(-inp // bk) * 4
+        return out * inp * per
+
+    h, hd, heads, kvh = spec.hidden_size, spec.head_dim, spec.num_attention_heads, spec.num_key_value_heads
+    mtype = str(spec.text.get("model_type") or spec.model_type)
+    bias = hd * per if (mtype in _QKV_BIAS_TYPES or spec.text.get("attention_bias") is True) else 0
+    layers = len(spec.full_attention_layer_ids)
+    qo = layers * (linear(heads * hd, h) + heads * bias + linear(h, heads * hd))
+    kv = layers * 2 * (linear(kvh * hd, h) + kvh * bias)
+    one_head = layers * 2 * (linear(hd, h) + bias)
+    emb = spec.vocab_size * h * per
+    attn_tp = max(1, tp // attn_dp)
+    dp_total = -(-(qo + emb) // attn_tp) + (-(-kv // attn_tp) if attn_tp <= kvh else one_head)
+    return dp_total - -(-(qo + emb + kv) // tp) - replicated_kv_bytes(spec, tp)
+
+
+def dp_lm_head_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
+    """--enable-dp-lm-head: the LM head split over attn_tp instead of tp (ParallelLMHead(use_attn_tp_group=
+    enable_dp_lm_head), models/deepseek_v2.py, qwen3_moe.py:953-958, glm4_moe.py:1168-1173 @0.5.16); bytes per GPU
+    above the 1/tp split, at the model dtype. 0 when the head is tied to the embedding (already counted there)."""
+    if attn_dp <= 1 or tp <= 1 or spec.tie_word_embeddings:
+        return 0
+    lm = spec.vocab_size * spec.hidden_size * DTYPE_BYTES.get(spec.dtype, 2)
+    return -(-lm // max(1, tp // attn_dp)) - -(-lm // tp)

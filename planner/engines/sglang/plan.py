@@ -13,7 +13,8 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import dp_attention_mla_bytes, mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes
+from planner.catalog.weights import (dp_attention_gqa_bytes, dp_attention_mla_bytes, dp_lm_head_bytes, mtp_weight_bytes,
+                                     replicated_kv_bytes, replicated_mla_bytes)
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -135,7 +136,8 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
 
-def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1) -> tuple[int, str]:
+def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1,
+                        dp_lm_head: bool = False) -> tuple[int, str]:
     """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
@@ -152,11 +154,16 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn
     if mla_repl:
         per += mla_repl
         detail += f" + {mla_repl:,} B of MLA q_a / kv_a projections and MoE routers replicated on every GPU"
-    dp_repl = dp_attention_mla_bytes(model.spec, tp, attn_dp)
+    dp_repl = (dp_attention_mla_bytes(model.spec, tp, attn_dp) if model.spec.mla is not None
+               else dp_attention_gqa_bytes(model.spec, tp, attn_dp))
     if dp_repl:
         per += dp_repl
         detail += (f" + {dp_repl:,} B: DP attention splits the attention projections and the embedding over "
                    f"attn_tp {tp // attn_dp} instead of tp {tp}")
+    lm = dp_lm_head_bytes(model.spec, tp, attn_dp) if dp_lm_head else 0
+    if lm:
+        per += lm
+        detail += f" + {lm:,} B: --enable-dp-lm-head splits the LM head over attn_tp {tp // attn_dp}"
     repl = replicated_kv_bytes(model.spec, tp)
     if repl:
         per += repl
@@ -212,7 +219,8 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
         fb_src = free_before_source or f"given: --free-before-load-gib {free_before_gib}"
     w = None
     if free_after_gib is None:
-        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags))
+        w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags),
+                                         dp_lm_head="--enable-dp-lm-head" in flags)
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))

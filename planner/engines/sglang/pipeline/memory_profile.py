@@ -86,7 +86,7 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
         if swa.is_hybrid_swa(args, model):
             return swa.cell(args, model, kv_size)
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
-                         model.v_head_dim).bytes_per_token(args.tp_size)
+                         model.v_head_dim).bytes_per_token(args.tp_size // args.attn_dp_size)  # attention-TP rank
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
         return dflash_cell(cell, n_layers, draft, args)
     layers = draft_kv_layers(model, args, draft)

@@ -18,7 +18,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Rejected,
     _piecewise_tokens,
 )
-from planner.engines.sglang.pipeline import disaggregation, mla
+from planner.engines.sglang.pipeline import disaggregation, dp_attention, mla
 from planner.engines.sglang.rules import RULES, Rules
 
 
@@ -60,6 +60,8 @@ def graph_backends(s: ArgState) -> None:
         if ((s.a.get("pp_size") or 1) > 1 and s.rules.version != "0.5.16"
                 and s.a.get("cuda_graph_backend_prefill") is None):  # pp: only 0.5.16 / 0.5.23 (planner/engines/sglang/pp.py)
             s.prefill_graph_on = False  # breakable prefill graph off by default (arg_groups/cuda_graph_hook.py:146-155 @0.5.23)
+    if dp_attention.prefill_graph_off(s.raw, s.rules.version):
+        s.prefill_graph_on = False  # DP attention's prefill-graph rule (pipeline/dp_attention.py)
     disaggregation.graph_roles(s)  # PD roles: the other role's graph off
 
 
