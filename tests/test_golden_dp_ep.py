@@ -78,9 +78,10 @@ def test_unverified_combinations_are_refused_by_name():
     with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NEXTN on deepseek-v3.2 is not"):
         make_plan(h200, v32, list(case["flags"]) + ["--speculative-algorithm", "NEXTN"], {}, 139.0, 60.28,
                   version="0.5.16")
-    for name in ("qwen3-next-80b-a3b", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # hybrid GDN, dense, sliding window
+    for name in ("qwen3.5-35b-a3b", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # multimodal GDN, dense, sliding window
         with pytest.raises(BadInput, match=r"--dp-size 8 --enable-dp-attention: DP attention for \S+ is not modelled "
-                                           r"yet; modelled: MLA models .* and the GQA MoE models Qwen3-MoE / GLM-4.x MoE"):
+                                           r"yet; modelled: MLA models .*, the GQA MoE models Qwen3-MoE / GLM-4.x MoE / "
+                                           r"MiniMax-M2 and the hybrid GDN MoE Qwen3-Next \(text-only\)"):
             make_plan(h200, resolve_model(name), list(case["flags"]), {}, 139.0, 60.28, version="0.5.16")
     with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NGRAM on qwen3-235b-a22b is not "
                                        r"modelled by this planner yet; modelled: NEXTN / EAGLE on the checkpoint's own"):
@@ -101,6 +102,13 @@ def test_the_wide_set_reaches_what_it_claims():
         assert cell["h200_v3_tp8_dp8_nextn_default"] > cell.get("h200_deepseek-v3_tp8_dp8_nospec_dplmhead", 0)
         ok = [e for k, e in WIDE.items() if k[0] == v and e["outcome"] == "ok"]
         assert sum(1 for e in ok if e["speculative_algorithm"] in ("NEXTN", "EAGLE")) >= 20, v
+    for v in RELEASES:  # Qwen3-Next: the mamba state per attention-TP rank, the slots per DP shard
+        nx = {k[1][len("h200_qwen3-next-80b-a3b_"):]: e for k, e in WIDE.items()
+              if k[0] == v and k[1].startswith("h200_qwen3-next-80b-a3b_")}
+        assert nx["tp4_dp4_default"]["mamba_cache_per_req_bytes"] == 2 * nx["tp4_dp2_default"]["mamba_cache_per_req_bytes"]
+        assert nx["tp4_dp4_maxmambacachesize_400"]["max_mamba_cache_size"] == 400 // 4
+        assert nx["tp8_dp8_maxmambacachesize_400"]["max_mamba_cache_size"] == 400 // 8
+        assert nx["tp4_dp2_disableradixcache_maxrunningrequests_256"]["max_mamba_cache_size"] == 256 // 2
     m16 = WIDE[("0.5.16", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
     m23 = WIDE[("0.5.23", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
     assert m16 > m23  # 0.5.23 still reserves len(prefill capture list) x 8 MiB for the breakable graph
@@ -145,6 +153,21 @@ def test_dp_attention_splits_gqa_attention_weights_over_attn_tp():
     head = make_plan(gpu, model, ["--tp-size", "8", "--attn-dp-size", "8", "--enable-dp-lm-head"], version="0.5.23")
     assert one.free_after_bytes - dp.free_after_bytes == dp_attention_gqa_bytes(spec, 8, 8)
     assert dp.free_after_bytes - head.free_after_bytes == dp_lm_head_bytes(spec, 8, 8)
+
+
+def test_dp_attention_splits_the_gated_deltanet_layers_too():
+    """Qwen3-Next under DP attention: its GDN projections (in_proj_qkvz / ba, conv1d, out_proj) and the gated q_proj
+    move from 1/tp to 1/attn_tp with the rest of the attention."""
+    from planner.catalog.weights import dp_attention_gqa_bytes
+
+    spec = resolve_model("qwen3-next-80b-a3b").spec  # 36 GDN + 12 full-attention layers, hidden 2048, bf16
+    gdn = 36 * 2 * ((2 * 2048 + 2 * 4096) * 2048 + 64 * 2048 + 8192 * 4 + 2048 * 4096 + 32 * 3)
+    full = 12 * 2 * ((2 * 16 * 256) * 2048 + 2 * 2 * 256 * 2048 + 2048 * 16 * 256)
+    emb = 151936 * 2048 * 2
+    whole = gdn + full + emb  # attn_tp 1 (tp 4, dp 4): all of it on every GPU
+    from planner.catalog.weights import replicated_kv_bytes  # tp 4 > 2 KV heads: one head per GPU already counted
+
+    assert dp_attention_gqa_bytes(spec, 4, 4) == whole - -(-whole // 4) - replicated_kv_bytes(spec, 4)
 
 
 def test_expert_parallel_keeps_the_sizing_and_the_weights():

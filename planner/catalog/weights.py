@@ -260,7 +260,8 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
 
 def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     """Bytes per GPU above what :func:`replicated_kv_bytes` and the even 1/tp split give, under DP attention for a
-    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2): q_proj / o_proj and the vocabulary embedding are split
+    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2; Qwen3-Next with its gated q_proj and its Gated DeltaNet
+    layers, :func:`_gdn_layer_bytes`): q_proj / o_proj and the vocabulary embedding are split
     over attn_tp = tp // attn_dp instead of tp, k_proj / v_proj over attn_tp with one KV head per GPU when attn_tp
     exceeds the KV heads (QKVParallelLinear with tp_size=attn_tp_size, models/qwen3_moe.py:453-496,
     glm4_moe.py:205-248, minimax_m2.py:287-330; VocabParallelEmbedding(use_attn_tp_group=
@@ -283,13 +284,28 @@ def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     mtype = str(spec.text.get("model_type") or spec.model_type)
     bias = hd * per if (mtype in _QKV_BIAS_TYPES or spec.text.get("attention_bias") is True) else 0
     layers = len(spec.full_attention_layer_ids)
-    qo = layers * (linear(heads * hd, h) + heads * bias + linear(h, heads * hd))
+    gate = 2 if spec.hybrid == "gdn" and spec.text.get("attn_output_gate", True) else 1  # q_proj with the gate
+    qo = layers * (linear(gate * heads * hd, h) + heads * bias + linear(h, heads * hd))
+    if spec.hybrid == "gdn":
+        qo += len(spec.mamba_layer_ids) * _gdn_layer_bytes(spec, linear, per)
     kv = layers * 2 * (linear(kvh * hd, h) + kvh * bias)
     one_head = layers * 2 * (linear(hd, h) + bias)
     emb = spec.vocab_size * h * per
     attn_tp = max(1, tp // attn_dp)
     dp_total = -(-(qo + emb) // attn_tp) + (-(-kv // attn_tp) if attn_tp <= kvh else one_head)
     return dp_total - -(-(qo + emb + kv) // tp) - replicated_kv_bytes(spec, tp)
+
+
+def _gdn_layer_bytes(spec: ModelSpec, linear, per: int) -> int:
+    """One Gated DeltaNet layer's projections, all split over attn_tp under DP attention (models/qwen3_next.py:
+    120-232 @0.5.16: conv1d, in_proj_qkvz, in_proj_ba, out_proj with tp_size=attn_tp_size; dt_bias / A_log
+    num_v_heads // attn_tp_size, :186-189)."""
+    t = spec.text
+    nk, nv = t["linear_num_key_heads"], t["linear_num_value_heads"]
+    kd, vd = nk * t["linear_key_head_dim"], nv * t["linear_value_head_dim"]
+    h = spec.hidden_size
+    conv = (2 * kd + vd) * t["linear_conv_kernel_dim"] * per  # quant_config=None
+    return linear(2 * kd + 2 * vd, h) + linear(2 * nv, h) + conv + linear(h, vd) + nv * (per + 4)
 
 
 def dp_lm_head_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:

@@ -136,7 +136,8 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
 def model_config(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None = None) -> MambaState | None:
     """model_config: state shapes, TP divisibility of attention heads, the draft's context length."""
     try:
-        state = mamba_state(job.model.spec, args.tp_size, args.env)
+        # the mamba heads are split over the attention-TP group (configs/qwen3_next.py:291-301 @0.5.16)
+        state = mamba_state(job.model.spec, args.tp_size // args.attn_dp_size, args.env)
         _check_heads(job.model.spec, args.tp_size)
         if draft is not None:
             _draft_context(draft, args)

@@ -95,19 +95,26 @@ def ep_refusal(raw: dict[str, Any], model, version: str) -> str | None:
 # 1102-1106 @0.5.16)
 GQA_ARCHS = {"Qwen3MoeForCausalLM": "Qwen3-MoE", "Glm4MoeForCausalLM": "GLM-4.x MoE",
              "MiniMaxM2ForCausalLM": "MiniMax-M2"}
-MODELLED = ("MLA models (DeepSeek-V3 / R1, V3.2 with the DSA indexer, Kimi-K2) and the GQA MoE models "
-            + " / ".join(GQA_ARCHS.values()))
+# hybrid Gated DeltaNet MoE, text-only: the GDN projections and the mamba state over attn_tp (models/qwen3_next.py:
+# 99-232, configs/qwen3_next.py:291-301 @0.5.16), the mamba slots per DP shard (max_mamba_cache_size // attn_dp,
+# or R // attn_dp with the radix cache off: mem_cache/kv_cache_configurator.py:1713-1741 @0.5.16, :3304-3336 @0.5.23)
+HYBRID_ARCHS = {"Qwen3NextForCausalLM": "Qwen3-Next"}
+MODELLED = ("MLA models (DeepSeek-V3 / R1, V3.2 with the DSA indexer, Kimi-K2), the GQA MoE models "
+            + " / ".join(GQA_ARCHS.values()) + " and the hybrid GDN MoE " + " / ".join(HYBRID_ARCHS.values()) + " (text-only)")
 # speculative decoding verified with DP attention: the MLA checkpoint's own MTP layer (no separate draft)
 SPEC = ("NEXTN", "EAGLE")
 
 
 def family(model) -> str | None:
-    """'mla' (with or without DSA), 'gqa' (a verified GQA MoE architecture, text-only, full attention), else None."""
+    """'mla' (with or without DSA), 'gqa' (a verified GQA MoE architecture, text-only: full attention, or hybrid
+    GDN), else None."""
     if model.mla is not None:
         return "mla"
     if (model.architecture in GQA_ARCHS and model.hybrid is None and model.sliding is None
             and model.vision is None):
         return "gqa"
+    if model.architecture in HYBRID_ARCHS and model.hybrid == "gdn" and model.vision is None:
+        return "gqa"  # its full-attention layers as GQA, the GDN layers beside them
     return None
 
 
