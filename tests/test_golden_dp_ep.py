@@ -32,7 +32,8 @@ WIDE = {(v, c["id"]): e for v, c, e in ALL if c["id"] in {x["id"] for x, _ in re
 def _plan(case: dict, flags=None, version=None):
     gpu = find_profile(case["gpu"])
     assert gpu.capacity_mib == case["gpu_total_mib"] and gpu.compute_capability == case["gpu_sm"]
-    model = resolve_model(case["planner_model"])  # the catalog's config, the one config_json names
+    name = case["planner_model"]  # the catalog's config, the one config_json names; or a path from the case folder
+    model = resolve_model(str(case["folder"] / name) if name.startswith("../") else name)
     return make_plan(gpu, model, list(flags or case["flags"]), case.get("env") or {}, case["free_before_gib"],
                      case["free_after_gib"], version=version or case["version"])
 
@@ -74,10 +75,12 @@ def test_unverified_combinations_are_refused_by_name():
                                        r"the attention-TP group, without DP attention"):
         _plan(case, flags=["--tp-size", "8", "--enable-dp-lm-head"])
     h200 = find_profile("h200")
-    v32 = resolve_model("deepseek-v3.2")  # DSA with DP attention is modelled, its NEXTN draft with it is not
-    with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NEXTN on deepseek-v3.2 is not"):
-        make_plan(h200, v32, list(case["flags"]) + ["--speculative-algorithm", "NEXTN"], {}, 139.0, 60.28,
-                  version="0.5.16")
+    nxt = resolve_model("qwen3-next-80b-a3b")  # DP attention is modelled, its MTP draft with it is not
+    with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NEXTN on qwen3-next-80b-a3b-instruct "
+                                       r"is not modelled by this planner yet; modelled: NEXTN / EAGLE on the "
+                                       r"checkpoint's own MTP layer of DeepSeek-V3 / R1 / V3.2 and GLM-4.x MoE"):
+        make_plan(h200, nxt, ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--speculative-algorithm",
+                              "NEXTN"], {}, 139.0, 60.28, version="0.5.16")
     for name in ("qwen3.5-35b-a3b", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # multimodal GDN, dense, sliding window
         with pytest.raises(BadInput, match=r"--dp-size 8 --enable-dp-attention: DP attention for \S+ is not modelled "
                                            r"yet; modelled: MLA models .*, the GQA MoE models Qwen3-MoE / GLM-4.x MoE / "
@@ -109,6 +112,10 @@ def test_the_wide_set_reaches_what_it_claims():
         assert nx["tp4_dp4_maxmambacachesize_400"]["max_mamba_cache_size"] == 400 // 4
         assert nx["tp8_dp8_maxmambacachesize_400"]["max_mamba_cache_size"] == 400 // 8
         assert nx["tp4_dp2_disableradixcache_maxrunningrequests_256"]["max_mamba_cache_size"] == 256 // 2
+    for v in RELEASES:  # the own-MTP drafts of V3.2 and GLM-4.7 with DP attention: a draft pool beside the target's
+        for tag in ("v32", "glm47fp8"):
+            e = WIDE[(v, f"h200_{tag}_tp8_dp8_nextn")]
+            assert e["outcome"] == "ok" and e["pool_draft_kv_bytes"] > 0, (v, tag)
     m16 = WIDE[("0.5.16", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
     m23 = WIDE[("0.5.23", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
     assert m16 > m23  # 0.5.23 still reserves len(prefill capture list) x 8 MiB for the breakable graph
@@ -168,6 +175,28 @@ def test_dp_attention_splits_the_gated_deltanet_layers_too():
     from planner.catalog.weights import replicated_kv_bytes  # tp 4 > 2 KV heads: one head per GPU already counted
 
     assert dp_attention_gqa_bytes(spec, 4, 4) == whole - -(-whole // 4) - replicated_kv_bytes(spec, 4)
+
+
+def test_dp_attention_widens_the_mtp_drafts_load():
+    """0.5.14+ holds the MTP draft's weights when it sizes the pools; under DP attention its embedding (built with the
+    target's layout) and its MTP layer's attention are split over attn_tp: the planner's estimate adds them."""
+    from planner.catalog.weights import dp_attention_draft_bytes
+
+    spec = resolve_model("deepseek-v3").spec
+    emb = -(-129280 // 64) * 64 * 7168 * 2
+    extra = dp_attention_draft_bytes(spec, 8, 8)
+    assert emb - emb // 8 < extra < emb - emb // 8 + 2**30  # the embedding, and one layer's attention
+    assert dp_attention_draft_bytes(spec, 8, 8, lm_head=True) - extra == emb - emb // 8
+    assert dp_attention_draft_bytes(spec, 8, 1) == 0
+    assert dp_attention_draft_bytes(resolve_model("qwen3-235b-a22b").spec, 8, 8) == 0  # no MTP layer
+    gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
+    flags = ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"]
+    plain = make_plan(gpu, model, flags, version="0.5.16")
+    nextn = make_plan(gpu, model, flags + ["--speculative-algorithm", "NEXTN"], version="0.5.16")
+    one = make_plan(gpu, model, ["--tp-size", "8", "--speculative-algorithm", "NEXTN"], version="0.5.16")
+    base = make_plan(gpu, model, ["--tp-size", "8"], version="0.5.16")
+    # the draft's load under DP attention = its load without it + the estimate
+    assert (plain.free_after_bytes - nextn.free_after_bytes) - (base.free_after_bytes - one.free_after_bytes) == extra
 
 
 def test_expert_parallel_keeps_the_sizing_and_the_weights():

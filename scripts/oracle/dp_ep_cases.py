@@ -36,6 +36,7 @@ EAGLE1 = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "-
 # Qwen3.5-MoE is multimodal: its vision tower is split over attn_tp too (models/qwen3_vl.py:112-132 @0.5.16), which
 # the planner's weights do not model, so DP attention refuses it; the oracle runs it (hybrid_cases(models=...))
 HYBRID = ("qwen3.5-35b-a3b",)
+GLM_NEXTN = "../../dense/configs/zai-org__GLM-4.7-FP8.abbreviated-nextn.config.json"  # relative to the cases file
 NEXTN = ["--speculative-algorithm", "NEXTN"]
 EAGLE = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
          "--speculative-num-draft-tokens", "8"]
@@ -131,6 +132,15 @@ def wide_cases(version):
             out.append(_case(f"{gpu}_{model}_tp{tp}_dp{dp}_{sname}_dplmhead", gpu, model, cfg,
                              ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention",
                               "--enable-dp-lm-head"] + spec, frac=0.4))
+    # NEXTN / EAGLE on the own MTP layer of DeepSeek-V3.2 (DSA) and GLM-4.7-FP8 (the abbreviated config with the
+    # checkpoint's num_nextn_predict_layers 1, tests/golden/dense/configs/SOURCES.md)
+    for gpu in ("h200", "b200"):
+        for model, cfg, tag in (("deepseek-v3.2", WIDE["deepseek-v3.2"], "v32"), (GLM_NEXTN, GLM_NEXTN, "glm47fp8")):
+            for tp, dp in ((8, 8), (8, 4), (8, 2)):
+                for sname, spec in (("nextn", NEXTN), ("eagle1", EAGLE1)):
+                    out.append(_case(f"{gpu}_{tag}_tp{tp}_dp{dp}_{sname}", gpu, model, cfg,
+                                     ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention"] + spec,
+                                     frac=0.4))
     return out + hybrid_cases(version)
 
 
@@ -216,7 +226,7 @@ def random_wide_cases(version, seed, count):
         if version == "0.5.23" and rng.random() < 0.5:
             dpf = ["--attn-dp-size", str(dp)]
         flags = ["--tp-size", str(tp)] + dpf
-        if model == "deepseek-v3" and rng.random() < 0.8:
+        if model in ("deepseek-v3", "deepseek-v3.2") and rng.random() < 0.8:
             flags += rng.choice([NEXTN, ["--speculative-algorithm", "EAGLE",
                                          "--speculative-num-steps", str(rng.choice([1, 2, 3])),
                                          "--speculative-eagle-topk", str(rng.choice([1, 1, 2])),

@@ -13,8 +13,8 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import (dp_attention_gqa_bytes, dp_attention_mla_bytes, dp_lm_head_bytes, mtp_weight_bytes,
-                                     replicated_kv_bytes, replicated_mla_bytes)
+from planner.catalog.weights import (dp_attention_draft_bytes, dp_attention_gqa_bytes, dp_attention_mla_bytes,
+                                     dp_lm_head_bytes, mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes)
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -232,6 +232,12 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
 
                 dw, how = weight_load(draft, tp_guess, rules, standalone_checkpoint_weights(flags, model))
+            dp_draft = dp_attention_draft_bytes(model.spec, tp_guess, _attn_dp_from_flags(flags),
+                                                "--enable-dp-lm-head" in flags) if draft is None else 0
+            if dp_draft:
+                dw += dp_draft
+                how += (f" + {dp_draft:,} B under DP attention (estimate: the draft's embedding and its MTP "
+                        "layer's attention over attn_tp, weights.dp_attention_draft_bytes)")
             if dw:
                 fa -= dw
                 w += dw

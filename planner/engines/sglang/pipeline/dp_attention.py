@@ -101,8 +101,11 @@ GQA_ARCHS = {"Qwen3MoeForCausalLM": "Qwen3-MoE", "Glm4MoeForCausalLM": "GLM-4.x 
 HYBRID_ARCHS = {"Qwen3NextForCausalLM": "Qwen3-Next"}
 MODELLED = ("MLA models (DeepSeek-V3 / R1, V3.2 with the DSA indexer, Kimi-K2), the GQA MoE models "
             + " / ".join(GQA_ARCHS.values()) + " and the hybrid GDN MoE " + " / ".join(HYBRID_ARCHS.values()) + " (text-only)")
-# speculative decoding verified with DP attention: the MLA checkpoint's own MTP layer (no separate draft)
+# speculative decoding verified with DP attention: NEXTN / EAGLE on the checkpoint's own MTP layer (no separate
+# draft) of an MLA model (DeepSeek-V3 / R1, V3.2) or GLM-4.x MoE; the draft's weights under DP attention are the
+# planner's estimate (weights.dp_attention_draft_bytes)
 SPEC = ("NEXTN", "EAGLE")
+SPEC_GQA_ARCHS = ("Glm4MoeForCausalLM",)
 
 
 def family(model) -> str | None:
@@ -123,11 +126,12 @@ def _spec_refusal(raw: dict[str, Any], model) -> str | None:
     algo = str(raw.get("speculative_algorithm") or "").upper()
     if not algo:
         return None
-    if (algo in SPEC and model.mla is not None and not model.mla.dsa and model.mtp_layers
+    if (algo in SPEC and (model.mla is not None or model.architecture in SPEC_GQA_ARCHS) and model.mtp_layers
             and not raw.get("speculative_draft_model_path")):
         return None
     return (f"{_flag(raw)}: DP attention with --speculative-algorithm {algo} on {model.name} is not modelled by this "
-            "planner yet; modelled: NEXTN / EAGLE on the checkpoint's own MTP layer of DeepSeek-V3 / R1")
+            "planner yet; modelled: NEXTN / EAGLE on the checkpoint's own MTP layer of DeepSeek-V3 / R1 / V3.2 and "
+            "GLM-4.x MoE")
 
 
 def refusal(raw: dict[str, Any], model, version: str) -> str | None:
