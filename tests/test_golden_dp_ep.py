@@ -21,7 +21,9 @@ from planner.engines.sglang.plan import make_plan
 from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dp_ep"
-RELEASES = ("0.5.16", "0.5.23")
+RELEASES = ("0.5.16", "0.5.21", "0.5.22", "0.5.23")  # pipeline/dp_attention.py DP_VERIFIED
+EP_RELEASES = ("0.5.16", "0.5.23")  # expert parallel: pipeline/dp_attention.py VERIFIED
+MLA_SPEC = ("0.5.16", "0.5.22", "0.5.23")  # NEXTN / EAGLE on an MLA model's MTP layer (0.5.21 refuses it)
 ALL = [(v, {**c, "folder": HERE / f"sglang-{v}"}, e) for v in RELEASES
        for c, e in read_pairs(HERE, v) + read_pairs(HERE, v, cases="random.jsonl", results="random_results.jsonl")
        + read_pairs(HERE, v, cases="wide.jsonl", results="wide_results.jsonl")]
@@ -63,8 +65,10 @@ def test_the_sets_divide_per_rank():
 
 def test_unverified_combinations_are_refused_by_name():
     case = next(c for v, c, _ in ALL if v == "0.5.16")
-    with pytest.raises(BadInput, match=r"DP attention on SGLang 0\.5\.20 is not modelled"):
-        _plan(case, version="0.5.20")
+    for old in ("0.5.20", "0.5.17", "0.5.15", "0.5.9"):  # the oracle adapters do not stamp the DP widths there
+        with pytest.raises(BadInput, match=rf"DP attention on SGLang {old} is not modelled by this planner yet; "
+                                           r"modelled: 0\.5\.16, 0\.5\.21, 0\.5\.22, 0\.5\.23"):
+            _plan(case, version=old)
     with pytest.raises(BadInput, match=r"--dp-size 8: not modelled by this planner \(data-parallel replicas"):
         _plan(case, flags=["--tp-size", "8", "--dp-size", "8"])
     with pytest.raises(BadInput, match=r"--speculative-algorithm NGRAM: .* not modelled"):  # MLA's own refusal
@@ -102,9 +106,10 @@ def test_the_wide_set_reaches_what_it_claims():
         assert cell["h200_qwen3-235b-a22b_tp8_dp8_default"] == 4 * 128 * 94 * 2 * 2
         assert cell["h200_qwen3-235b-a22b_tp8_dp4_default"] == 2 * 128 * 94 * 2 * 2
         assert cell["h200_qwen3-235b-a22b_tp8_dp2_default"] == cell["h200_qwen3-235b-a22b_tp4_dp4_default"] // 4
-        assert cell["h200_v3_tp8_dp8_nextn_default"] > cell.get("h200_deepseek-v3_tp8_dp8_nospec_dplmhead", 0)
         ok = [e for k, e in WIDE.items() if k[0] == v and e["outcome"] == "ok"]
-        assert sum(1 for e in ok if e["speculative_algorithm"] in ("NEXTN", "EAGLE")) >= 20, v
+        assert sum(1 for e in ok if e["speculative_algorithm"] in ("NEXTN", "EAGLE")) >= (20 if v in MLA_SPEC else 6), v
+        if v in MLA_SPEC:
+            assert cell["h200_v3_tp8_dp8_nextn_default"] > cell.get("h200_deepseek-v3_tp8_dp8_nospec_dplmhead", 0)
     for v in RELEASES:  # Qwen3-Next: the mamba state per attention-TP rank, the slots per DP shard
         nx = {k[1][len("h200_qwen3-next-80b-a3b_"):]: e for k, e in WIDE.items()
               if k[0] == v and k[1].startswith("h200_qwen3-next-80b-a3b_")}
@@ -113,7 +118,7 @@ def test_the_wide_set_reaches_what_it_claims():
         assert nx["tp8_dp8_maxmambacachesize_400"]["max_mamba_cache_size"] == 400 // 8
         assert nx["tp4_dp2_disableradixcache_maxrunningrequests_256"]["max_mamba_cache_size"] == 256 // 2
     for v in RELEASES:  # the own-MTP drafts of V3.2 and GLM-4.7 with DP attention: a draft pool beside the target's
-        for tag in ("v32", "glm47fp8"):
+        for tag in ("v32", "glm47fp8") if v in MLA_SPEC else ("glm47fp8",):
             e = WIDE[(v, f"h200_{tag}_tp8_dp8_nextn")]
             assert e["outcome"] == "ok" and e["pool_draft_kv_bytes"] > 0, (v, tag)
     m16 = WIDE[("0.5.16", "h200_qwen3-235b-a22b_tp8_dp8_default")]["mem_fraction_static"]
@@ -202,7 +207,7 @@ def test_dp_attention_widens_the_mtp_drafts_load():
 def test_expert_parallel_keeps_the_sizing_and_the_weights():
     """--ep-size E dividing tp (a2a none): SGLang's sizing is the same with and without it (the golden summaries are
     equal pairwise), and the planner's weights per GPU too (E experts shards, each TP-split tp // E ways)."""
-    for version in RELEASES:
+    for version in EP_RELEASES:
         rows = {c["id"]: e for v, c, e in ALL if v == version and c["id"].startswith(("h200_", "b200_"))}
         pairs = [(k, k.replace("_ep8_", "_")) for k in rows if "_dp8_ep8_" in k or "_dp4_ep8_" in k]
         pairs = [(a, b) for a, b in pairs if b in rows]
@@ -210,7 +215,7 @@ def test_expert_parallel_keeps_the_sizing_and_the_weights():
         for with_ep, without in pairs:  # e.g. h200_tp8_dp8_ep8_default vs h200_tp8_dp8_default
             assert rows[with_ep] == rows[without], (version, with_ep)
     gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
-    for version in RELEASES:
+    for version in EP_RELEASES:
         plain = make_plan(gpu, model, ["--tp-size", "8"], version=version)
         ep = make_plan(gpu, model, ["--tp-size", "8", "--ep-size", "8"], version=version)
         assert plain.free_after_bytes == ep.free_after_bytes

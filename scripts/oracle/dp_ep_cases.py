@@ -5,6 +5,7 @@ the repository's adapters, which stamp attn_dp_size / attn_tp_size as SGLang com
     bash scripts/oracle/oracle_copy.sh /tmp/oracle-dpep
     python3 scripts/oracle/dp_ep_cases.py regen --version 0.5.16 --oracle /tmp/oracle-dpep
     python3 scripts/oracle/dp_ep_cases.py regen --version 0.5.23 --oracle /tmp/oracle-dpep
+    python3 scripts/oracle/dp_ep_cases.py regen --version 0.5.21 --oracle /tmp/oracle-dpep   # and 0.5.22
     python3 scripts/oracle/agree.py --family dpep --version 0.5.16 --seed 5 --count 40   # fresh random launches
     python3 scripts/oracle/dp_ep_cases.py regen --set wide --version 0.5.23 --oracle /tmp/oracle-dpep  # wide.jsonl
     python3 scripts/oracle/agree.py --family dpwide --version 0.5.23 --seed 11 --count 40 --oracle /tmp/oracle-dpep
@@ -23,6 +24,12 @@ REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 CFG = "../../../../planner/catalog/configs/"
 V3 = CFG + "deepseek-ai__DeepSeek-V3.config.json"
 MODELS = {"deepseek-v3": V3, "kimi-k2-instruct": CFG + "moonshotai__Kimi-K2-Instruct.config.json"}
+# expert parallel is verified (and planned) on these releases only (pipeline/dp_attention.py ep_refusal); the other
+# releases' sets leave its cases out
+EP_RELEASES = ("0.5.16", "0.5.23")
+# NEXTN / EAGLE on an MLA checkpoint's own MTP layer is refused by the planner on these releases, with or without DP
+# attention (scripts/oracle/mla_cases.py NO_NEXTN): their sets leave those cases out
+MLA_NO_NEXTN = ("0.5.15", "0.5.20", "0.5.21")
 # DP attention beyond MLA without spec (the wide set, wide.jsonl): GQA MoE, DSA, hybrid GDN MoE
 WIDE = {"qwen3-235b-a22b": CFG + "Qwen__Qwen3-235B-A22B.config.json",
         "qwen3-30b-a3b": CFG + "Qwen__Qwen3-30B-A3B.config.json",
@@ -59,7 +66,7 @@ def cases(version):
                 out.append(dict(id=cid, gpu=gpu, gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
                                 planner_model="deepseek-v3", config_json=V3, flags=["--tp-size", str(tp)] + dpf + extra,
                                 free_before_gib=fb, free_after_gib=fa, env={}))
-    for gpu in ("h200", "b200"):  # expert parallel (--moe-a2a-backend none), with and without DP attention
+    for gpu in ("h200", "b200") if version in EP_RELEASES else ():  # expert parallel (--moe-a2a-backend none)
         total, sm, name, fb, fa = GPUS[gpu]
         for tp, dp, ep in ((8, 1, 8), (8, 1, 4), (8, 1, 2), (8, 8, 8), (8, 4, 8), (8, 2, 4), (4, 4, 4)):
             for extra in ([], ["--max-running-requests", "512"], ["--kv-cache-dtype", "fp8_e4m3"]):
@@ -93,7 +100,8 @@ def wide_cases(version):
     out = []
     # 0.5.23's parser finds --cuda-graph-max-bs ambiguous (-decode / -prefill): its decode spelling there
     gmax = "--cuda-graph-max-bs-decode" if version == "0.5.23" else "--cuda-graph-max-bs"
-    for gpu in ("h200", "b200"):
+    mla_spec = version not in MLA_NO_NEXTN
+    for gpu in ("h200", "b200") if mla_spec else ():
         for tp, dp in ((8, 8), (8, 4), (8, 2), (4, 4)):
             for sname, spec in (("nextn", NEXTN), ("eagle", EAGLE)):
                 for extra in ([], ["--max-running-requests", "256"], ["--kv-cache-dtype", "fp8_e4m3"],
@@ -114,7 +122,7 @@ def wide_cases(version):
                     out.append(_case(f"{gpu}_{model}_tp{tp}_dp{dp}_{tag}", gpu, model, WIDE[model],
                                      ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention"] + extra,
                                      frac=0.4))
-    for gpu in ("h200", "b200", "h100-sxm"):  # EAGLE topk 1 (the public DeepSeek recipe's 3 / 1 / 4)
+    for gpu in ("h200", "b200", "h100-sxm") if mla_spec else ():  # EAGLE topk 1 (the public recipe's 3 / 1 / 4)
         for tp, dp in ((8, 8), (8, 4), (8, 2), (4, 4)):
             for extra in ([], ["--max-running-requests", "128"]):
                 tag = "_".join(x.lstrip("-").replace("-", "") for x in extra) or "default"
@@ -128,6 +136,8 @@ def wide_cases(version):
                                          ("qwen3-235b-a22b", WIDE["qwen3-235b-a22b"], 8, 4, []),
                                          ("glm-4.7", WIDE["glm-4.7"], 8, 8, []),
                                          ("deepseek-v3.2", WIDE["deepseek-v3.2"], 8, 8, [])):
+            if spec and not mla_spec:
+                continue
             sname = spec[1].lower() if spec else "nospec"
             out.append(_case(f"{gpu}_{model}_tp{tp}_dp{dp}_{sname}_dplmhead", gpu, model, cfg,
                              ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention",
@@ -135,7 +145,8 @@ def wide_cases(version):
     # NEXTN / EAGLE on the own MTP layer of DeepSeek-V3.2 (DSA) and GLM-4.7-FP8 (the abbreviated config with the
     # checkpoint's num_nextn_predict_layers 1, tests/golden/dense/configs/SOURCES.md)
     for gpu in ("h200", "b200"):
-        for model, cfg, tag in (("deepseek-v3.2", WIDE["deepseek-v3.2"], "v32"), (GLM_NEXTN, GLM_NEXTN, "glm47fp8")):
+        for model, cfg, tag in ((("deepseek-v3.2", WIDE["deepseek-v3.2"], "v32"),) if mla_spec else ()) + (
+                (GLM_NEXTN, GLM_NEXTN, "glm47fp8"),):
             for tp, dp in ((8, 8), (8, 4), (8, 2)):
                 for sname, spec in (("nextn", NEXTN), ("eagle1", EAGLE1)):
                     out.append(_case(f"{gpu}_{tag}_tp{tp}_dp{dp}_{sname}", gpu, model, cfg,
@@ -201,7 +212,8 @@ def random_cases(version, seed, count):
         if rng.random() < 0.1:
             flags += ["--disable-radix-cache"]
         if rng.random() < 0.4:
-            flags += ["--ep-size", str(rng.choice([e for e in (2, 4, 8) if tp % e == 0]))]
+            ep = ["--ep-size", str(rng.choice([e for e in (2, 4, 8) if tp % e == 0]))]
+            flags += ep if version in EP_RELEASES else []  # the same draws on every release
         fa = round(total / 1024 * rng.choice([0.1, 0.2, 0.35, 0.5]), 2)
         out.append(dict(id=f"r{seed}_{i:03d}", gpu=gpu, gpu_total_mib=total, gpu_sm=sm, gpu_name=name,
                         planner_model=model, config_json=MODELS[model], flags=flags, free_before_gib=fb,
@@ -227,7 +239,7 @@ def random_wide_cases(version, seed, count):
             dpf = ["--attn-dp-size", str(dp)]
         flags = ["--tp-size", str(tp)] + dpf
         if model in ("deepseek-v3", "deepseek-v3.2") and rng.random() < 0.8:
-            flags += rng.choice([NEXTN, ["--speculative-algorithm", "EAGLE",
+            flags += [] if version in MLA_NO_NEXTN else rng.choice([NEXTN, ["--speculative-algorithm", "EAGLE",
                                          "--speculative-num-steps", str(rng.choice([1, 2, 3])),
                                          "--speculative-eagle-topk", str(rng.choice([1, 1, 2])),
                                          "--speculative-num-draft-tokens", str(rng.choice([2, 4, 6]))]])

@@ -555,11 +555,12 @@ def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe
 
 def per_dp_worker(args: ResolvedArgs) -> int:
     """--max-running-requests per attention-DP worker: R // attn_dp_size (mem_cache/kv_cache_configurator.py:1631
-    @0.5.16; max(1, R // attn_dp_size), :3128 @0.5.23); R without DP attention."""
+    @0.5.16, :2301 @0.5.21, :2809 @0.5.22; max(1, R // attn_dp_size) from 0.5.23, :3128 @0.5.23); R without DP
+    attention."""
     r, d = args.max_running_requests, args.attn_dp_size
     if d <= 1:
         return r
-    return r // d if args.rules.version == "0.5.16" else max(1, r // d)
+    return max(1, r // d) if args.rules.version == "0.5.23" else r // d
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
