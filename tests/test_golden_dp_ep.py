@@ -85,10 +85,10 @@ def test_unverified_combinations_are_refused_by_name():
                                        r"checkpoint's own MTP layer of DeepSeek-V3 / R1 / V3.2 and GLM-4.x MoE"):
         make_plan(h200, nxt, ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--speculative-algorithm",
                               "NEXTN"], {}, 139.0, 60.28, version="0.5.16")
-    for name in ("qwen3.5-35b-a3b", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # multimodal GDN, dense, sliding window
+    for name in ("qwen3-vl-30b-a3b-instruct", "llama-3.1-70b-instruct", "gpt-oss-120b"):  # VL MoE, dense, SWA
         with pytest.raises(BadInput, match=r"--dp-size 8 --enable-dp-attention: DP attention for \S+ is not modelled "
                                            r"yet; modelled: MLA models .*, the GQA MoE models Qwen3-MoE / GLM-4.x MoE / "
-                                           r"MiniMax-M2 and the hybrid GDN MoE Qwen3-Next \(text-only\)"):
+                                           r"MiniMax-M2 and the hybrid GDN MoE Qwen3-Next / Qwen3.5-MoE$"):
             make_plan(h200, resolve_model(name), list(case["flags"]), {}, 139.0, 60.28, version="0.5.16")
     with pytest.raises(BadInput, match=r"DP attention with --speculative-algorithm NGRAM on qwen3-235b-a22b is not "
                                        r"modelled by this planner yet; modelled: NEXTN / EAGLE on the checkpoint's own"):
@@ -180,6 +180,14 @@ def test_dp_attention_splits_the_gated_deltanet_layers_too():
     from planner.catalog.weights import replicated_kv_bytes  # tp 4 > 2 KV heads: one head per GPU already counted
 
     assert dp_attention_gqa_bytes(spec, 4, 4) == whole - -(-whole // 4) - replicated_kv_bytes(spec, 4)
+    # Qwen3.5-MoE: its vision tower (27 blocks, hidden 1152, MLP 4304) moves to 1/attn_tp with the rest
+    import dataclasses
+
+    q35 = resolve_model("qwen3.5-35b-a3b").spec
+    vision = 27 * (4 * 1152 * 1152 + 2 * 1152 * 4304) * 2
+    text_only = dataclasses.replace(q35, vision=None)
+    gap = dp_attention_gqa_bytes(q35, 4, 4) - dp_attention_gqa_bytes(text_only, 4, 4)
+    assert abs(gap - (vision - vision // 4)) <= 4
 
 
 def test_dp_attention_widens_the_mtp_drafts_load():

@@ -267,8 +267,10 @@ def _mla_attn_and_embedding(spec: ModelSpec) -> tuple[int, int]:
 
 def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     """Bytes per GPU above what :func:`replicated_kv_bytes` and the even 1/tp split give, under DP attention for a
-    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2; Qwen3-Next with its gated q_proj and its Gated DeltaNet
-    layers, :func:`_gdn_layer_bytes`): q_proj / o_proj and the vocabulary embedding are split
+    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2; Qwen3-Next / Qwen3.5-MoE with the gated q_proj and the Gated
+    DeltaNet layers, :func:`_gdn_layer_bytes`, and Qwen3.5's vision tower, whose blocks take tp_size=attn_tp_size
+    without --mm-enable-dp-encoder, models/qwen3_vl.py:112-132, 264-295 @0.5.16, as estimate_params sizes it):
+    q_proj / o_proj and the vocabulary embedding are split
     over attn_tp = tp // attn_dp instead of tp, k_proj / v_proj over attn_tp with one KV head per GPU when attn_tp
     exceeds the KV heads (QKVParallelLinear with tp_size=attn_tp_size, models/qwen3_moe.py:453-496,
     glm4_moe.py:205-248, minimax_m2.py:287-330; VocabParallelEmbedding(use_attn_tp_group=
@@ -283,6 +285,11 @@ def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     qo = layers * q1
     if spec.hybrid == "gdn":
         qo += len(spec.mamba_layer_ids) * _gdn_layer_bytes(spec, _linear_bytes(spec), per)
+    if spec.vision and spec.vision.hidden_size:  # Qwen3.5's vision tower: over attn_tp too (models/qwen3_vl.py:112-132)
+        vh = spec.vision.hidden_size
+        depth = spec.vision.num_hidden_layers or spec.vision.depth or 0
+        vinter = int((spec.raw.get("vision_config") or {}).get("intermediate_size") or 4 * vh)
+        qo += depth * (4 * vh * vh + 2 * vh * vinter) * per  # estimate_params' vision term
     kv, one_head = layers * kv1, layers * head1
     emb = spec.vocab_size * spec.hidden_size * per
     attn_tp = max(1, tp // attn_dp)

@@ -37,12 +37,11 @@ WIDE = {"qwen3-235b-a22b": CFG + "Qwen__Qwen3-235B-A22B.config.json",
         "minimax-m2": CFG + "MiniMaxAI__MiniMax-M2.reconstructed.config.json",
         "deepseek-v3.2": CFG + "deepseek-ai__DeepSeek-V3.2.config.json",
         "qwen3-next-80b-a3b": CFG + "Qwen__Qwen3-Next-80B-A3B-Instruct.config.json",
-        "qwen3.5-35b-a3b": CFG + "Qwen__Qwen3.5-35B-A3B.config.json"}
+        "qwen3.5-35b-a3b": CFG + "Qwen__Qwen3.5-35B-A3B.config.json",
+        "qwen3.5-397b-a17b": CFG + "Qwen__Qwen3.5-397B-A17B.config.json"}
 EAGLE1 = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
           "--speculative-num-draft-tokens", "4"]
-# Qwen3.5-MoE is multimodal: its vision tower is split over attn_tp too (models/qwen3_vl.py:112-132 @0.5.16), which
-# the planner's weights do not model, so DP attention refuses it; the oracle runs it (hybrid_cases(models=...))
-HYBRID = ("qwen3.5-35b-a3b",)
+HYBRID = ("qwen3.5-35b-a3b", "qwen3.5-397b-a17b")  # not in the random draws (multimodal: a ViT reserve)
 GLM_NEXTN = "../../dense/configs/zai-org__GLM-4.7-FP8.abbreviated-nextn.config.json"  # relative to the cases file
 NEXTN = ["--speculative-algorithm", "NEXTN"]
 EAGLE = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
@@ -155,11 +154,12 @@ def wide_cases(version):
     return out + hybrid_cases(version)
 
 
-def hybrid_cases(version, models=("qwen3-next-80b-a3b",)):
-    """Hybrid GDN MoE (Qwen3-Next; Qwen3.5-MoE on request) with DP attention: mamba state per attention-TP rank,
-    slots per DP shard."""
+def hybrid_cases(version, models=("qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "qwen3.5-397b-a17b")):
+    """Hybrid GDN MoE (Qwen3-Next, Qwen3.5-MoE) with DP attention: mamba state per attention-TP rank, slots per DP
+    shard."""
     out = []
-    shapes_of = {"qwen3-next-80b-a3b": ((4, 4), (4, 2), (8, 8)), "qwen3.5-35b-a3b": ((2, 2), (4, 4))}
+    shapes_of = {"qwen3-next-80b-a3b": ((4, 4), (4, 2), (8, 8)), "qwen3.5-35b-a3b": ((2, 2), (4, 4)),
+                 "qwen3.5-397b-a17b": ((8, 8), (8, 4))}
     for model, shapes in ((m, shapes_of[m]) for m in models):
         for gpu in ("h200", "h100-sxm"):
             for tp, dp in shapes:

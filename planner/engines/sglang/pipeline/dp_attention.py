@@ -104,9 +104,12 @@ GQA_ARCHS = {"Qwen3MoeForCausalLM": "Qwen3-MoE", "Glm4MoeForCausalLM": "GLM-4.x 
 # hybrid Gated DeltaNet MoE, text-only: the GDN projections and the mamba state over attn_tp (models/qwen3_next.py:
 # 99-232, configs/qwen3_next.py:291-301 @0.5.16), the mamba slots per DP shard (max_mamba_cache_size // attn_dp,
 # or R // attn_dp with the radix cache off: mem_cache/kv_cache_configurator.py:1713-1741 @0.5.16, :3304-3336 @0.5.23)
-HYBRID_ARCHS = {"Qwen3NextForCausalLM": "Qwen3-Next"}
+HYBRID_ARCHS = {"Qwen3NextForCausalLM": "Qwen3-Next", "Qwen3_5MoeForConditionalGeneration": "Qwen3.5-MoE"}
+# Qwen3.5-MoE's vision tower is split over attn_tp as well (models/qwen3_vl.py:112-132, 264-295 @0.5.16;
+# --mm-enable-dp-encoder, which replicates it, is refused by the flag audit)
+VISION_ARCHS = ("Qwen3_5MoeForConditionalGeneration",)
 MODELLED = ("MLA models (DeepSeek-V3 / R1, V3.2 with the DSA indexer, Kimi-K2), the GQA MoE models "
-            + " / ".join(GQA_ARCHS.values()) + " and the hybrid GDN MoE " + " / ".join(HYBRID_ARCHS.values()) + " (text-only)")
+            + " / ".join(GQA_ARCHS.values()) + " and the hybrid GDN MoE " + " / ".join(HYBRID_ARCHS.values()))
 # speculative decoding verified with DP attention: NEXTN / EAGLE on the checkpoint's own MTP layer (no separate
 # draft) of an MLA model (DeepSeek-V3 / R1, V3.2) or GLM-4.x MoE; the draft's weights under DP attention are the
 # planner's estimate (weights.dp_attention_draft_bytes)
@@ -122,7 +125,8 @@ def family(model) -> str | None:
     if (model.architecture in GQA_ARCHS and model.hybrid is None and model.sliding is None
             and model.vision is None):
         return "gqa"
-    if model.architecture in HYBRID_ARCHS and model.hybrid == "gdn" and model.vision is None:
+    if model.architecture in HYBRID_ARCHS and model.hybrid == "gdn" and (model.vision is None
+                                                                         or model.architecture in VISION_ARCHS):
         return "gqa"  # its full-attention layers as GQA, the GDN layers beside them
     return None
 
