@@ -21,9 +21,9 @@ from planner.engines.sglang.plan import make_plan
 from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dp_ep"
-RELEASES = ("0.5.16", "0.5.21", "0.5.22", "0.5.23")  # pipeline/dp_attention.py DP_VERIFIED
+RELEASES = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")  # pipeline/dp_attention.py DP_VERIFIED
 EP_RELEASES = ("0.5.16", "0.5.23")  # expert parallel: pipeline/dp_attention.py VERIFIED
-MLA_SPEC = ("0.5.16", "0.5.22", "0.5.23")  # NEXTN / EAGLE on an MLA model's MTP layer (0.5.21 refuses it)
+MLA_SPEC = ("0.5.16", "0.5.22", "0.5.23")  # NEXTN / EAGLE on an MLA model's MTP layer (0.5.20 / 0.5.21 refuse it)
 ALL = [(v, {**c, "folder": HERE / f"sglang-{v}"}, e) for v in RELEASES
        for c, e in read_pairs(HERE, v) + read_pairs(HERE, v, cases="random.jsonl", results="random_results.jsonl")
        + read_pairs(HERE, v, cases="wide.jsonl", results="wide_results.jsonl")]
@@ -65,9 +65,9 @@ def test_the_sets_divide_per_rank():
 
 def test_unverified_combinations_are_refused_by_name():
     case = next(c for v, c, _ in ALL if v == "0.5.16")
-    for old in ("0.5.20", "0.5.17", "0.5.15", "0.5.9"):  # the oracle adapters do not stamp the DP widths there
+    for old in ("0.5.19", "0.5.17", "0.5.15", "0.5.9"):  # the oracle adapters do not stamp the DP widths there
         with pytest.raises(BadInput, match=rf"DP attention on SGLang {old} is not modelled by this planner yet; "
-                                           r"modelled: 0\.5\.16, 0\.5\.21, 0\.5\.22, 0\.5\.23"):
+                                           r"modelled: 0\.5\.16, 0\.5\.20, 0\.5\.21, 0\.5\.22, 0\.5\.23"):
             _plan(case, version=old)
     with pytest.raises(BadInput, match=r"--dp-size 8: not modelled by this planner \(data-parallel replicas"):
         _plan(case, flags=["--tp-size", "8", "--dp-size", "8"])

@@ -1,6 +1,6 @@
 """DP attention: one attention-DP rank of ``--tp-size T --dp-size D --enable-dp-attention`` (0.5.23 also
 ``--attn-dp-size D``), as SGLang sizes it. Verified against SGLang's own code (tests/golden/dp_ep/: cases,
-random, wide) on 0.5.16, 0.5.21, 0.5.22 and 0.5.23 (:data:`DP_VERIFIED`) for MLA models (DeepSeek-V3 / R1, Kimi-K2; DeepSeek-V3.2 with the DSA
+random, wide) on 0.5.16 and 0.5.20-0.5.23 (:data:`DP_VERIFIED`) for MLA models (DeepSeek-V3 / R1, Kimi-K2; DeepSeek-V3.2 with the DSA
 indexer, whose indexer projections are ReplicatedLinear either way, layers/attention/dsa/dsa_indexer.py:414-438
 @0.5.16), NEXTN / EAGLE on DeepSeek-V3's own MTP layer, the GQA MoE architectures of :data:`GQA_ARCHS` and
 --enable-dp-lm-head; every other combination is refused by name.
@@ -13,8 +13,8 @@ What changes per rank (each line cites the rule):
   graph's max bs > 300 (srt/server_args.py:4175-4183 @0.5.16; arg_groups/memory_hook.py:369-378 @0.5.23);
 - chunked_prefill_size // D, after the fraction was computed from the undivided size
   (srt/server_args.py:5605-5609 @0.5.16; arg_groups/parallel_hook.py:331 @0.5.23);
-- --max-running-requests is per DP worker: R // D (mem_cache/kv_cache_configurator.py:1631 @0.5.16, :2301
-  @0.5.21, :2809 @0.5.22; max(1, R // D) only from 0.5.23, kv_cache_configurator.py:3128 @0.5.23), and the request
+- --max-running-requests is per DP worker: R // D (mem_cache/kv_cache_configurator.py:1631 @0.5.16, :2272
+  @0.5.20, :2301 @0.5.21, :2809 @0.5.22; max(1, R // D) only from 0.5.23, kv_cache_configurator.py:3128 @0.5.23), and the request
   pools are sized from it;
 - the weights: attention (q_b / kv_b / o projections) and the vocabulary embedding are split over attn_tp instead
   of tp (models/deepseek_v2.py:1591-1707, layers/vocab_parallel_embedding.py:185 get_embedding_tp_kwargs @0.5.16;
@@ -38,10 +38,11 @@ from typing import Any
 
 VERIFIED = ("0.5.16", "0.5.23")  # expert parallel (ep_refusal)
 # DP attention: the releases whose oracle adapters stamp the attention-DP widths (scripts/oracle/adapters/v0_5_16.py,
-# v0_5_21.py for 0.5.21 / 0.5.22, v0_5_23.py) and whose golden sets agree (tests/golden/dp_ep/sglang-<release>/).
-# 0.5.9-0.5.15 and 0.5.17-0.5.20 are refused: their adapters build the KV configurator's ParallelState with
-# attn_dp_size 1, so the oracle cannot check them.
-DP_VERIFIED = ("0.5.16", "0.5.21", "0.5.22", "0.5.23")
+# v0_5_20.py, v0_5_21.py for 0.5.21 / 0.5.22, v0_5_23.py) and whose golden sets agree
+# (tests/golden/dp_ep/sglang-<release>/). 0.5.9-0.5.15 and 0.5.17-0.5.19 are refused: 0.5.17-0.5.19 do not publish
+# the resolved widths the stand-ins read, and the older adapters build their parallel state with attn_dp_size 1,
+# so the oracle cannot check them.
+DP_VERIFIED = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 
 
 def width(raw: dict[str, Any]) -> int:

@@ -555,7 +555,7 @@ def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe
 
 def per_dp_worker(args: ResolvedArgs) -> int:
     """--max-running-requests per attention-DP worker: R // attn_dp_size (mem_cache/kv_cache_configurator.py:1631
-    @0.5.16, :2301 @0.5.21, :2809 @0.5.22; max(1, R // attn_dp_size) from 0.5.23, :3128 @0.5.23); R without DP
+    @0.5.16, :2272 @0.5.20, :2301 @0.5.21, :2809 @0.5.22; max(1, R // attn_dp_size) from 0.5.23, :3128 @0.5.23); R without DP
     attention."""
     r, d = args.max_running_requests, args.attn_dp_size
     if d <= 1:
