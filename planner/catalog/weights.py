@@ -245,17 +245,131 @@ def dp_attention_mla_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
     weight_block_size, else the model dtype."""
     if spec.mla is None or attn_dp <= 1 or tp <= 1:
         return 0
+    total = sum(_mla_attn_and_embedding(spec))
+    attn_tp = max(1, tp // attn_dp)
+    return -(-total // attn_tp) - -(-total // tp)
+
+
+def _mla_attn_and_embedding(spec: ModelSpec) -> tuple[int, int]:
+    """(q / q_b / kv_b / o projections of the main layers, the embedding): an MLA checkpoint's bytes as loaded that
+    DP attention splits over attn_tp."""
     from planner.catalog.quant_tensors import Linear  # noqa: PLC0415
 
-    total = 0
+    attn = emb = 0
     for t, loaded in _mla_main_tensors(spec):
         if isinstance(t, Linear) and t.name.rsplit(".", 1)[-1] in ("q_proj", "q_b_proj", "kv_b_proj", "o_proj") \
                 and ".self_attn." in t.name + ".":
-            total += loaded
+            attn += loaded
         elif "embed_tokens" in t.name:
-            total += loaded
+            emb += loaded
+    return attn, emb
+
+
+def dp_attention_gqa_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
+    """Bytes per GPU above what :func:`replicated_kv_bytes` and the even 1/tp split give, under DP attention for a
+    GQA MoE model (Qwen3-MoE, GLM-4.x MoE, MiniMax-M2; Qwen3-Next / Qwen3.5-MoE with the gated q_proj and the Gated
+    DeltaNet layers, :func:`_gdn_layer_bytes`, and Qwen3.5's vision tower, whose blocks take tp_size=attn_tp_size
+    without --mm-enable-dp-encoder, models/qwen3_vl.py:112-132, 264-295 @0.5.16, as estimate_params sizes it):
+    q_proj / o_proj and the vocabulary embedding are split
+    over attn_tp = tp // attn_dp instead of tp, k_proj / v_proj over attn_tp with one KV head per GPU when attn_tp
+    exceeds the KV heads (QKVParallelLinear with tp_size=attn_tp_size, models/qwen3_moe.py:453-496,
+    glm4_moe.py:205-248, minimax_m2.py:287-330; VocabParallelEmbedding(use_attn_tp_group=
+    is_dp_attention_enabled()), qwen2_moe.py:837-841, glm4_moe.py:1039-1042, minimax_m2.py:1102-1106 @0.5.16).
+    Bytes as loaded: block-FP8 projections as the FP8 weight + float32 block scales, else the model dtype; the
+    embedding at the model dtype."""
+    if attn_dp <= 1 or tp <= 1:
+        return 0
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    layers = len(spec.full_attention_layer_ids)
+    q1, kv1, head1 = _gqa_layer_bytes(spec)
+    qo = layers * q1
+    if spec.hybrid == "gdn":
+        qo += len(spec.mamba_layer_ids) * _gdn_layer_bytes(spec, _linear_bytes(spec), per)
+    if spec.vision and spec.vision.hidden_size:  # Qwen3.5's vision tower: over attn_tp too (models/qwen3_vl.py:112-132)
+        vh = spec.vision.hidden_size
+        depth = spec.vision.num_hidden_layers or spec.vision.depth or 0
+        vinter = int((spec.raw.get("vision_config") or {}).get("intermediate_size") or 4 * vh)
+        qo += depth * (4 * vh * vh + 2 * vh * vinter) * per  # estimate_params' vision term
+    kv, one_head = layers * kv1, layers * head1
+    emb = spec.vocab_size * spec.hidden_size * per
     attn_tp = max(1, tp // attn_dp)
-    return -(-total // attn_tp) - -(-total // tp)
+    dp_total = -(-(qo + emb) // attn_tp) + (-(-kv // attn_tp) if attn_tp <= spec.num_key_value_heads else one_head)
+    return dp_total - -(-(qo + emb + kv) // tp) - replicated_kv_bytes(spec, tp)
+
+
+def _linear_bytes(spec: ModelSpec):
+    """A Linear's bytes as loaded: block-FP8 weight + float32 block scales, else the model dtype."""
+    per = DTYPE_BYTES.get(spec.dtype, 2)
+    q = spec.raw.get("quantization_config") if isinstance(spec.raw.get("quantization_config"), dict) else {}
+    block = q.get("weight_block_size") if str(q.get("quant_method", "")).lower() == "fp8" else None
+
+    def linear(out: int, inp: int) -> int:
+        if block:
+            bn, bk = block
+            return out * inp + -(-out // bn) * -(-inp // bk) * 4
+        return out * inp * per
+    return linear
+
+
+def _gqa_layer_bytes(spec: ModelSpec) -> tuple[int, int, int]:
+    """One full-attention layer's (q_proj + o_proj, k_proj + v_proj, one KV head's k + v) bytes as loaded; q_proj
+    doubled by the output gate on hybrid GDN models (models/qwen3_next.py:643-660 @0.5.16)."""
+    per, linear = DTYPE_BYTES.get(spec.dtype, 2), _linear_bytes(spec)
+    h, hd, heads, kvh = spec.hidden_size, spec.head_dim, spec.num_attention_heads, spec.num_key_value_heads
+    mtype = str(spec.text.get("model_type") or spec.model_type)
+    bias = hd * per if (mtype in _QKV_BIAS_TYPES or spec.text.get("attention_bias") is True) else 0
+    gate = 2 if spec.hybrid == "gdn" and spec.text.get("attn_output_gate", True) else 1
+    return (linear(gate * heads * hd, h) + heads * bias + linear(h, heads * hd),
+            2 * (linear(kvh * hd, h) + kvh * bias), 2 * (linear(hd, h) + bias))
+
+
+def dp_attention_draft_bytes(spec: ModelSpec, tp: int, attn_dp: int, lm_head: bool = False) -> int:
+    """Bytes per GPU above the 1/tp split for the checkpoint's own MTP draft under DP attention (an estimate; the
+    oracle is given the free memory, so no golden reads it): the draft's embedding over attn_tp (the NextN models
+    build it with the target's layout: get_embedding_tp_kwargs, models/deepseek_nextn.py:126-131; glm4_moe_nextn.py:
+    57-62 @0.5.16), its LM head over attn_tp with --enable-dp-lm-head (deepseek_nextn.py:375-381), and its MTP
+    layer(s)' attention over attn_tp like the target's (one main layer's attention bytes per MTP layer)."""
+    if attn_dp <= 1 or tp <= 1 or not spec.mtp_layers:
+        return 0
+    a = max(1, tp // attn_dp)
+    emb = -(-spec.vocab_size // 64) * 64 * spec.hidden_size * DTYPE_BYTES.get(spec.dtype, 2)  # as draft_embed_head_bytes
+    extra = emb // a - emb // tp
+    if lm_head and not spec.tie_word_embeddings:
+        extra += emb // a - emb // tp
+    if spec.mla is not None:
+        attn, _ = _mla_attn_and_embedding(spec)
+        mains = max(1, spec.num_hidden_layers)
+        layer = attn // mains
+        extra += spec.mtp_layers * (-(-layer // a) - -(-layer // tp))
+    else:
+        q1, kv1, head1 = _gqa_layer_bytes(spec)
+        kvh = spec.num_key_value_heads
+        dp_layer = -(-q1 // a) + (-(-kv1 // a) if a <= kvh else head1)
+        plain = -(-q1 // tp) + (-(-kv1 // tp) if tp <= kvh else head1)
+        extra += spec.mtp_layers * (dp_layer - plain)
+    return extra
+
+
+def _gdn_layer_bytes(spec: ModelSpec, linear, per: int) -> int:
+    """One Gated DeltaNet layer's projections, all split over attn_tp under DP attention (models/qwen3_next.py:
+    120-232 @0.5.16: conv1d, in_proj_qkvz, in_proj_ba, out_proj with tp_size=attn_tp_size; dt_bias / A_log
+    num_v_heads // attn_tp_size, :186-189)."""
+    t = spec.text
+    nk, nv = t["linear_num_key_heads"], t["linear_num_value_heads"]
+    kd, vd = nk * t["linear_key_head_dim"], nv * t["linear_value_head_dim"]
+    h = spec.hidden_size
+    conv = (2 * kd + vd) * t["linear_conv_kernel_dim"] * per  # quant_config=None
+    return linear(2 * kd + 2 * vd, h) + linear(2 * nv, h) + conv + linear(h, vd) + nv * (per + 4)
+
+
+def dp_lm_head_bytes(spec: ModelSpec, tp: int, attn_dp: int) -> int:
+    """--enable-dp-lm-head: the LM head split over attn_tp instead of tp (ParallelLMHead(use_attn_tp_group=
+    enable_dp_lm_head), models/deepseek_v2.py, qwen3_moe.py:953-958, glm4_moe.py:1168-1173 @0.5.16); bytes per GPU
+    above the 1/tp split, at the model dtype. 0 when the head is tied to the embedding (already counted there)."""
+    if attn_dp <= 1 or tp <= 1 or spec.tie_word_embeddings:
+        return 0
+    lm = spec.vocab_size * spec.hidden_size * DTYPE_BYTES.get(spec.dtype, 2)
+    return -(-lm // max(1, tp // attn_dp)) - -(-lm // tp)
 
 
 # --- expert parallel (pipeline/expert_parallel.py): expert weights per rank -------------------------------------

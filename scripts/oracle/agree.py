@@ -25,6 +25,8 @@ scripts/oracle/glm_nextn_cases.py; without --oracle: the shared oracle for 0.5.1
 --family dpep draws DP-attention launches (DeepSeek-V3 / Kimi-K2, --dp-size D --enable-dp-attention or 0.5.23's
 --attn-dp-size D, one attention-DP rank) from scripts/oracle/dp_ep_cases.py; without --oracle it runs /tmp/oracle-dpep
 (scripts/oracle/oracle_copy.sh: the repository's adapters stamp the attention-DP widths). Verified: 0.5.16, 0.5.23.
+--family dpwide draws the same with DeepSeek-V3 NEXTN / EAGLE, the GQA MoE models (Qwen3-MoE, GLM-4.7, MiniMax-M2),
+DeepSeek-V3.2 and --enable-dp-lm-head (dp_ep_cases.py random_wide_cases).
 
 --family dense draws dense / MoE full-attention launches (Llama, Qwen2.5, Qwen3, Qwen3-MoE, Mixtral, Mistral,
 Qwen3-VL, GLM-4.x MoE; EAGLE3 heads) from scripts/oracle/dense_cases.py; without --oracle it runs the shared
@@ -56,7 +58,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=60)
     ap.add_argument("--py", default=None)
     ap.add_argument("--oracle", default=None, help="default /tmp/sglang-oracle-adapted (see --family)")
-    ap.add_argument("--family", choices=("hybrid", "dense", "minimax", "swa", "mla", "glm", "dpep"), default="hybrid",
+    ap.add_argument("--family", choices=("hybrid", "dense", "minimax", "swa", "mla", "glm", "dpep", "dpwide"), default="hybrid",
                     help="dense: dense / MoE full-attention launches from scripts/oracle/dense_cases.py; "
                          "minimax: MiniMax-M2 / M2.7 launches (dense_cases.py new_models' random draws); swa: "
                          "hybrid sliding-window launches (gpt-oss) from scripts/oracle/swa_cases.py; mla: "
@@ -105,12 +107,13 @@ def main() -> int:
         drawn = glm_nextn_cases.build(cases_path, "random", args.seed, args.count)
         args.oracle = args.oracle or (glm_nextn_cases.SHARED_ORACLE if args.version in glm_nextn_cases.SHARED_RELEASES
                                       else glm_nextn_cases.ADAPTED_ORACLE)
-    if args.family == "dpep":
+    if args.family in ("dpep", "dpwide"):
         import dp_ep_cases  # noqa: PLC0415
         folder = os.path.join(dp_ep_cases.GOLDEN, f".agree-{os.getpid()}")  # its ../../../../planner paths resolve
         os.makedirs(folder, exist_ok=True)
         cases_path = os.path.join(folder, "cases.jsonl")
-        drawn = dp_ep_cases.build(args.version, "random", cases_path, args.seed, args.count)
+        drawn = dp_ep_cases.build(args.version, "random" if args.family == "dpep" else "random-wide", cases_path,
+                                  args.seed, args.count)
         args.oracle = args.oracle or dp_ep_cases.ORACLE
     args.oracle = args.oracle or "/tmp/sglang-oracle-adapted"
     if args.algorithm:
@@ -120,7 +123,7 @@ def main() -> int:
         drawn, folder = importlib.import_module(args.algorithm.lower()).random_cases(args.version, args.seed, args.count)
         cases_path = os.path.join(folder, f".agree-{os.getpid()}.jsonl")
     try:
-        if args.algorithm or args.family in ("dense", "minimax", "swa", "mla", "glm", "dpep"):
+        if args.algorithm or args.family in ("dense", "minimax", "swa", "mla", "glm", "dpep", "dpwide"):
             with open(cases_path, "w") as f:
                 for c in drawn:
                     f.write(json.dumps(c) + "\n")
@@ -182,7 +185,7 @@ def main() -> int:
             print(f"DIFFERS {c['id']}: (oracle, planner) {diffs}")
         else:
             agree += 1
-    if args.family in ("dense", "minimax", "swa", "mla", "glm", "dpep"):
+    if args.family in ("dense", "minimax", "swa", "mla", "glm", "dpep", "dpwide"):
         os.rmdir(folder)  # after the planner ran: its ../drafts and ../configs paths go through it
     print(f"agree: SGLang {args.version}, seed {args.seed}: {agree} equal, {differ} differ, {refused} refused as "
           f"not modelled, {dropped} dropped (oracle error / artifact); {beyond} stop at a later SGLang assert the "

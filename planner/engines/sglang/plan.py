@@ -13,7 +13,8 @@ from typing import Any
 
 from planner.catalog.catalog import NOT_MODELLED, ResolvedModel
 from planner.catalog.spec import ModelSpec
-from planner.catalog.weights import dp_attention_mla_bytes, mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes
+from planner.catalog.weights import (dp_attention_draft_bytes, dp_attention_gqa_bytes, dp_attention_mla_bytes,
+                                     dp_lm_head_bytes, mtp_weight_bytes, replicated_kv_bytes, replicated_mla_bytes)
 from planner.engines.interface import OUTCOME_FAILED, OUTCOME_OK, OUTCOME_REJECTED, EngineInput, EngineResult, NeedLine
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError
@@ -152,7 +153,7 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
 
 
 def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn_dp: int = 1,
-                        flags: list[str] | None = None) -> tuple[int, str]:
+                        flags: list[str] | None = None, dp_lm_head: bool = False) -> tuple[int, str]:
     """Bytes the target's weights take per GPU (MTP weights load later, with the draft; under NGRAM never)."""
     total = model.weight_bytes
     mtp = mtp_weight_bytes(model.spec)
@@ -169,7 +170,8 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn
     if mla_repl:
         per += mla_repl
         detail += f" + {mla_repl:,} B of MLA q_a / kv_a projections and MoE routers replicated on every GPU"
-    dp_repl = dp_attention_mla_bytes(model.spec, tp, attn_dp)
+    dp_repl = (dp_attention_mla_bytes(model.spec, tp, attn_dp) if model.spec.mla is not None
+               else dp_attention_gqa_bytes(model.spec, tp, attn_dp))
     if dp_repl:
         per += dp_repl
         detail += (f" + {dp_repl:,} B: DP attention splits the attention projections and the embedding over "
@@ -180,6 +182,10 @@ def target_weight_bytes(model: ResolvedModel, tp: int, ngram: bool = False, attn
         for extra, why in weight_terms(model.spec, flags, tp):
             per += extra
             detail += f" + {extra:,} B: {why}"
+    lm = dp_lm_head_bytes(model.spec, tp, attn_dp) if dp_lm_head else 0
+    if lm:
+        per += lm
+        detail += f" + {lm:,} B: --enable-dp-lm-head splits the LM head over attn_tp {tp // attn_dp}"
     repl = replicated_kv_bytes(model.spec, tp)
     if repl:
         per += repl
@@ -236,7 +242,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     w = None
     if free_after_gib is None:
         w, wdetail = target_weight_bytes(model, tp_guess, ngram=ngram, attn_dp=_attn_dp_from_flags(flags),
-                                       flags=flags)
+                                       flags=flags, dp_lm_head="--enable-dp-lm-head" in flags)
         fa = fb - w
         fa_src = f"modelled: free before - weights ({wdetail})"
         assumptions.append(Assumption("target weights per GPU", f"{w / GIB:.2f} GiB", wdetail))
@@ -248,6 +254,12 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 from planner.engines.sglang.pipeline.standalone import weight_load  # noqa: PLC0415
 
                 dw, how = weight_load(draft, tp_guess, rules, standalone_checkpoint_weights(flags, model))
+            dp_draft = dp_attention_draft_bytes(model.spec, tp_guess, _attn_dp_from_flags(flags),
+                                                "--enable-dp-lm-head" in flags) if draft is None else 0
+            if dp_draft:
+                dw += dp_draft
+                how += (f" + {dp_draft:,} B under DP attention (estimate: the draft's embedding and its MTP "
+                        "layer's attention over attn_tp, weights.dp_attention_draft_bytes)")
             if dw:
                 fa -= dw
                 w += dw

@@ -199,7 +199,7 @@ def _refuse(dest: str, default_name: tuple[Any, str], raw: dict[str, Any], versi
     value = raw[dest]
     if entry.enforced_by == "draft_quantization" and value != default:
         return draft_quantization_refusal(raw)
-    if entry.enforced_by == "dp_attention" and raw.get("enable_dp_attention"):
+    if entry.enforced_by == "dp_attention" and (raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1):
         return None  # --dp-size with DP attention: pipeline/dp_attention.py decides (check_scope, the hook)
     if entry.enforced_by == "expert_parallel" and _ep_scope(raw):
         return None  # --ep-size: pipeline/dp_attention.py decides with the model (the hook)

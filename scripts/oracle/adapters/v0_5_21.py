@@ -169,3 +169,30 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
         return per_req * (sched.max_mamba_cache_size + 1) * D
     ratio = cfg._calculate_mamba_ratio()
     return per_req * (min(sched.max_running_requests // dp, sched.max_mamba_cache_size // ratio) + 1) * D
+
+
+# ---- DP attention: one attention-DP rank (tests/golden/dp_ep/), 0.5.21 and 0.5.22 (v0_5_22 imports this) ----
+# As v0_5_23's: v0_5_19's stand-in stamps attn_dp_size 1 and attn_tp_size = tp whatever the flags; SGLang 0.5.21+
+# publishes the widths it resolved (runtime_context.get_parallel(): attn_dp_size = dp_size with
+# --enable-dp-attention, attn_tp_size = tp // attn_dp_size // attn_cp_size) and its KV configurator takes
+# attn_dp_size=get_parallel().attn_dp_size (mem_cache/kv_cache_configurator.py:2301 @0.5.21, :2809 @0.5.22), so the
+# stand-in keeps those published widths for rank 0 of the first attention-DP group. (0.5.17-0.5.20 pass a
+# ParallelState the stand-in builds with attn_dp_size 1: not stamped, DP attention there is not verified.)
+_v19_install = install_distributed_standins  # noqa: F405 (v0_5_19's)
+
+
+def install_distributed_standins(S, tp_size):
+    par = S.get_parallel()
+    cfg = getattr(par, "_config", None)  # the published parallel config, not a previous case's overrides
+    try:
+        attn_dp, attn_tp = int(cfg.attn_dp_size), int(cfg.attn_tp_size)
+    except Exception:
+        attn_dp, attn_tp = 1, tp_size
+    _v19_install(S, tp_size)
+    if attn_dp > 1:
+        ov = S.get_parallel()._overrides
+        ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
+                  attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
+                                                            "ranks": list(range(attn_tp))}))
+        if hasattr(S.parallel_state, "_ATTN_TP"):
+            S.parallel_state._ATTN_TP = ov["attn_tp_group"]

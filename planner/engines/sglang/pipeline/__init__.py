@@ -151,7 +151,8 @@ def server_args(job: EngineInput, draft: ModelSpec | None = None) -> ResolvedArg
 def model_config(job: EngineInput, args: ResolvedArgs, draft: ModelSpec | None = None) -> MambaState | None:
     """model_config: state shapes, TP divisibility of attention heads, the draft's context length."""
     try:
-        state = mamba_state(job.model.spec, args.tp_size, args.env)
+        # the mamba heads are split over the attention-TP group (configs/qwen3_next.py:291-301 @0.5.16)
+        state = mamba_state(job.model.spec, args.tp_size // args.attn_dp_size, args.env)
         if state is not None and job.pp_stage is not None and len(job.pp_stage) > 3 and job.pp_stage[3]:
             from dataclasses import replace  # noqa: PLC0415
 

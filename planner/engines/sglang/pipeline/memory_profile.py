@@ -87,7 +87,7 @@ def cell_size(model: ModelSpec, args: ResolvedArgs, draft: ModelSpec | None = No
         if swa.is_hybrid_swa(args, model):
             return swa.cell(args, model, kv_size)
     cell = FullAttention(n_layers, kv_size, model.num_key_value_heads, model.head_dim,
-                         model.v_head_dim).bytes_per_token(args.tp_size)
+                         model.v_head_dim).bytes_per_token(args.tp_size // args.attn_dp_size)  # attention-TP rank
     if args.speculative_algorithm == "DFLASH":  # the DFLASH draft's KV term (pipeline/dflash.py)
         return dflash_cell(cell, n_layers, draft, args)
     layers = draft_kv_layers(model, args, draft)
@@ -556,11 +556,12 @@ def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe
 
 def per_dp_worker(args: ResolvedArgs) -> int:
     """--max-running-requests per attention-DP worker: R // attn_dp_size (mem_cache/kv_cache_configurator.py:1631
-    @0.5.16; max(1, R // attn_dp_size), :3128 @0.5.23); R without DP attention."""
+    @0.5.16, :2272 @0.5.20, :2301 @0.5.21, :2809 @0.5.22; max(1, R // attn_dp_size) from 0.5.23, :3128 @0.5.23); R without DP
+    attention."""
     r, d = args.max_running_requests, args.attn_dp_size
     if d <= 1:
         return r
-    return r // d if args.rules.version == "0.5.16" else max(1, r // d)
+    return max(1, r // d) if args.rules.version == "0.5.23" else r // d
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
@@ -572,7 +573,8 @@ def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
         mfs=args.mem_fraction_static, per_req=state.budget_per_req_bytes if state else 0,
         spec_on=args.spec_on, r_args=-1 if args.max_running_requests is None else per_dp_worker(args),
         ndraft=args.speculative_num_draft_tokens or 0,
-        m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size,
+        # per DP shard: M // attn_dp_size (kv_cache_configurator.py:1713-1719 @0.5.16, :3304-3309 @0.5.23)
+        m_explicit=-1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size // args.attn_dp_size,
         radix_off=args.disable_radix_cache, ratio=args.mamba_full_memory_ratio, cell=cell_size(model, args, draft),
         page=args.page_size, max_total_tokens=-1 if args.max_total_tokens is None else args.max_total_tokens,
         context_len=args.context_len, mamba_ratio_=mamba_ratio(args, strict=False), mambaish=state is not None,

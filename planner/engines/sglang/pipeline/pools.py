@@ -79,7 +79,7 @@ class SwaGeometry(KvGeometry):
 def geometries(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
                draft: ModelSpec | None) -> tuple[KvGeometry, KvGeometry | None]:
     """The target KV pool and the draft's own KV pool (None when there is none or it is unknown)."""
-    tp = args.tp_size
+    tp = args.tp_size // args.attn_dp_size  # KV heads per attention-TP rank (pipeline/dp_attention.py attn_tp)
     b = DTYPE_BYTES[kv_dtype_name(args, model)]
     if model.sliding is not None:
         from planner.engines.sglang.pipeline import swa  # noqa: PLC0415

@@ -18,7 +18,7 @@ from planner.engines.sglang.pipeline.server_args import (
     Rejected,
     _piecewise_tokens,
 )
-from planner.engines.sglang.pipeline import disaggregation, expert_parallel, mla
+from planner.engines.sglang.pipeline import disaggregation, dp_attention, expert_parallel, mla
 from planner.engines.sglang.rules import RULES, Rules
 
 
@@ -68,6 +68,8 @@ def graph_backends(s: ArgState) -> None:
         from planner.engines.sglang.pipeline import rocm  # noqa: PLC0415
 
         rocm.prefill_graph_off(s)
+    if dp_attention.prefill_graph_off(s.raw, s.rules.version):
+        s.prefill_graph_on = False  # DP attention's prefill-graph rule (pipeline/dp_attention.py)
     disaggregation.graph_roles(s)  # PD roles: the other role's graph off
 
 
