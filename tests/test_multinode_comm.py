@@ -53,7 +53,7 @@ def test_across_nodes_never_below_the_multinode_figure():
     # NVLink / unknown: the one-node figure already is the largest NVIDIA log, kept, and the reason says so
     mib, why = comm_buffer_mib("nvlink", 16, nnodes=2)
     assert mib == NCCL_MIB_NVLINK == NCCL_MIB_MULTINODE and "across 2 nodes" in why and "kept" in why
-    assert "sglang-5347" in why and "custom all-reduce off" in why
+    assert "sglang-5347" in why and "no custom all-reduce" in why
     # PCIe cards across nodes: no log of a PCIe cluster, so the NVLink figure, not the one-node 512 MiB
     assert comm_buffer_mib("pcie", 16)[0] == NCCL_MIB_PCIE_OVER_4
     mib, why = comm_buffer_mib("pcie", 16, nnodes=2)

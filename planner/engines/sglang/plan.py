@@ -67,7 +67,8 @@ def comm_buffer_mib(interconnect: str, tp: int, vendor: str = "nvidia", *, nnode
     ``interconnect``: the GPU profile's field (planner.hardware.profiles.INTERCONNECTS). Only "pcie" (every variant a
     PCIe card without NVSwitch) takes the PCIe figure; "nvlink", "mixed" (SXM and PCIe variants, e.g. the A100s),
     "other" (AMD, single-GPU modules) and "unknown" take the NVLink one: the conservative side. ``nnodes`` > 1: the
-    TP group spans nodes (NCCL_MIB_MULTINODE's comment): never less than the multi-node figure."""
+    server's groups span nodes (TP over nodes, or PP / DP ranks on other nodes: NCCL over the network either way;
+    NCCL_MIB_MULTINODE's comment): never less than the multi-node figure."""
     if interconnect not in INTERCONNECTS:
         raise ValueError(f"interconnect {interconnect!r}: expected one of {', '.join(INTERCONNECTS)}")
     if nnodes < 1:
@@ -77,7 +78,8 @@ def comm_buffer_mib(interconnect: str, tp: int, vendor: str = "nvidia", *, nnode
         return mib, why
     if vendor == "amd":
         return mib, why + f"; across {nnodes} nodes: no multi-node ROCm log, the one-node figure kept"
-    across = (f"across {nnodes} nodes (custom all-reduce off, NCCL over the network): the multi-node logs show "
+    across = (f"across {nnodes} nodes (a group over nodes: no custom all-reduce, NCCL over the network): the "
+              "multi-node logs show "
               f"0.22-{MULTINODE_LOG_MAX_GB} GB (sglang-5347, 2 x 8 H200; sglang-3888, 2 x 8 80 GB), all on 0.4.x, "
               "none on 0.5.x or a PCIe cluster")
     if mib >= NCCL_MIB_MULTINODE:
