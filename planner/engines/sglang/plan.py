@@ -43,8 +43,9 @@ NCCL_MIB_NVLINK = 2059  # 2.01 GB: sglang-11716 (tp 8, 8 x H200 over NVLink, 1.7
 AMD_CONTEXT_MIB = 737
 RCCL_MIB_AMD = 3922
 # Across nodes (--nnodes > 1, one TP group over every node's GPUs): SGLang turns custom all-reduce off for a group
-# that spans nodes (device_communicators/custom_all_reduce.py:94 @0.5.9; custom_all_reduce_v2.py:589 @0.5.23 keeps
-# it only for one multi-node NVLink clique with a VMM allocator) and NCCL reaches the other nodes over IB / RoCE
+# that spans nodes (device_communicators/custom_all_reduce.py:94 @0.5.9; custom_all_reduce_utils.py:420 @0.5.10,
+# :433 @0.5.13-0.5.16, :460 @0.5.18-0.5.23; the JIT v2 keeps it only for one multi-node NVLink clique with a VMM
+# allocator, custom_all_reduce_v2.py:482 @0.5.17, :589 @0.5.23) and NCCL reaches the other nodes over IB / RoCE
 # (its network proxies and per-peer channel buffers). The public multi-node logs (tests/data/calibration/, README
 # "Multi-node logs") log 0.22-0.58 GB at 'Init torch distributed ends', all on 0.4.x releases and all below the
 # one-node NVLink figure; none on a 0.5.x release or a PCIe cluster. So every NVIDIA multi-node plan takes at least
