@@ -207,7 +207,8 @@ def dist_init_rows(entries: list[dict], folder: Path = DEFAULT_DIR) -> list[dict
                 if x.mem_usage_gib is not None]
         if vals:
             profile = (e.get("plan") or {}).get("gpu") or e.get("comm_profile") or ""
-            mib, why = comm_buffer_mib(find_profile(profile).interconnect if profile else INTERCONNECT_DEFAULT, e["tp"])
+            mib, why = comm_buffer_mib(find_profile(profile).interconnect if profile else INTERCONNECT_DEFAULT, e["tp"],
+                                       nnodes=int(e.get("nnodes", 1)))
             rows.append({"id": e["id"], "tp": e["tp"], "gpu": e["gpu"], "profile": profile, "ranks": len(vals),
                          "min_gib": min(vals), "max_gib": max(vals), "planner_gib": mib / 1024, "planner_why": why})
     return rows

@@ -43,6 +43,16 @@ NCCL_MIB_NVLINK = 2059  # 2.01 GB: sglang-11716 (tp 8, 8 x H200 over NVLink, 1.7
 # torch distributed ends. mem usage=' 3.41-3.83 GB (family-corpus-1266093507), so the largest, 3.83 GB, at any tp > 1
 AMD_CONTEXT_MIB = 737
 RCCL_MIB_AMD = 3922
+# Across nodes (--nnodes > 1, one TP group over every node's GPUs): SGLang turns custom all-reduce off for a group
+# that spans nodes (device_communicators/custom_all_reduce.py:94 @0.5.9; custom_all_reduce_utils.py:420 @0.5.10,
+# :433 @0.5.13-0.5.16, :460 @0.5.18-0.5.23; the JIT v2 keeps it only for one multi-node NVLink clique with a VMM
+# allocator, custom_all_reduce_v2.py:482 @0.5.17, :589 @0.5.23) and NCCL reaches the other nodes over IB / RoCE
+# (its network proxies and per-peer channel buffers). The public multi-node logs (tests/data/calibration/, README
+# "Multi-node logs") log 0.22-0.58 GB at 'Init torch distributed ends', all on 0.4.x releases and all below the
+# one-node NVLink figure; none on a 0.5.x release or a PCIe cluster. So every NVIDIA multi-node plan takes at least
+# the largest NVIDIA figure logged anywhere (NCCL_MIB_NVLINK: 3.5x the largest multi-node log): a stated choice.
+NCCL_MIB_MULTINODE = NCCL_MIB_NVLINK
+MULTINODE_LOG_MAX_GB = 0.58  # sglang-5347: DeepSeek-V3 on 2 x 8 H200 (NCCL 2.25.1), the largest multi-node log
 
 
 def context_mib(vendor: str = "nvidia") -> tuple[int, str]:
@@ -53,14 +63,34 @@ def context_mib(vendor: str = "nvidia") -> tuple[int, str]:
     return CUDA_CONTEXT_MIB, "torch's first CUDA call (~400 MB, lazy loading)"
 
 
-def comm_buffer_mib(interconnect: str, tp: int, vendor: str = "nvidia") -> tuple[int, str]:
+def comm_buffer_mib(interconnect: str, tp: int, vendor: str = "nvidia", *, nnodes: int = 1) -> tuple[int, str]:
     """MiB per GPU the NCCL groups and custom all-reduce take before the weights, with the evidence it rests on.
 
     ``interconnect``: the GPU profile's field (planner.hardware.profiles.INTERCONNECTS). Only "pcie" (every variant a
     PCIe card without NVSwitch) takes the PCIe figure; "nvlink", "mixed" (SXM and PCIe variants, e.g. the A100s),
-    "other" (AMD, single-GPU modules) and "unknown" take the NVLink one: the conservative side."""
+    "other" (AMD, single-GPU modules) and "unknown" take the NVLink one: the conservative side. ``nnodes`` > 1: the
+    server's groups span nodes (TP over nodes, or PP / DP ranks on other nodes: NCCL over the network either way;
+    NCCL_MIB_MULTINODE's comment): never less than the multi-node figure."""
     if interconnect not in INTERCONNECTS:
         raise ValueError(f"interconnect {interconnect!r}: expected one of {', '.join(INTERCONNECTS)}")
+    if nnodes < 1:
+        raise ValueError(f"nnodes {nnodes}: expected 1 or more")
+    mib, why = _one_node_comm_mib(interconnect, tp, vendor)
+    if nnodes == 1 or tp <= 1:
+        return mib, why
+    if vendor == "amd":
+        return mib, why + f"; across {nnodes} nodes: no multi-node ROCm log, the one-node figure kept"
+    across = (f"across {nnodes} nodes (a group over nodes: no custom all-reduce, NCCL over the network): the "
+              "multi-node logs show "
+              f"0.22-{MULTINODE_LOG_MAX_GB} GB (sglang-5347, 2 x 8 H200; sglang-3888, 2 x 8 80 GB), all on 0.4.x, "
+              "none on 0.5.x or a PCIe cluster")
+    if mib >= NCCL_MIB_MULTINODE:
+        return mib, f"{why}; {across}: the one-node figure kept, already above them"
+    return NCCL_MIB_MULTINODE, (f"{across}: the largest NVIDIA figure logged, 2.01 GB (sglang-11716, tp 8 H200), "
+                                f"taken as the conservative choice (one node would be {mib} MiB)")
+
+
+def _one_node_comm_mib(interconnect: str, tp: int, vendor: str) -> tuple[int, str]:
     if tp <= 1:
         return 0, "tp 1: inside the CUDA-context figure (docs-send-request, A100: logged P within 0.01 GiB)"
     if vendor == "amd":  # RCCL and aiter's custom all-reduce (AMD_CONTEXT_MIB's comment)
@@ -126,8 +156,9 @@ class Plan:
         return self.verdict == "fits"
 
 
-def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assumption]]:
-    """Free memory before weight loading (SGLang's P), per GPU, with the assumptions stated."""
+def default_free_before(gpu: GpuProfile, tp: int, nnodes: int = 1) -> tuple[int, str, list[Assumption]]:
+    """Free memory before weight loading (SGLang's P), per GPU, with the assumptions stated (``nnodes``: the TP
+    group's nodes, --nnodes)."""
     notes = []
     if gpu.unified_memory:
         total = gpu.capacity_mib
@@ -145,9 +176,10 @@ def default_free_before(gpu: GpuProfile, tp: int) -> tuple[int, str, list[Assump
     used, ctx_why = context_mib(gpu.vendor)
     notes.append(Assumption("CUDA context" if gpu.vendor != "amd" else "HIP context", f"{used} MiB", ctx_why))
     if tp > 1:
-        comm, why = comm_buffer_mib(gpu.interconnect, tp, gpu.vendor)
+        comm, why = comm_buffer_mib(gpu.interconnect, tp, gpu.vendor, nnodes=nnodes)
         used += comm
-        notes.append(Assumption("NCCL / custom all-reduce (tp>1)", f"{comm} MiB per GPU", why))
+        name = "NCCL / custom all-reduce (tp>1)" if nnodes == 1 else f"NCCL across {nnodes} nodes (tp>1)"
+        notes.append(Assumption(name, f"{comm} MiB per GPU", why))
     free = (visible - used) * MIB
     return free, f"modelled: {visible} MiB visible - {used} MiB in use", notes
 
@@ -234,7 +266,7 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
     model = with_online_quantization(model, flag_quantization(rules.flags, flags, model.spec.name))
     assumptions: list[Assumption] = []
     if free_before_gib is None:
-        fb, fb_src, notes = default_free_before(gpu, tp_guess)
+        fb, fb_src, notes = default_free_before(gpu, tp_guess, _nnodes_from_flags(flags))
         assumptions += notes
     else:
         fb = int(free_before_gib * GIB)
@@ -426,6 +458,19 @@ def _attn_dp_from_flags(flags: list[str]) -> int:
     if value("--attn-dp-size") > 1:
         return value("--attn-dp-size")
     return value("--dp-size") if "--enable-dp-attention" in flags else 1
+
+
+def _nnodes_from_flags(flags: list[str]) -> int:
+    """--nnodes, read leniently (1 when absent or unreadable: the engine parses the flags for real)."""
+    for i, f in enumerate(flags):
+        val = flags[i + 1] if f == "--nnodes" and i + 1 < len(flags) else f.split("=", 1)[1] if f.startswith(
+            "--nnodes=") else None
+        if val is not None:
+            try:
+                return max(1, int(val))
+            except ValueError:
+                return 1
+    return 1
 
 
 def _tp_from_flags(flags: list[str]) -> int:
