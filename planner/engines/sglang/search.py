@@ -229,10 +229,6 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None, skipped_why=SEARCH_SKIPPED)
-    if plan0.args is not None and plan0.args.attn_dp_size > 1:  # the grid's R is not divided per DP worker yet
-        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
-                            closest=None, recommended=None,
-                            skipped_why="DP attention: the flag search is not modelled per attention-DP rank yet")
     if plan0.args is not None and plan0.args.disaggregation_mode != "null":  # pipeline/disaggregation.py
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None, skipped_why=PD_SEARCH_SKIPPED)
@@ -253,12 +249,16 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if prune and plan0.free_after_bytes <= 0:
         return _weights_do_not_fit(plan0, axes, grid, needs, fixed_flags, gpu, model, flags, env, free_before_gib,
                                    free_after_gib, draft, version, relax)
-    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k, exact_top is None)
+    ranks = plan0.args.attn_dp_size if plan0.args is not None else 1
+    # DP attention: the points are one rank's (as plan's profile is); a request lives on one rank, so the launch's
+    # needed concurrency is met when one rank holds ceil(need / D) of them (pipeline/dp_attention.rank_note)
+    rank_needs = replace(needs, concurrency=-(-needs.concurrency // ranks)) if ranks > 1 else needs
+    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, rank_needs, need_ctx, top, prune, k, exact_top is None)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
-    proof = _proof(scan, ranked, needs, need_ctx, k, relax) if scan.pending else "proved"
+    proof = _proof(scan, ranked, rank_needs, need_ctx, k, relax) if scan.pending else "proved"
     if proof != "proved":
-        (complete_closest if proof == "closest" else complete_scan)(scan, needs)
+        (complete_closest if proof == "closest" else complete_scan)(scan, rank_needs)
         ranked, first_plan, no_radix = _rank(scan, *rank_args)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
                           ranked=ranked[:top], pareto=_pareto(ranked),
@@ -267,7 +267,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if ranked:
         best = ranked[0]
         result.recommended = first_plan
-        result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
+        result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx, ranks)
         if costs := trade_offs(first_plan, plan0, flags):
             result.why += " Trade-offs: " + "; ".join(costs) + "."
         result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
@@ -363,12 +363,17 @@ def _pareto(cands: list[Candidate]) -> list[Candidate]:
     return front
 
 
-def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int) -> tuple[str, str]:
+def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int, ranks: int = 1) -> tuple[str, str]:
     obj = {"concurrency": f"the most requests of {need_ctx:,} tokens at once ({best.concurrency})",
            "kv-tokens": f"the most KV tokens ({best.kv_tokens:,})",
            "headroom": f"the most memory left after every allocation ({best.headroom_left / GIB:.2f} GiB)"}[needs.objective]
     # what it gives up against the user's flags / SGLang's defaults: run_search adds it (search_spec.trade_offs)
     why = f"It gives {obj}, with {best.running} running requests and {best.kv_tokens:,} KV tokens."
+    if ranks > 1:  # DP attention: the numbers are one attention-DP rank's; the launch holds D x them
+        why = (f"It gives {obj} per attention-DP rank, with {best.running} running requests and "
+               f"{best.kv_tokens:,} KV tokens per rank; x {ranks} ranks: {best.concurrency * ranks} requests of "
+               f"{need_ctx:,} tokens, {best.running * ranks:,} running requests, {best.kv_tokens * ranks:,} KV tokens "
+               "(each request lives on one rank).")
     if second is None:
         return why, ""
     diff = []

@@ -198,10 +198,6 @@ def search_skipped(plan: Any) -> bool:
     """The flag search sizes the KV pool before capture; under post-capture sizing it would rank numbers SGLang does
     not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here)."""
     args = getattr(plan, "args", None)
-    if args is not None and getattr(args, "attn_dp_size", 1) > 1:  # DP attention (pipeline/dp_attention.py)
-        if DP_SEARCH_SKIPPED not in plan.notes:
-            plan.notes.append(DP_SEARCH_SKIPPED)
-        return True
     if args is not None and getattr(args, "disaggregation_mode", "null") != "null":  # pipeline/disaggregation.py
         if PD_SEARCH_SKIPPED not in plan.notes:
             plan.notes.append(PD_SEARCH_SKIPPED)
