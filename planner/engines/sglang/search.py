@@ -224,15 +224,14 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
             needs = replace(needs, context=min(32768, draft.derived_context_len - 1))
     version = plan0.sglang_version
     from planner.engines.sglang.pipeline.post_capture import (  # noqa: PLC0415
-        PD_SEARCH_SKIPPED, SEARCH_SKIPPED, search_requested)
+        SEARCH_SKIPPED, search_requested)
 
     if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None, skipped_why=SEARCH_SKIPPED)
-    if plan0.args is not None and plan0.args.disaggregation_mode != "null":  # pipeline/disaggregation.py
-        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
-                            closest=None, recommended=None, skipped_why=PD_SEARCH_SKIPPED)
     fixed = given_dests(fixed_flags, plan0.rules)
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode" and plan0.args.disable_radix_cache:
+        fixed.add("disable_radix_cache")  # the decode role's forced chunk cache (pd_disaggregation_hook.py): no axis
     spec = model.spec
     derived = spec.derived_context_len
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
@@ -244,6 +243,12 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         if "--speculative-algorithm" in fixed_flags else False
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode" and "max_running_requests" not in fixed:
+        # a PD decode role: --max-running-requests sets the extra decode slots (2 x R when R <= 32,
+        # pd_disaggregation_hook.py:50-62 @0.5.16) and the fraction's decode reserve (max(R x draft tokens, 2048) x
+        # 1.5 MiB, memory_hook.py:298-303 @0.5.23), so each value is its own combination, resolved as plan resolves it
+        axes.append(("max_running_requests", [[], *[["--max-running-requests", str(v)] for v in RUNNING if v > 0]]))
+        fixed = fixed | {"max_running_requests"}
     grid = _numeric_grid(fixed, spec.is_mambaish)
     k = max(top, 2) if exact_top is None else max(1, exact_top)
     if prune and plan0.free_after_bytes <= 0:

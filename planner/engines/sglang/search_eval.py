@@ -480,6 +480,8 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     elif not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         graph_need = graph_need_lookup(args, spec, draft, r, cache, prep_graph_key(prep, spec, draft))
     need_total = prep.static_needs + graph_need
+    if args.disaggregation_mode == "decode":  # the decode batch's activations scale with the point's R (headroom.py)
+        need_total = need_total + _decode_activations(prep, spec, r)
     if args.hip:  # ROCm: aiter's workspace scales with the request pool R (pipeline/rocm.py workspace_bytes)
         from planner.engines.sglang.pipeline.rocm import workspace_bytes  # noqa: PLC0415
 
@@ -599,6 +601,19 @@ def _graphs_per_point(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None, 
     return need, refused
 
 
+def _decode_activations(prep: Prepared, spec: ModelSpec, r: np.ndarray) -> np.ndarray:
+    """A PD decode role's activation estimate per point: headroom.activation_need with the point's R (the decode
+    batch, R x draft tokens; R <= 0 falls back as plan's does), once per distinct R."""
+    from planner.engines.sglang.pipeline.headroom import activation_need  # noqa: PLC0415
+
+    flat = np.asarray(r, dtype=np.int64).ravel().tolist()
+    for v in set(flat):
+        key = ("decode_act", v)
+        if key not in prep.memo:
+            prep.memo[key] = activation_need(prep.args, spec, v if v > 0 else None).bytes
+    return np.array([prep.memo[("decode_act", v)] for v in flat], dtype=np.int64).reshape(np.shape(r))
+
+
 def _args_at(prep: Prepared, u: int) -> ResolvedArgs:
     """The combination resolved with --max-running-requests ``u`` parsed onto it (u < 0, or a value SGLang refuses:
     the combination's own resolve)."""
@@ -627,7 +642,9 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
     fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
     from planner.engines.sglang.pipeline.rocm import WORKSPACE_LABEL  # noqa: PLC0415 - per point (evaluate_points)
 
-    static = sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft) if x.label != WORKSPACE_LABEL)
+    static = sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft)
+                 if x.label != WORKSPACE_LABEL and not (prep.args.disaggregation_mode == "decode"
+                                                        and x.label.startswith("activations")))
     if prep.args.raw.get("moe_a2a_backend") == "deepep":  # DeepEP's buffers, after the pools (pipeline/__init__.py)
         from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
 
