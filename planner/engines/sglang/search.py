@@ -232,6 +232,10 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     fixed = given_dests(fixed_flags, plan0.rules)
     if plan0.args is not None and plan0.args.disaggregation_mode == "decode" and plan0.args.disable_radix_cache:
         fixed.add("disable_radix_cache")  # the decode role's forced chunk cache (pd_disaggregation_hook.py): no axis
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode":
+        # no prefill forward on a decode role (its prefill graph is off, its activations and fraction reserve are the
+        # decode batch's: disaggregation.py), so the chunk size changes none of its numbers: no axis
+        fixed.add("chunked_prefill_size")
     spec = model.spec
     derived = spec.derived_context_len
     need_ctx = needs.context if needs.context is not None else min(32768, derived)

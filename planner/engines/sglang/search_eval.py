@@ -602,16 +602,16 @@ def _graphs_per_point(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None, 
 
 
 def _decode_activations(prep: Prepared, spec: ModelSpec, r: np.ndarray) -> np.ndarray:
-    """A PD decode role's activation estimate per point: headroom.activation_need with the point's R (the decode
-    batch, R x draft tokens; R <= 0 falls back as plan's does), once per distinct R."""
+    """A PD decode role's activation estimate per point: headroom.activation_need with the point's R, the decode
+    batch R x draft tokens x the per-token bytes (R <= 0 falls back as plan's does: the scalar estimate)."""
     from planner.engines.sglang.pipeline.headroom import activation_need  # noqa: PLC0415
 
-    flat = np.asarray(r, dtype=np.int64).ravel().tolist()
-    for v in set(flat):
-        key = ("decode_act", v)
-        if key not in prep.memo:
-            prep.memo[key] = activation_need(prep.args, spec, v if v > 0 else None).bytes
-    return np.array([prep.memo[("decode_act", v)] for v in flat], dtype=np.int64).reshape(np.shape(r))
+    key = ("decode_act", None)
+    if key not in prep.memo:  # (bytes per running request, the R <= 0 fallback), from the scalar estimate itself
+        prep.memo[key] = (activation_need(prep.args, spec, 1).bytes, activation_need(prep.args, spec, None).bytes)
+    per_req, fallback = prep.memo[key]
+    r = np.asarray(r, dtype=np.int64)
+    return np.where(r > 0, r * per_req, fallback)
 
 
 def _args_at(prep: Prepared, u: int) -> ResolvedArgs:
