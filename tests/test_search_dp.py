@@ -112,3 +112,16 @@ def test_deepep_dispatch_limit_is_searched_around():
     res = run_search(gpu, model, launch, None, Needs(), top=3, relax=False, version="0.5.23", prune=True)
     _check_ranked(res, gpu, model, "0.5.23", 8)
     assert "--cuda-graph-max-bs-decode" in res.ranked[0].chosen or "--max-running-requests" in res.ranked[0].chosen
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("launch", LAUNCHES)
+@pytest.mark.parametrize("needs", [Needs(), Needs(context=131072, concurrency=8, objective="kv-tokens"),
+                                   Needs(context=16384, concurrency=64, objective="headroom")])
+def test_dp_pruning_equals_the_exhaustive_search(version, launch, needs):
+    """The branch and bound's bounds hold per rank (the padded capture lists give no graph floor)."""
+    gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
+    pruned = run_search(gpu, model, launch.split(), None, needs, top=3, relax=False, version=version, prune=True)
+    full = run_search(gpu, model, launch.split(), None, needs, top=3, relax=False, version=version)
+    assert [c.flags for c in pruned.ranked] == [c.flags for c in full.ranked]
+    assert [c.headroom_left for c in pruned.ranked] == [c.headroom_left for c in full.ranked]
