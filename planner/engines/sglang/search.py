@@ -11,6 +11,13 @@ The grid has two kinds of axes:
   then pool bytes, post-pool needs and feasibility as array arithmetic. No Python loop runs per
   configuration.
 
+Under DP attention (with EP / DeepEP) every point is one attention-DP rank's, as ``plan`` reports it: the grid's
+--max-running-requests is divided per DP worker (search_eval.per_dp_worker_array), the capture lists are padded to
+attn_tp (search_eval._graphs_per_point), and the needed concurrency is the launch's over the D ranks (run_search).
+A PD role is searched as its own server; the decode role's --max-running-requests is categorical (it sets the
+extra decode slots and the fraction's decode reserve). tests/test_search_dp.py and tests/test_search_pd.py hold
+the evaluation equal to make_plan there.
+
 Flags the user gave stay fixed. A point is feasible when SGLang accepts the flags, every pool is
 allocated, the bytes left after the pools cover the estimated later allocations with the stated
 margin, and the stated needs (longest request, concurrency at that length) are met.
