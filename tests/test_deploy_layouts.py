@@ -77,7 +77,8 @@ def test_deepseek_on_h200_takes_dp_attention_where_tp_8_cannot_serve_the_needs()
                       prune=True).recommended is None
     res = search_hardware([h200], model, [], {}, needs, version=V)
     (d,) = res.deployments
-    assert (d.kind, d.layout.tp, d.layout.dp, d.layout.ep, d.gpus, d.searched) == ("dp", 8, 8, 8, 8, False)
+    # the search runs per attention-DP rank (search.run_search): its flags, not the layout's defaults
+    assert (d.kind, d.layout.tp, d.layout.dp, d.layout.ep, d.gpus, d.searched) == ("dp", 8, 8, 8, 8, True)
     # the numbers are the plan's: one rank's capacity times the ranks
     cap = capacity(make_plan(h200, model, d.flags, {}, version=V))
     assert d.kv_tokens == cap["kv_tokens"] * 8
@@ -85,7 +86,7 @@ def test_deepseek_on_h200_takes_dp_attention_where_tp_8_cannot_serve_the_needs()
     # TP x PP is modelled for DeepSeek-V3 (pp.py), so it is not refused; DP attention is the layout chosen
     assert "pp" not in res.refused
     (line,) = node_commands(model, d)
-    assert line.endswith("--tp-size 8 --dp-size 8 --enable-dp-attention --ep-size 8")
+    assert "--tp-size 8 --dp-size 8 --enable-dp-attention --ep-size 8 --" in line  # + the searched flags
 
 
 def test_auto_tries_no_extra_layout_where_tp_serves():
@@ -118,7 +119,8 @@ def test_pd_deployment_is_two_servers_each_planned_alone(capsys):
     decode = make_plan(h200, model, d.flags, {}, version="0.5.16")
     assert decode.verdict == "fits" and d.kv_tokens == capacity(decode)["kv_tokens"]
     lines = node_commands(model, d)
-    assert lines[0].endswith("--disaggregation-mode prefill") and lines[1].endswith("--disaggregation-mode decode")
+    assert "--disaggregation-mode prefill" in lines[0] and "--disaggregation-mode decode" in lines[1]
+    assert d.searched and make_plan(h200, model, d.prefill.flags, {}, version="0.5.16").verdict == "fits"
     with pytest.raises(BadInput, match="--export dynamo: a PD deployment"):
         export_text("dynamo", model, d)
     # TP 1 alone serves the needs on one GPU: with tp in the kinds, it ranks first
@@ -127,7 +129,7 @@ def test_pd_deployment_is_two_servers_each_planned_alone(capsys):
     code, out, _ = run(["--model", "qwen3.6-27b", "--gpu", "h200,l40s", "--layouts", "pd", "--sglang-version",
                         "0.5.16"], capsys)
     assert code == 0 and "h200: PD: prefill TP 1 on 1 GPU(s) + decode TP 1 on 1 GPU(s) (2 GPUs)" in out
-    assert "# prefill server" in out and "; defaults" in out
+    assert "# prefill server" in out and "; defaults" not in out  # both roles searched
 
 
 def test_pd_refused_for_sliding_window_is_not_a_layout():
@@ -158,7 +160,7 @@ def test_json_keys_are_the_result():
     res = search_hardware([find_profile("h200")], model, [], {}, Needs(concurrency=48), version=V)
     doc = hardware_dict(res, model, "sglang", V)
     (d,) = doc["deployments"]
-    assert (d["layout"], d["gpus"], d["searched"], d["servers"][0]["dp_size"]) == ("dp", 8, False, 8)
+    assert (d["layout"], d["gpus"], d["searched"], d["servers"][0]["dp_size"]) == ("dp", 8, True, 8)
     assert d["commands"] == node_commands(model, res.deployments[0])
 
 

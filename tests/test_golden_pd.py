@@ -160,8 +160,10 @@ def test_the_decode_role_allocates_beyond_what_its_budget_charged(version):
     assert decode.pools.total - plain.pools.total > 8 << 30
 
 
-def test_a_role_is_planned_without_the_flag_search(capsys):
+def test_a_role_is_planned_with_the_flag_search(capsys):
+    """A PD role is searched as its own server (tests/test_search_pd.py holds the search equal to make_plan)."""
     code = main(["--gpu", "h100", "--model", "qwen3-32b", "--tp-size", "2", "--disaggregation-mode", "prefill",
                  "--sglang-version", "0.5.16"])
     out = capsys.readouterr().out
-    assert code == 0 and "no flag search for a PD role" in out and "Verdict: FITS" in out
+    assert code == 0 and "no flag search" not in out and "Verdict: FITS" in out
+    assert "Verdict: FITS with the recommended flags" in out and "--disaggregation-mode prefill" in out

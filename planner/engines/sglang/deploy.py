@@ -21,10 +21,10 @@ The layout kinds (:class:`Layout`, ``--layouts``):
   concurrency at the needed length, the prefill server one request of that length; the deployment's GPUs are
   both servers'.
 
-``dp``, ``pp`` and ``pd`` are planned with SGLang's defaults for the layout (the flag search does not run per
-attention-DP rank, per pipeline rank or per PD role: planner/engines/sglang/search.py says so), and whether a
-model / release has the mode is asked of the pipeline: its by-name refusal (BadInput) means "not this layout",
-never a guess. By default (``--layouts auto``) ``dp`` and ``pp`` are tried only at a size where TP alone does
+``dp`` and each ``pd`` role take the search's flags too (the search runs per attention-DP rank and per PD role:
+planner/engines/sglang/search.py); ``pp`` is planned with SGLang's defaults for the layout (the search does not
+run per pipeline rank). Whether a model / release has the mode is asked of the pipeline: its by-name refusal
+(BadInput) means "not this layout", never a guess. By default (``--layouts auto``) ``dp`` and ``pp`` are tried only at a size where TP alone does
 not meet the needs (so a GPU type stops at its first fitting size, and a model TP serves costs nothing more),
 and ``pd`` only when ``--layouts`` names it (its two servers never use fewer GPUs than one). AMD profiles are
 not searched: SGLang's ROCm path is refused by the pipeline (``planner/engines/sglang/pipeline/__init__.py``),
@@ -33,7 +33,7 @@ and each is listed as skipped with that reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.catalog.catalog import ResolvedModel
 from planner.engines import deployments as D
@@ -231,10 +231,43 @@ def _pp_plans(c: _Ctx, gpu: GpuProfile, flags: list[str], size: int):
 
 
 def _try_plain(c: _Ctx, gpu: GpuProfile, lay: Layout) -> Deployment | str:
+    if lay.pp == 1:  # DP attention (+ EP): the search runs per attention-DP rank (search.run_search)
+        got = _searched(c, gpu, lay, c.needs)
+        if isinstance(got, str):
+            return got
+        return Deployment(gpu, lay, got[0], got[1], got[2])
     got = _one_plan(c, gpu, lay)
     if isinstance(got, str):
         return got
     return Deployment(gpu, lay, c.base + lay.flags(), got[0], got[1], searched=False)
+
+
+from planner.engines.sglang.pipeline.post_capture import HYBRID_DP_SEARCH_SKIPPED, SEARCH_SKIPPED  # noqa: E402
+
+_SEARCH_NOT_RUN = (HYBRID_DP_SEARCH_SKIPPED, SEARCH_SKIPPED)
+
+
+def _searched(c: _Ctx, gpu: GpuProfile, lay: Layout, needs: Needs) -> tuple[list[str], int, int] | str:
+    """A DP-attention layout or a PD role with the search's best flags for ``needs``: (flags, requests of the
+    needed length at once over the layout's ranks, KV tokens over them), or why none. Raises _Refused when the
+    pipeline refuses the layout by name. The search's numbers are one attention-DP rank's; a request lives on
+    one rank, so the layout holds D x them (pipeline/dp_attention.rank_note)."""
+    lf = c.base + lay.flags()
+    c.out.tried += 1
+    try:
+        plan = make_plan(gpu, c.model, lf, c.env, version=c.version)
+    except BadInput as e:
+        raise _Refused(c.refused(lay.kind, str(e))) from None
+    if plan.stage in ("model_config", "load_model"):  # no searched flag changes the weights
+        return f"{lay.label()}: {plan.error_message or plan.stage}"
+    # exact_top=1: only the first ranked point is read (proved as the exhaustive search's first)
+    res = run_search(gpu, c.model, lf, c.env, needs, top=1, relax=False, version=c.version, prune=True, exact_top=1)
+    if res.skipped_why in _SEARCH_NOT_RUN:  # the search does not model this layout (e.g. DP attention on a hybrid)
+        raise _Refused(c.refused(lay.kind, res.skipped_why))
+    if res.recommended is None:
+        return f"{lay.label()}: the needs are not met by any searched flags"
+    best = res.ranked[0]
+    return best.flags, best.concurrency * lay.dp, best.kv_tokens * lay.dp
 
 
 def _try_pd(c: _Ctx, gpu: GpuProfile, tp: int | None) -> Deployment | str:
@@ -247,18 +280,20 @@ def _try_pd(c: _Ctx, gpu: GpuProfile, tp: int | None) -> Deployment | str:
     why = ""
     found: dict[str, tuple[Layout, tuple[int, int]]] = {}
     for role in ("decode", "prefill"):
+        # the decode server holds the concurrency; the prefill server one request of the needed length
+        needs = c.needs if role == "decode" else replace(c.needs, concurrency=1)
         for t in widths:
             lay = Layout(t, 1, t, role=role)
-            got = _one_plan(c, gpu, lay, prefill=role == "prefill")
+            got = _searched(c, gpu, lay, needs)
             if not isinstance(got, str):
                 found[role] = (lay, got)
                 break
             why = got
         else:
             return f"PD: no {role} server fits up to {widths[-1]} GPU(s) ({why})"
-    (dl, (dconc, dkv)), (pl, (pconc, pkv)) = found["decode"], found["prefill"]
-    prefill = Server(pl, c.base + pl.flags(), pconc, pkv)
-    return Deployment(gpu, dl, c.base + dl.flags(), dconc, dkv, searched=False, prefill=prefill)
+    (dl, (dflags, dconc, dkv)), (pl, (pflags, pconc, pkv)) = found["decode"], found["prefill"]
+    prefill = Server(pl, pflags, pconc, pkv)
+    return Deployment(gpu, dl, dflags, dconc, dkv, prefill=prefill)
 
 
 def _best_for(c: _Ctx, gpu: GpuProfile, tp: int | None, max_nnodes: int) -> Deployment | str:

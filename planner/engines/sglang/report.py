@@ -621,6 +621,13 @@ def fix_vs_recommendation(plan: Plan, res) -> str | None:
             f"{setting}: {best.running} running, {best.kv_tokens:,} KV tokens.")
 
 
+def _gives(res, best) -> str:
+    """The "Gives" label: under DP attention the search's numbers are one attention-DP rank's (search.run_search)."""
+    args = getattr(res.recommended, "args", None)
+    d = getattr(args, "attn_dp_size", 1) if args is not None else 1
+    return "Gives" if d <= 1 else f"Gives per attention-DP rank (x {d} ranks: {best.concurrency * d} at once)"
+
+
 def render_recommendation(res, model, width: int, relation: str | None = None) -> list[str]:
     from planner.engines.sglang.search import launch_command  # noqa: PLC0415
 
@@ -630,7 +637,7 @@ def render_recommendation(res, model, width: int, relation: str | None = None) -
     out = [f"Verdict: FITS with the recommended flags  [SGLang {res.recommended.sglang_version} rules]",
            "Launch:", shell_wrap(launch_command(model, best.flags), width),
            unpublished_draft(best.flags),
-           f"Gives: {best.concurrency} requests of {need_ctx:,} tokens at once; {best.running} running requests; "
+           f"{_gives(res, best)}: {best.concurrency} requests of {need_ctx:,} tokens at once; {best.running} running requests; "
            f"{best.kv_tokens:,} KV tokens; longest request {best.longest:,}; {_r(best.headroom_left)} GiB left "
            "after the estimated needs",
            "Why: " + res.why, relation]

@@ -11,6 +11,13 @@ The grid has two kinds of axes:
   then pool bytes, post-pool needs and feasibility as array arithmetic. No Python loop runs per
   configuration.
 
+Under DP attention (with EP / DeepEP) every point is one attention-DP rank's, as ``plan`` reports it: the grid's
+--max-running-requests is divided per DP worker (search_eval.per_dp_worker_array), the capture lists are padded to
+attn_tp (search_eval._graphs_per_point), and the needed concurrency is the launch's over the D ranks (run_search).
+A PD role is searched as its own server; the decode role's --max-running-requests is categorical (it sets the
+extra decode slots and the fraction's decode reserve). tests/test_search_dp.py and tests/test_search_pd.py hold
+the evaluation equal to make_plan there.
+
 Flags the user gave stay fixed. A point is feasible when SGLang accepts the flags, every pool is
 allocated, the bytes left after the pools cover the estimated later allocations with the stated
 margin, and the stated needs (longest request, concurrency at that length) are met.
@@ -224,19 +231,20 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
             needs = replace(needs, context=min(32768, draft.derived_context_len - 1))
     version = plan0.sglang_version
     from planner.engines.sglang.pipeline.post_capture import (  # noqa: PLC0415
-        PD_SEARCH_SKIPPED, SEARCH_SKIPPED, search_requested)
+        HYBRID_DP_SEARCH_SKIPPED, SEARCH_SKIPPED, hybrid_dp, search_requested)
 
-    if plan0.post_capture is not None or search_requested(env, version):  # the grid sizes the pool before capture
-        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
-                            closest=None, recommended=None, skipped_why=SEARCH_SKIPPED)
-    if plan0.args is not None and plan0.args.attn_dp_size > 1:  # the grid's R is not divided per DP worker yet
+    if plan0.post_capture is not None or search_requested(env, version) or hybrid_dp(plan0):
+        # the grid sizes the pool before capture / does not divide the mamba slots per DP shard
         return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
                             closest=None, recommended=None,
-                            skipped_why="DP attention: the flag search is not modelled per attention-DP rank yet")
-    if plan0.args is not None and plan0.args.disaggregation_mode != "null":  # pipeline/disaggregation.py
-        return SearchResult(needs=needs, fixed=fixed_flags, evaluated=0, feasible=0, ranked=[], pareto=[],
-                            closest=None, recommended=None, skipped_why=PD_SEARCH_SKIPPED)
+                            skipped_why=HYBRID_DP_SEARCH_SKIPPED if hybrid_dp(plan0) else SEARCH_SKIPPED)
     fixed = given_dests(fixed_flags, plan0.rules)
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode" and plan0.args.disable_radix_cache:
+        fixed.add("disable_radix_cache")  # the decode role's forced chunk cache (pd_disaggregation_hook.py): no axis
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode":
+        # no prefill forward on a decode role (its prefill graph is off, its activations and fraction reserve are the
+        # decode batch's: disaggregation.py), so the chunk size changes none of its numbers: no axis
+        fixed.add("chunked_prefill_size")
     spec = model.spec
     derived = spec.derived_context_len
     need_ctx = needs.context if needs.context is not None else min(32768, derived)
@@ -248,17 +256,27 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
         if "--speculative-algorithm" in fixed_flags else False
     axes = _categorical_axes(spec, fixed, needs, spec_on, derived, need_ctx, plan0.rules,
                              gdn_blackwell=_default_backend_refused(plan0))
+    if plan0.args is not None and plan0.args.disaggregation_mode == "decode" and "max_running_requests" not in fixed:
+        # a PD decode role: --max-running-requests sets the extra decode slots (2 x R when R <= 32,
+        # pd_disaggregation_hook.py:50-62 @0.5.16) and the fraction's decode reserve (max(R x draft tokens, 2048) x
+        # 1.5 MiB, memory_hook.py:298-303 @0.5.23), so each value is its own combination, resolved as plan resolves it
+        axes.append(("max_running_requests", [[], *[["--max-running-requests", str(v)] for v in RUNNING if v > 0]]))
+        fixed = fixed | {"max_running_requests"}
     grid = _numeric_grid(fixed, spec.is_mambaish)
     k = max(top, 2) if exact_top is None else max(1, exact_top)
     if prune and plan0.free_after_bytes <= 0:
         return _weights_do_not_fit(plan0, axes, grid, needs, fixed_flags, gpu, model, flags, env, free_before_gib,
                                    free_after_gib, draft, version, relax)
-    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, needs, need_ctx, top, prune, k, exact_top is None)
+    ranks = plan0.args.attn_dp_size if plan0.args is not None else 1
+    # DP attention: the points are one rank's (as plan's profile is); a request lives on one rank, so the launch's
+    # needed concurrency is met when one rank holds ceil(need / D) of them (pipeline/dp_attention.rank_note)
+    rank_needs = replace(needs, concurrency=-(-needs.concurrency // ranks)) if ranks > 1 else needs
+    scan = _scan(plan0, model, fixed_flags, axes, grid, draft, rank_needs, need_ctx, top, prune, k, exact_top is None)
     rank_args = (gpu, model, env, free_before_gib, free_after_gib, draft, version)
     ranked, first_plan, no_radix = _rank(scan, *rank_args)
-    proof = _proof(scan, ranked, needs, need_ctx, k, relax) if scan.pending else "proved"
+    proof = _proof(scan, ranked, rank_needs, need_ctx, k, relax) if scan.pending else "proved"
     if proof != "proved":
-        (complete_closest if proof == "closest" else complete_scan)(scan, needs)
+        (complete_closest if proof == "closest" else complete_scan)(scan, rank_needs)
         ranked, first_plan, no_radix = _rank(scan, *rank_args)
     result = SearchResult(needs=needs, fixed=fixed_flags, evaluated=scan.evaluated, feasible=scan.feasible,
                           ranked=ranked[:top], pareto=_pareto(ranked),
@@ -267,7 +285,7 @@ def run_search(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dic
     if ranked:
         best = ranked[0]
         result.recommended = first_plan
-        result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx)
+        result.why, result.runner_up = _why(best, ranked[1] if len(ranked) > 1 else None, needs, need_ctx, ranks)
         if costs := trade_offs(first_plan, plan0, flags):
             result.why += " Trade-offs: " + "; ".join(costs) + "."
         result.d_tradeoff = d_tradeoff(result.recommended, gpu, model, best.flags, env, free_before_gib,
@@ -363,12 +381,17 @@ def _pareto(cands: list[Candidate]) -> list[Candidate]:
     return front
 
 
-def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int) -> tuple[str, str]:
+def _why(best: Candidate, second: Candidate | None, needs: Needs, need_ctx: int, ranks: int = 1) -> tuple[str, str]:
     obj = {"concurrency": f"the most requests of {need_ctx:,} tokens at once ({best.concurrency})",
            "kv-tokens": f"the most KV tokens ({best.kv_tokens:,})",
            "headroom": f"the most memory left after every allocation ({best.headroom_left / GIB:.2f} GiB)"}[needs.objective]
     # what it gives up against the user's flags / SGLang's defaults: run_search adds it (search_spec.trade_offs)
     why = f"It gives {obj}, with {best.running} running requests and {best.kv_tokens:,} KV tokens."
+    if ranks > 1:  # DP attention: the numbers are one attention-DP rank's; the launch holds D x them
+        why = (f"It gives {obj} per attention-DP rank, with {best.running} running requests and "
+               f"{best.kv_tokens:,} KV tokens per rank; x {ranks} ranks: {best.concurrency * ranks} requests of "
+               f"{need_ctx:,} tokens, {best.running * ranks:,} running requests, {best.kv_tokens * ranks:,} KV tokens "
+               "(each request lives on one rank).")
     if second is None:
         return why, ""
     diff = []

@@ -24,6 +24,7 @@ from planner.engines.sglang.search_eval import (
     _chains_at_once,
     _inputs,
     _static_needs,
+    capture_mul,
     default_range,
     graph_need_lookup,
     prep_graph_key,
@@ -156,7 +157,9 @@ def graph_floors(jobs: list[tuple[Prepared, np.ndarray]], model: ResolvedModel, 
     out: list = []
     for prep, r in jobs:
         key = prep_graph_key(prep, model.spec, draft)
-        if not key:
+        if not key or capture_mul(prep.args) > 1 or prep.args.raw.get("moe_a2a_backend") == "deepep":
+            # a padded capture list (multiples of attn_tp, search_eval._graphs_per_point) may hold fewer graphs than
+            # the unpadded one at the same R, so the unpadded estimate is no floor there: none (the cap loosens)
             out.append(0)
             continue
         k = (id(r), key)

@@ -19,6 +19,7 @@ from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import mamba_state
 from planner.engines.sglang.pipeline.memory_profile import (
     chain_inputs,
+    per_dp_worker,
     size_chain,
 )
 from planner.engines.sglang.pipeline import swa
@@ -159,6 +160,7 @@ class Prepared:
     inputs: tuple | None = None  # (chain_inputs(), their scalar part as a cache key), found once (_chain)
     fraction_hi: float | None = None  # the default fraction at the smallest value (default_range), found once
     graph_key: tuple | None = None  # what the CUDA graphs' estimate depends on besides R (prep_graph_key)
+    ctx: tuple | None = None  # (plan0, spec, raw, containers, draft): re-resolving at a --max-running-requests value
 
 
 def ensure_table(prep: Prepared) -> None:
@@ -224,9 +226,10 @@ def prepare_combo(plan0: Plan, model: ResolvedModel, combo: list[str], base: Fla
     values = np.zeros(0, dtype=np.int64) if values is None else values
     containers = base.containers if base is not None and base.base is not None else None
     if lazy and not exhaustive:
-        return Prepared(combo, args, state, values, None, lazy=(plan0, spec, raw, containers, draft))
+        return Prepared(combo, args, state, values, None, lazy=(plan0, spec, raw, containers, draft),
+                        ctx=(plan0, spec, raw, containers, draft))
     table = _default_mfs_table(plan0, spec, raw, args, values, exhaustive, containers, draft)
-    return Prepared(combo, args, state, values, table)
+    return Prepared(combo, args, state, values, table, ctx=(plan0, spec, raw, containers, draft))
 
 
 def evaluate_combo(plan0: Plan, model: ResolvedModel, combo: list[str], grid: dict[str, np.ndarray],
@@ -343,11 +346,21 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
         mfs = np.where(np.isnan(mfs), mfs_default, mfs)
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
-    r_default = -1 if args.max_running_requests is None else args.max_running_requests
-    r_args = np.where(grid["run"] >= 0, grid["run"], r_default)
+    r_default = -1 if args.max_running_requests is None else per_dp_worker(args)
+    r_args = np.where(grid["run"] >= 0, per_dp_worker_array(args, grid["run"]), r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
     return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
+
+
+def per_dp_worker_array(args: ResolvedArgs, run: np.ndarray) -> np.ndarray:
+    """The grid's global --max-running-requests values as one attention-DP worker reads them (memory_profile
+    per_dp_worker: R // D on 0.5.16, max(1, R // D) on 0.5.23); the values as given without DP attention."""
+    d = args.attn_dp_size
+    if d <= 1:
+        return run
+    per = run // d
+    return per if args.rules.version == "0.5.16" else np.maximum(per, 1)
 
 
 _SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay", "swa_cap")  # swa_cap: a tuple per combination (pipeline/swa.py request_cap)
@@ -460,9 +473,15 @@ def _points_base(plan0: Plan, model: ResolvedModel, prep: Prepared, grid: dict[s
     if prep.static_needs is None:
         prep.static_needs = _static_needs(plan0, model, prep, inp, draft)
     graph_need = np.zeros(n_pts, dtype=np.int64)
-    if not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
+    mul = capture_mul(args)
+    if mul > 1 or args.raw.get("moe_a2a_backend") == "deepep":  # padded capture lists, DeepEP's dispatch limit
+        graph_need, refused = _graphs_per_point(prep, spec, draft, grid["run"], r, mul)
+        ok = ok & ~refused
+    elif not args.disable_cuda_graph:  # the calibrated estimate, per point's captured list (headroom.cuda_graph_need)
         graph_need = graph_need_lookup(args, spec, draft, r, cache, prep_graph_key(prep, spec, draft))
     need_total = prep.static_needs + graph_need
+    if args.disaggregation_mode == "decode":  # the decode batch's activations scale with the point's R (headroom.py)
+        need_total = need_total + _decode_activations(prep, spec, r)
     if args.hip:  # ROCm: aiter's workspace scales with the request pool R (pipeline/rocm.py workspace_bytes)
         from planner.engines.sglang.pipeline.rocm import workspace_bytes  # noqa: PLC0415
 
@@ -534,6 +553,84 @@ def graph_need_lookup(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | No
     return table[np.maximum(r, 0)]
 
 
+def capture_mul(args: ResolvedArgs) -> int:
+    """get_batch_sizes_to_capture's ``mul_base`` as the pipeline's post-pool checks take it
+    (pipeline/__init__.py _post_pool_checks): attn_tp = tp // attn_dp_size under DP attention
+    (model_executor/runner/base_cuda_graph_runner.py:71-95 @0.5.16), expert_parallel.capture_mul_base under
+    DeepEP; 1 otherwise."""
+    mul = args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1
+    if args.raw.get("moe_a2a_backend") == "deepep":
+        from planner.engines.sglang.pipeline.expert_parallel import capture_mul_base  # noqa: PLC0415
+
+        mul = capture_mul_base(args)
+    return mul
+
+
+def _graphs_per_point(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None, run: np.ndarray, r: np.ndarray,
+                      mul: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the CUDA graphs' estimate, whether SGLang refuses the capture) per point, as the pipeline's post-pool checks
+    find them (pipeline/__init__.py _post_pool_checks): under DP attention with attn_tp > 1 or DeepEP the captured
+    list is batch_sizes_to_capture(cuda_graph_bs, R, mul) (R per rank padded to a multiple of attn_tp; an empty
+    list is SGLang's ``capture_bs`` assertion), and DeepEP's low-latency dispatch limit may refuse a capture
+    (expert_parallel.capture_failure). On 0.5.22+ the decode capture list follows the global
+    --max-running-requests (memory_hook.py:182-188 @0.5.22), so a point's list is the one its value resolves to;
+    each distinct (value, R) is planned once per combination."""
+    from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.expert_parallel import capture_failure  # noqa: PLC0415
+    from planner.engines.sglang.pipeline.headroom import cuda_graph_need, prefill_captured  # noqa: PLC0415
+
+    args = prep.args
+    clipped = args.rules.graph_max_bs_clipped_to_mrr
+    pairs = list(zip((run if clipped else np.full(run.shape, -1)).tolist(), np.maximum(r, 0).tolist()))
+    need = np.zeros(len(pairs), dtype=np.int64)
+    refused = np.zeros(len(pairs), dtype=bool)
+    for i, (u, rr) in enumerate(pairs):
+        key = ("graphs", u, rr, mul)
+        hit = prep.memo.get(key)
+        if hit is None:
+            a = _args_at(prep, u)
+            bs = None if a.disable_cuda_graph else batch_sizes_to_capture(a.cuda_graph_bs, int(rr), mul)
+            valid = bool(bs) and bs[0] > 0
+            bad = bs is not None and not valid
+            n = cuda_graph_need(bs, a, spec, draft).bytes if valid else 0
+            if not bad and capture_failure(a, list(a.piecewise_cuda_graph_tokens) if prefill_captured(a, spec)
+                                           else None, bs if valid else None):
+                bad = True
+            hit = prep.memo[key] = (n, bad)
+        need[i], refused[i] = hit
+    return need, refused
+
+
+def _decode_activations(prep: Prepared, spec: ModelSpec, r: np.ndarray) -> np.ndarray:
+    """A PD decode role's activation estimate per point: headroom.activation_need with the point's R, the decode
+    batch R x draft tokens x the per-token bytes (R <= 0 falls back as plan's does: the scalar estimate)."""
+    from planner.engines.sglang.pipeline.headroom import activation_need  # noqa: PLC0415
+
+    key = ("decode_act", None)
+    if key not in prep.memo:  # (bytes per running request, the R <= 0 fallback), from the scalar estimate itself
+        prep.memo[key] = (activation_need(prep.args, spec, 1).bytes, activation_need(prep.args, spec, None).bytes)
+    per_req, fallback = prep.memo[key]
+    r = np.asarray(r, dtype=np.int64)
+    return np.where(r > 0, r * per_req, fallback)
+
+
+def _args_at(prep: Prepared, u: int) -> ResolvedArgs:
+    """The combination resolved with --max-running-requests ``u`` parsed onto it (u < 0, or a value SGLang refuses:
+    the combination's own resolve)."""
+    if u < 0 or prep.ctx is None:
+        return prep.args
+    key = ("args", u)
+    if key not in prep.memo:
+        plan0, spec, raw, containers, draft = prep.ctx
+        containers = container_keys(raw) if containers is None else containers
+        try:
+            raw_u = parse_flags_onto(plan0.rules.flags, raw, ["--max-running-requests", str(int(u))], containers)
+            prep.memo[key] = resolve(raw_u, spec, engine.device_for(plan0), plan0.env, plan0.rules, draft)
+        except (SGLangArgError, Rejected):
+            prep.memo[key] = prep.args
+    return prep.memo[key]
+
+
 def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, draft: ModelSpec | None) -> int:
     """The post-pool estimates (headroom.estimate_needs) that do not depend on the numeric point."""
     from planner.engines.sglang.pipeline.memory_profile import Profile  # noqa: PLC0415
@@ -545,5 +642,12 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
     fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
     from planner.engines.sglang.pipeline.rocm import WORKSPACE_LABEL  # noqa: PLC0415 - per point (evaluate_points)
 
-    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft) if x.label != WORKSPACE_LABEL)
+    static = sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft)
+                 if x.label != WORKSPACE_LABEL and not (prep.args.disaggregation_mode == "decode"
+                                                        and x.label.startswith("activations")))
+    if prep.args.raw.get("moe_a2a_backend") == "deepep":  # DeepEP's buffers, after the pools (pipeline/__init__.py)
+        from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
+
+        static += sum(x.bytes for x in buffer_needs(prep.args.raw, model.spec, prep.args.tp_size, plan0.env))
+    return static
 

@@ -176,13 +176,6 @@ def slack_floor_gib(args: Any, mambaish: bool) -> float:
 SEARCH_SKIPPED = (f"no flag search under {ENV}=1: the search sizes the KV pool before capture, so only the flags "
                   "given are planned (unset it to search)")
 
-DP_SEARCH_SKIPPED = ("no flag search under DP attention: the search's grid does not divide the running requests per "
-                     "attention-DP rank yet, so only the flags given are planned (per rank)")
-
-PD_SEARCH_SKIPPED = ("no flag search for a PD role: the search's grid does not follow the role's forced chunk cache "
-                     "and its request-cap-dependent extra slots yet, so only the flags given are planned")
-
-
 def search_requested(env: dict[str, str], version: str) -> bool:
     """The variable is set on a release that models it: a searched point may pass the gate where the launch does
     not (another chunk size), and the grid would size it before capture, so the search is skipped."""
@@ -194,17 +187,25 @@ def search_requested(env: dict[str, str], version: str) -> bool:
         return False
 
 
+HYBRID_DP_SEARCH_SKIPPED = ("no flag search under DP attention on a hybrid (mamba) model: the search's grid does not "
+                            "divide the mamba slots per DP shard yet, so only the flags given are planned (per rank)")
+
+
+def hybrid_dp(plan: Any) -> bool:
+    """DP attention on a model with mamba state: SGLang gives each DP shard max_mamba_cache_size // attn_dp slots
+    (pipeline/dp_attention.py), which the search's grid does not follow (its running requests came out D times the
+    plan's), so the search is skipped there rather than rank numbers the plan does not give."""
+    args = getattr(plan, "args", None)
+    return args is not None and args.attn_dp_size > 1 and plan.model.spec.is_mambaish
+
+
 def search_skipped(plan: Any) -> bool:
     """The flag search sizes the KV pool before capture; under post-capture sizing it would rank numbers SGLang does
-    not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here)."""
-    args = getattr(plan, "args", None)
-    if args is not None and getattr(args, "attn_dp_size", 1) > 1:  # DP attention (pipeline/dp_attention.py)
-        if DP_SEARCH_SKIPPED not in plan.notes:
-            plan.notes.append(DP_SEARCH_SKIPPED)
-        return True
-    if args is not None and getattr(args, "disaggregation_mode", "null") != "null":  # pipeline/disaggregation.py
-        if PD_SEARCH_SKIPPED not in plan.notes:
-            plan.notes.append(PD_SEARCH_SKIPPED)
+    not use, so only the given flags are planned, and the plan says so (the CLI and --batch ask here). The same for
+    DP attention on a hybrid model (:func:`hybrid_dp`)."""
+    if hybrid_dp(plan):
+        if HYBRID_DP_SEARCH_SKIPPED not in plan.notes:
+            plan.notes.append(HYBRID_DP_SEARCH_SKIPPED)
         return True
     if getattr(plan, "post_capture", None) is None and not search_requested(plan.env, plan.sglang_version):
         return False
