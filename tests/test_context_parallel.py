@@ -13,15 +13,18 @@ from planner.engines.sglang.pipeline.context_parallel import (
     dcp_allocator_page, dcp_cell_scale, dcp_kv_heads, dcp_logical_tokens)
 
 ROOT = Path(__file__).resolve().parent.parent
-GOLD = ROOT / "tests" / "golden" / "cp" / "sglang-0.5.23"
+RELEASES = ("0.5.22", "0.5.23")
 
 
 def _rows():
-    cases = {c["id"]: c for c in map(json.loads, (GOLD / "cases.jsonl").read_text().splitlines())}
     out = {}
-    for line in (GOLD / "results.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        out[r["id"]] = (cases[r["id"]], r["summary"])
+    for rel in RELEASES:
+        gold = ROOT / "tests" / "golden" / "cp" / f"sglang-{rel}"
+        cases = {c["id"]: c for c in map(json.loads, (gold / "cases.jsonl").read_text().splitlines())}
+        for line in (gold / "results.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            assert r["summary"]["sglang_version"] == rel
+            out[f"{rel}/{r['id']}"] = (cases[r["id"]], r["summary"])
     return out
 
 
@@ -39,7 +42,7 @@ PAIRS = [k for k, (c, s) in ROWS.items() if s["outcome"] == "ok" and "_dcp1_" no
 
 
 def test_golden_set_has_dcp_cases():
-    assert len(PAIRS) >= 100
+    assert len(PAIRS) >= 2 * 100
     assert {_flag(ROWS[k][0]["flags"], "--dcp-size") for k in PAIRS} == {2, 4, 8}
 
 

@@ -7,6 +7,9 @@ them, runtime_context.py:144-169 @0.5.23).
     python3 scripts/oracle/cp_cases.py regen --version 0.5.23 --oracle /tmp/oracle-cp
     python3 scripts/oracle/cp_cases.py random --version 0.5.23 --oracle /tmp/oracle-cp --seed 7 --count 30
 
+`random` draws fresh launches and counts how many of SGLang's per-rank KV cells equal
+layers x dcp_kv_heads(H, tp, dcp) x (head_dim + v_head_dim) x KV bytes (pipeline/context_parallel.py).
+
 Free memory is given (free_after as a measured value would be): the cases test the per-rank sizing, not the weights.
 Each --dcp-size case has its --dcp-size 1 twin (same id with dcp1) so the effect of the flag is in the set.
 """
@@ -105,6 +108,37 @@ def main():
             f.write(json.dumps(c) + "\n")
     _run(py, a.oracle, os.path.join(d, "cases.jsonl"), os.path.join(d, "results.jsonl"))
     print(d)
+    if a.cmd == "random":
+        print(agree(drawn, os.path.join(d, "results.jsonl")))
+
+
+def agree(drawn, results_path):
+    """(agreeing, ok cases, SGLang rejections): the per-rank KV cell against dcp_kv_heads."""
+    import sys
+
+    sys.path.insert(0, REPO)
+    from planner.engines.sglang.pipeline.context_parallel import dcp_kv_heads
+
+    by_id = {c["id"]: c for c in drawn}
+    good = ok = rejected = 0
+    for line in open(results_path):
+        r = json.loads(line)
+        s, c = r["summary"], by_id[r["id"]]
+        if s["outcome"] != "ok":
+            rejected += 1
+            continue
+        ok += 1
+        cfg = json.load(open(c["config_json"]))
+        f = c["flags"]
+        tp, dcp = int(f[f.index("--tp-size") + 1]), int(f[f.index("--dcp-size") + 1])
+        hd = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+        nbytes = 1 if "fp8_e4m3" in f else 2
+        cell = cfg["num_hidden_layers"] * dcp_kv_heads(cfg["num_key_value_heads"], tp, dcp) * 2 * hd * nbytes
+        if cell == s["kv_cell_bytes_per_token"]:
+            good += 1
+        else:
+            print("DISAGREE", r["id"], cell, s["kv_cell_bytes_per_token"])
+    return f"agree {good}/{ok} ok cases ({rejected} rejected by SGLang)"
 
 
 if __name__ == "__main__":

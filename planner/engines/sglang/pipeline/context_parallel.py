@@ -1,5 +1,5 @@
-"""Decode context parallel (--dcp-size) on SGLang 0.5.23: the per-rank rules verified against SGLang's own code
-with the oracle (tests/golden/cp/sglang-0.5.23, scripts/oracle/cp_cases.py). Pure: no I/O.
+"""Decode context parallel (--dcp-size) on SGLang 0.5.22 / 0.5.23: the per-rank rules verified against SGLang's own
+code with the oracle (tests/golden/cp/sglang-0.5.2{2,3}, scripts/oracle/cp_cases.py). Pure: no I/O.
 
 NOT wired into the plan yet: --dcp-size > 1 (and --attn-cp-size / --enable-prefill-cp /
 --enable-nsa-prefill-context-parallel) stay refused by name (flag_audit.toml "context parallelism"), because the
@@ -13,8 +13,8 @@ What this module states is what tests/test_context_parallel.py checks against th
 from __future__ import annotations
 
 # Releases whose argparse has --dcp-size (planner/engines/sglang/flags/v0_5_*.json): 0.5.15-0.5.23.
-# Verified against the oracle: 0.5.23 only.
-DCP_VERIFIED_RELEASES = ("0.5.23",)
+# Verified against the oracle: 0.5.22 and 0.5.23 (get_num_kv_heads is configs/model_config.py:1591-1602 @0.5.22).
+DCP_VERIFIED_RELEASES = ("0.5.22", "0.5.23")
 
 
 def dcp_kv_heads(total_kv_heads: int, attn_tp_size: int, dcp_size: int = 1, is_draft: bool = False) -> int:
