@@ -46,3 +46,25 @@ def capture_bs(S, runner):
     if check_cuda_graph_backend(Phase.DECODE, Backend.DISABLED):
         return None
     return _v19_capture_bs(S, runner)
+
+
+# ---- decode context parallel (tests/golden/cp/) ----
+# v0_5_19's stand-in stamps dcp_enabled False / attn_dcp_size 1 whatever the flags. SGLang publishes
+# dcp_enabled = dcp_size > 1 and attn_dcp_size = dcp_size (runtime_context.py:144-169 @0.5.23), and rank 0 has
+# dcp_rank = tp_rank % dcp_size = 0 (runtime_context.py:1592-1594 @0.5.23). Those widths are kept here.
+_dp_install = install_distributed_standins
+
+
+def install_distributed_standins(S, tp_size):  # noqa: F811
+    par = S.get_parallel()
+    cfg = getattr(par, "_config", None)
+    try:
+        dcp = int(cfg.dcp_size)
+    except Exception:
+        dcp = 1
+    _dp_install(S, tp_size)
+    if dcp > 1:
+        ov = S.get_parallel()._overrides
+        ov.update(dcp_enabled=True, dcp_size=dcp, dcp_rank=0, attn_dcp_size=dcp, attn_dcp_rank=0,
+                  dcp_group=type(ov["dcp_group"])(**{**vars(ov["dcp_group"]), "world_size": dcp,
+                                                    "ranks": list(range(dcp))}))
