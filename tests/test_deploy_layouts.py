@@ -205,3 +205,17 @@ def test_only_refused_layouts_say_the_refusal():
 def test_pp_size_with_gpu_any_is_the_hardware_searchs_refusal(capsys):
     code, _, err = run(["--model", "qwen3-32b", "--gpu", "h200,l40s", "--pp-size", "2"], capsys)
     assert code == 2 and "--pp-size: the hardware search sets the layout per deployment" in err
+
+
+def test_gqa_moe_dp_layout_leaves_expert_parallel_off():
+    """Qwen3-235B-A22B, 64 requests of 32k on H200: TP 8 alone does not serve them; DP attention 2 does. Its layout
+    carries no --ep-size (expert parallel is modelled for the MLA models only, and with --moe-a2a-backend none it
+    holds the same expert bytes per GPU), and its numbers are one rank's plan times the ranks."""
+    model, h200 = resolve_model("qwen3-235b-a22b"), find_profile("h200")
+    needs = Needs(concurrency=64)
+    res = search_hardware([h200], model, [], {}, needs, version=V, layouts_text="tp,dp")
+    (d,) = res.deployments
+    assert d.kind == "dp" and d.layout.ep == 1 and "--ep-size" not in d.flags and d.searched
+    cap = capacity(make_plan(h200, model, d.flags, {}, version=V))
+    assert d.kv_tokens == cap["kv_tokens"] * d.layout.dp
+    assert d.concurrency >= 64

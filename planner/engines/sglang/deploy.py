@@ -11,7 +11,7 @@ The layout kinds (:class:`Layout`, ``--layouts``):
   memory as for one node). Its flags come from the search (:func:`planner.engines.sglang.search.run_search`, the
   same needs and fixed flags as one ``plan``).
 * ``dp``: DP attention (``--tp-size T --dp-size D --enable-dp-attention``, D attention-DP ranks of attention-TP
-  T / D), with ``--ep-size T`` for a MoE model (expert parallel, ``--moe-a2a-backend`` left at its default
+  T / D), with ``--ep-size T`` for an MLA MoE model (expert parallel, ``--moe-a2a-backend`` left at its default
   ``none``). Planned per rank (planner/engines/sglang/pipeline/dp_attention.py); a request lives on one rank,
   so the deployment holds D x one rank's requests.
 * ``pp``: ``--tp-size T --pp-size P``, one plan per rank, the token capacity the MIN over the ranks
@@ -90,7 +90,10 @@ def extra_layouts(size: Layout, model: ResolvedModel, kinds: tuple[str, ...]) ->
     n, k = size.gpus_per_node, size.nnodes
     out: list[Layout] = []
     if "dp" in kinds and size.tp > 1:
-        ep = size.tp if model.spec.num_experts else 1
+        # --ep-size T on the MoE models whose expert parallel the pipeline models (MLA: expert_parallel.ep_refusal);
+        # with --moe-a2a-backend none EP holds the same expert bytes per GPU as the 1/tp split, so a GQA MoE
+        # model's DP layout leaves it off rather than be refused for it
+        ep = size.tp if model.spec.num_experts and model.spec.mla is not None else 1
         d = size.tp
         while d >= 2 and size.tp % d == 0:
             out.append(Layout(n, k, size.tp, dp=d, ep=ep))
