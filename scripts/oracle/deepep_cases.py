@@ -80,7 +80,7 @@ def spec_cases(version):
     """DeepEP + NEXTN / EAGLE (deepep_spec.jsonl): H200 / B200 (H100: defaults), (T, D) = (8, 8), (8, 4), (8, 1),
     (4, 4), each mode, each SPECS entry, default flags, R 1024, R 1024 with the decode graphs capped at 64 (#25's
     launch); the public recipe (EAGLE 1 / 1 / 2) also with R 256, FP8 KV and R 1024 capped at 128."""
-    gmax = "--cuda-graph-max-bs-decode" if version == "0.5.23" else "--cuda-graph-max-bs"
+    gmax = "--cuda-graph-max-bs" if version == "0.5.16" else "--cuda-graph-max-bs-decode"  # 0.5.20+: ambiguous
     out = []
     for gpu in ("h200", "b200", "h100-sxm"):
         for tp, dp in ((8, 8), (8, 4), (8, 1), (4, 4)):
@@ -150,7 +150,7 @@ def random_cases(version, seed, count, spec=False):
                 flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(steps),
                           "--speculative-eagle-topk", str(topk), "--speculative-num-draft-tokens", str(tokens)]
             if rng.random() < 0.3:
-                flags += ["--cuda-graph-max-bs-decode" if version == "0.5.23" else "--cuda-graph-max-bs",
+                flags += ["--cuda-graph-max-bs" if version == "0.5.16" else "--cuda-graph-max-bs-decode",
                           str(rng.choice([16, 32, 64, 128]))]
         out.append(_case(f"r{seed}{'s' if spec else ''}_{i:03d}", gpu, flags, model=model, fa=fa))
     return out

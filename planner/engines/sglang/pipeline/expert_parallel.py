@@ -255,8 +255,8 @@ BCG_KEEPS_DEEPEP = ("0.5.20", "0.5.21", "0.5.22", "0.5.23")
 
 def a2a_blocks_breakable(a: dict[str, Any], rules) -> bool:
     """Whether the A2A backend turns the breakable prefill graph off: any backend on 0.5.16 ("MoE A2A backend",
-    srt/server_args.py:3794-3797 @0.5.16); on 0.5.23 only those outside none / deepep / megamoe / flashinfer
-    ("unvalidated a2a backend", arg_groups/cuda_graph_hook.py:222-227 @0.5.23)."""
+    srt/server_args.py:3794-3797 @0.5.16); on 0.5.20-0.5.23 (``BCG_KEEPS_DEEPEP``) only those outside none / deepep /
+    megamoe / flashinfer ("unvalidated a2a backend", arg_groups/cuda_graph_hook.py:222-227 @0.5.23)."""
     a2a = str(a.get("moe_a2a_backend") or "none")
     if getattr(rules, "version", None) in BCG_KEEPS_DEEPEP:
         return a2a not in ("none", "deepep", "megamoe", "flashinfer")
@@ -264,9 +264,9 @@ def a2a_blocks_breakable(a: dict[str, Any], rules) -> bool:
 
 
 def breakable_prefill_reserve_mib(s) -> float:
-    """0.5.23's "Prefill-BCG DeepEP delta": 1024 MiB inside reserve_for_graph_mb (before the 10 GiB floor) when the
-    prefill graph is breakable and DeepEP is on (arg_groups/memory_hook.py:391-395 @0.5.23; 0.5.16 has no such
-    term, srt/server_args.py:4164-4196)."""
+    """0.5.20-0.5.23's "Prefill-BCG DeepEP delta" (``BCG_KEEPS_DEEPEP``): 1024 MiB inside reserve_for_graph_mb
+    (before the 10 GiB floor) when the prefill graph is breakable and DeepEP is on (arg_groups/memory_hook.py:391-395
+    @0.5.23; 0.5.16 has no such term, srt/server_args.py:4164-4196)."""
     if (s.rules.version in BCG_KEEPS_DEEPEP and backend(s.a) == "deepep" and s.prefill_graph_on and s.pd_mode != "decode"
             and (s.a.get("cuda_graph_backend_prefill") or "breakable") == "breakable"):
         return 1024.0
