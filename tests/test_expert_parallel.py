@@ -22,7 +22,7 @@ from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "dp_ep"
 RELEASES = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
-SPEC_RELEASES = ("0.5.16", "0.5.23")  # DeepEP with NEXTN / EAGLE on the own MTP layer (deepep_spec*.jsonl)
+SPEC_RELEASES = ("0.5.16", "0.5.22", "0.5.23")  # DeepEP with NEXTN / EAGLE on the own MTP layer (deepep_spec*.jsonl)
 ALL = [(v, c, e) for v in RELEASES
        for c, e in read_pairs(HERE, v, cases="deepep_cases.jsonl", results="deepep_results.jsonl")
        + read_pairs(HERE, v, cases="deepep_random.jsonl", results="deepep_random_results.jsonl")]
@@ -308,7 +308,7 @@ def test_the_mtp_draft_holds_its_shared_experts_whole_under_deepep():
 
 
 @pytest.mark.parametrize("extra,version,match", [
-    (["--speculative-algorithm", "NEXTN"], "0.5.22", r"deepep with --speculative-algorithm NEXTN on SGLang 0\.5\.22"),
+    (["--speculative-algorithm", "NEXTN"], "0.5.19", r"on SGLang 0\.5\.19 is not modelled"),
     (["--speculative-algorithm", "NEXTN", "--ep-num-redundant-experts", "8"], "0.5.16",
      r"the MTP layer's redundant experts are not modelled"),
     (["--speculative-algorithm", "NEXTN", "--speculative-moe-a2a-backend", "none"], "0.5.16",
@@ -347,8 +347,8 @@ def test_the_spec_sets_reach_the_verify_limit(version):
     """The oracle accepts the sizing of the brief's launch at cap 64 and 128; the planner fails 128 at the capture
     (256 per rank) and passes 64 (128 per rank)."""
     got = {c["id"]: (c, e) for v, c, e in SPEC_ALL if v == version}
-    key = "h200_tp8_dp8_auto_eagle112_maxrunningrequests_1024_cudagraphmaxbs" + ("decode" if version == "0.5.23"
-                                                                                 else "")
+    key = "h200_tp8_dp8_auto_eagle112_maxrunningrequests_1024_cudagraphmaxbs" + ("" if version == "0.5.16"
+                                                                                 else "decode")
     (c64, e64), (c128, e128) = got[key + "_64"], got[key + "_128"]
     assert e64["outcome"] == "ok" and e128["outcome"] == "ok"
     assert build_summary(_plan(c64))["stage"] is None

@@ -4,7 +4,7 @@ and ``--ep-num-redundant-experts``, as SGLang sizes them.
 Verified against SGLang's own code (tests/golden/dp_ep/: ``cases`` / ``random`` for --ep-size, ``deepep_*`` for
 DeepEP and redundant experts) for MLA models (DeepSeek-V3 / R1, Kimi-K2) on one node (the EP group = the TP group of
 at most 8 GPUs): --ep-size on 0.5.16 / 0.5.23, DeepEP on 0.5.16 and 0.5.20-0.5.23 (0.5.20-0.5.22 take 0.5.23's
-rules: ``BCG_KEEPS_DEEPEP``), DeepEP with NEXTN / EAGLE on DeepSeek-V3's own MTP layer on 0.5.16 / 0.5.23
+rules: ``BCG_KEEPS_DEEPEP``), DeepEP with NEXTN / EAGLE on DeepSeek-V3's own MTP layer on 0.5.16, 0.5.22, 0.5.23
 (``deepep_spec*``: the verify and draft graphs' dispatch, :func:`decode_dispatches`; the draft's unsplit shared
 experts, :func:`draft_weight_terms`; the draft shares the target's process-wide DeepEP buffer,
 ``DeepEPBuffer._state``, token_dispatcher/deepep.py:161-182 @0.5.16, :182-201 @0.5.23, so it adds none); every
@@ -179,11 +179,11 @@ def scope_refusal(raw: dict[str, Any], rules) -> str | None:
 
 
 SPEC = ("NEXTN", "EAGLE")  # on the checkpoint's own MTP layer (no --speculative-draft-model-path)
-SPEC_VERIFIED = ("0.5.16", "0.5.23")  # DeepEP with NEXTN / EAGLE: tests/golden/dp_ep/sglang-*/deepep_spec*.jsonl
+SPEC_VERIFIED = ("0.5.16", "0.5.22", "0.5.23")  # DeepEP with NEXTN / EAGLE: tests/golden/dp_ep/sglang-*/deepep_spec*.jsonl
 
 
 def _spec_scope(raw: dict[str, Any], version: str | None) -> str | None:
-    """DeepEP with speculative decoding: NEXTN / EAGLE on the checkpoint's own MTP layer, on 0.5.16 / 0.5.23. The
+    """DeepEP with speculative decoding: NEXTN / EAGLE on the checkpoint's own MTP layer, on SPEC_VERIFIED. The
     draft worker is built and run inside ``speculative_moe_a2a_backend_context`` (speculative/eagle_worker_v2.py:
     157-160 @0.5.16, :215-224 @0.5.23), whose backend is --speculative-moe-a2a-backend or, unset, the target's
     (initialize_moe_config, layers/moe/utils.py:297-301 @0.5.16; :497-502 @0.5.23): the MTP layer's MoE runs on
