@@ -23,7 +23,7 @@ import json
 import os
 import random
 
-from dp_ep_cases import GPUS, MODELS, V3, _run  # noqa: E402  (same folder; run from anywhere via the path below)
+from dp_ep_cases import EP_RELEASES, GPUS, MODELS, V3, _run  # noqa: E402  (same folder; run from anywhere via the path below)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -59,12 +59,50 @@ def cases(version):
                                                                 "--moe-a2a-backend", "deepep"]))
         out.append(_case(f"{gpu}_kimi_tp8_dp8", gpu, ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention",
                                                       "--moe-a2a-backend", "deepep"], model="kimi-k2-instruct"))
-        out.append(_case(f"{gpu}_tp8_ep8_redundant32_none", gpu, ["--tp-size", "8", "--ep-size", "8",
-                                                                  "--ep-num-redundant-experts", "32"]))
+        if version in EP_RELEASES:  # --ep-size without DeepEP: modelled on these only
+            out.append(_case(f"{gpu}_tp8_ep8_redundant32_none", gpu, ["--tp-size", "8", "--ep-size", "8",
+                                                                      "--ep-num-redundant-experts", "32"]))
     return out
 
 
-def random_cases(version, seed, count):
+# DeepEP with speculative decoding on the checkpoint's own MTP layer (pipeline/expert_parallel.py _spec_scope): the
+# public DP attention + DeepEP + MTP recipe (EAGLE 1 / 1 / 2), EAGLE 3 / 1 / 4, EAGLE 2 / 4 / 8, NEXTN's defaults
+SPECS = {"eagle112": ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk",
+                      "1", "--speculative-num-draft-tokens", "2"],
+         "eagle314": ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk",
+                      "1", "--speculative-num-draft-tokens", "4"],
+         "eagle248": ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2", "--speculative-eagle-topk",
+                      "4", "--speculative-num-draft-tokens", "8"],
+         "nextn": ["--speculative-algorithm", "NEXTN"]}
+
+
+def spec_cases(version):
+    """DeepEP + NEXTN / EAGLE (deepep_spec.jsonl): H200 / B200 (H100: defaults), (T, D) = (8, 8), (8, 4), (8, 1),
+    (4, 4), each mode, each SPECS entry, default flags, R 1024, R 1024 with the decode graphs capped at 64 (#25's
+    launch); the public recipe (EAGLE 1 / 1 / 2) also with R 256, FP8 KV and R 1024 capped at 128."""
+    gmax = "--cuda-graph-max-bs" if version == "0.5.16" else "--cuda-graph-max-bs-decode"  # 0.5.20+: ambiguous
+    out = []
+    for gpu in ("h200", "b200", "h100-sxm"):
+        for tp, dp in ((8, 8), (8, 4), (8, 1), (4, 4)):
+            dpf = ["--dp-size", str(dp), "--enable-dp-attention"] if dp > 1 else []
+            for mode in MODES:
+                for sname, spec in SPECS.items():
+                    # SGLang caps the running requests at 48 under EAGLE unless given (so 48 // D per DP rank):
+                    # R 1024 lets the decode graphs reach the cap
+                    r = ["--max-running-requests", "1024"]
+                    extras = [[], r, r + [gmax, "64"]]
+                    if sname == "eagle112":
+                        extras += [["--max-running-requests", "256"], ["--kv-cache-dtype", "fp8_e4m3"],
+                                   r + [gmax, "128"]]
+                    for extra in (extras if gpu != "h100-sxm" else extras[:1]):
+                        cid = (f"{gpu}_tp{tp}_dp{dp}_{mode}_{sname}_"
+                               + ("_".join(x.lstrip("-").replace("-", "") for x in extra) or "default"))
+                        out.append(_case(cid, gpu, ["--tp-size", str(tp)] + dpf
+                                         + ["--moe-a2a-backend", "deepep", "--deepep-mode", mode] + spec + extra))
+    return out
+
+
+def random_cases(version, seed, count, spec=False):
     """Random DeepEP launches: model, GPU, (tp, dp), mode, KV dtype, context, caps, chunk, graphs, page size,
     redundant experts; 0.5.23 spells half of the DP-attention ones --attn-dp-size."""
     rng = random.Random(seed)
@@ -100,7 +138,21 @@ def random_cases(version, seed, count):
         if rng.random() < 0.25:
             flags += ["--ep-num-redundant-experts", str(rng.choice([tp, 2 * tp, 4 * tp]))]
         fa = round(total / 1024 * rng.choice([0.1, 0.2, 0.35, 0.5]), 2)
-        out.append(_case(f"r{seed}_{i:03d}", gpu, flags, model=model, fa=fa))
+        if spec:  # NEXTN / EAGLE on DeepSeek-V3's own MTP layer (Kimi-K2 has none), random steps / topk / tokens
+            model = "deepseek-v3"
+            flags = [f for i2, f in enumerate(flags) if not (f == "--ep-num-redundant-experts" or (
+                i2 and flags[i2 - 1] == "--ep-num-redundant-experts"))]
+            if rng.random() < 0.25:
+                flags += ["--speculative-algorithm", "NEXTN"]
+            else:
+                steps, topk = rng.choice([1, 1, 2, 3, 4]), rng.choice([1, 1, 1, 2, 4])
+                tokens = rng.choice([steps + 1, 2 * (steps + 1), 8]) if topk > 1 else steps + 1
+                flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(steps),
+                          "--speculative-eagle-topk", str(topk), "--speculative-num-draft-tokens", str(tokens)]
+            if rng.random() < 0.3:
+                flags += ["--cuda-graph-max-bs" if version == "0.5.16" else "--cuda-graph-max-bs-decode",
+                          str(rng.choice([16, 32, 64, 128]))]
+        out.append(_case(f"r{seed}{'s' if spec else ''}_{i:03d}", gpu, flags, model=model, fa=fa))
     return out
 
 
@@ -117,7 +169,10 @@ def check(cases_path, version):
     from planner.errors import BadInput  # noqa: PLC0415
     from planner.hardware.profiles import find_profile  # noqa: PLC0415
 
-    res = {r["id"]: r["summary"] for r in map(json.loads, open(cases_path[:-len(".jsonl")] + "_results.jsonl"))}
+    rpath = cases_path[:-len(".jsonl")] + "_results.jsonl"
+    if not os.path.exists(rpath) and cases_path.endswith("_cases.jsonl"):  # deepep_cases.jsonl / deepep_results.jsonl
+        rpath = cases_path[:-len("_cases.jsonl")] + "_results.jsonl"
+    res = {r["id"]: r["summary"] for r in map(json.loads, open(rpath))}
     equal = refused = beyond = 0
     bad = []
     for c in map(json.loads, open(cases_path)):
@@ -175,20 +230,26 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=40)
     p.add_argument("--random-only", action="store_true", help="only the random set (fresh draws: another --seed)")
+    p.add_argument("--spec", action="store_true", help="the speculative-decoding sets (deepep_spec*.jsonl)")
     p.add_argument("--out", default=None, help="folder for the files (default: the golden folder)")
     a = p.parse_args()
     d = a.out or os.path.join(REPO, "tests", "golden", "dp_ep", f"sglang-{a.version}")
     os.makedirs(d, exist_ok=True)
     py = a.py or os.path.expanduser(f"~/.cache/sglang-oracle/{a.version}/venv/bin/python")
+    fixed, rand = ("deepep_spec", "deepep_spec_random") if a.spec else ("deepep", "deepep_random")
     if not a.random_only:
-        with open(os.path.join(d, "deepep_cases.jsonl"), "w") as f:
-            for c in cases(a.version):
+        with open(os.path.join(d, f"{fixed}_cases.jsonl" if not a.spec else f"{fixed}.jsonl"), "w") as f:
+            for c in (spec_cases if a.spec else cases)(a.version):
+                if a.out:
+                    c["config_json"] = os.path.normpath(os.path.join(REPO, "tests", "golden", "dp_ep",
+                                                                     f"sglang-{a.version}", c["config_json"]))
                 f.write(json.dumps(c) + "\n")
-        _run(py, a.oracle, os.path.join(d, "deepep_cases.jsonl"), os.path.join(d, "deepep_results.jsonl"))
-    name = "deepep_random" if a.seed == 1 else f"deepep_random_seed{a.seed}"
+        _run(py, a.oracle, os.path.join(d, f"{fixed}_cases.jsonl" if not a.spec else f"{fixed}.jsonl"),
+             os.path.join(d, f"{fixed}_results.jsonl"))
+    name = rand if a.seed == 1 else f"{rand}_seed{a.seed}"
     golden = os.path.join(REPO, "tests", "golden", "dp_ep", f"sglang-{a.version}")
     with open(os.path.join(d, f"{name}.jsonl"), "w") as f:
-        for c in random_cases(a.version, a.seed, a.count):
+        for c in random_cases(a.version, a.seed, a.count, spec=a.spec):
             if a.out:  # the configs are named relative to the golden folder
                 c["config_json"] = os.path.normpath(os.path.join(golden, c["config_json"]))
             f.write(json.dumps(c) + "\n")

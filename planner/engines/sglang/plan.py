@@ -292,6 +292,12 @@ def make_plan(gpu: GpuProfile, model: ResolvedModel, flags: list[str], env: dict
                 dw += dp_draft
                 how += (f" + {dp_draft:,} B under DP attention (estimate: the draft's embedding and its MTP "
                         "layer's attention over attn_tp, weights.dp_attention_draft_bytes)")
+            if draft is None:  # DeepEP: the MTP layer's shared experts unsplit (pipeline/expert_parallel.py)
+                from planner.engines.sglang.pipeline.expert_parallel import draft_weight_terms  # noqa: PLC0415
+
+                for extra, why in draft_weight_terms(model.spec, flags, tp_guess):
+                    dw += extra
+                    how += f" + {extra:,} B: {why}"
             if dw:
                 fa -= dw
                 w += dw

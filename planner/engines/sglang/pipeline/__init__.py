@@ -516,7 +516,8 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
         from planner.engines.sglang.pipeline.headroom import prefill_captured  # noqa: PLC0415
 
         fail = capture_failure(args, list(args.piecewise_cuda_graph_tokens) if prefill_captured(args, model) else None,
-                               res.capture_bs if bs and bs[0] > 0 else None)
+                               res.capture_bs if bs and bs[0] > 0 else None,
+                               prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests)
         if fail:
             raise Rejected("RuntimeError", fail[0], fail[1], stage="cuda_graph_capture")
 

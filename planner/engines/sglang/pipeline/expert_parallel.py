@@ -2,8 +2,13 @@
 and ``--ep-num-redundant-experts``, as SGLang sizes them.
 
 Verified against SGLang's own code (tests/golden/dp_ep/: ``cases`` / ``random`` for --ep-size, ``deepep_*`` for
-DeepEP and redundant experts) on 0.5.16 and 0.5.23 for MLA models (DeepSeek-V3 / R1, Kimi-K2) on one node (the EP
-group = the TP group of at most 8 GPUs); every other combination is refused by name.
+DeepEP and redundant experts) for MLA models (DeepSeek-V3 / R1, Kimi-K2) on one node (the EP group = the TP group of
+at most 8 GPUs): --ep-size on 0.5.16 / 0.5.23, DeepEP on 0.5.16 and 0.5.20-0.5.23 (0.5.20-0.5.22 take 0.5.23's
+rules: ``BCG_KEEPS_DEEPEP``), DeepEP with NEXTN / EAGLE on DeepSeek-V3's own MTP layer on 0.5.16, 0.5.22, 0.5.23
+(``deepep_spec*``: the verify and draft graphs' dispatch, :func:`decode_dispatches`; the draft's unsplit shared
+experts, :func:`draft_weight_terms`; the draft shares the target's process-wide DeepEP buffer,
+``DeepEPBuffer._state``, token_dispatcher/deepep.py:161-182 @0.5.16, :182-201 @0.5.23, so it adds none); every
+other combination is refused by name.
 
 What ``--moe-a2a-backend deepep`` changes (each line cites the rule):
 - ep_size = tp_size (``_a2a_ep_size``: every A2A backend spans the TP group, srt/arg_groups/overrides.py:2071-2102
@@ -32,7 +37,9 @@ from typing import Any
 
 from planner.engines.interface import NeedLine
 
-VERIFIED = ("0.5.16", "0.5.23")
+VERIFIED = ("0.5.16", "0.5.23")  # --ep-size and redundant experts without DeepEP
+# DeepEP: the deepep_* golden sets agree on these (0.5.20-0.5.22 as 0.5.23 by the named rule BCG_KEEPS_DEEPEP)
+DEEPEP_VERIFIED = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 MODES = ("auto", "normal", "low_latency")
 MIB = 1 << 20
 
@@ -137,9 +144,9 @@ def scope_refusal(raw: dict[str, Any], rules) -> str | None:
                 "(modelled: none, deepep)")
     if a2a == "deepep":
         tp = _tp(raw)
-        if version not in VERIFIED:
+        if version not in DEEPEP_VERIFIED:
             return (f"--moe-a2a-backend deepep on SGLang {version} is not modelled by this planner yet; modelled: "
-                    f"{', '.join(VERIFIED)}")
+                    f"{', '.join(DEEPEP_VERIFIED)}")
         if tp not in DISPATCH_CONFIG:  # one node: EP group of 2, 4 or 8 GPUs
             return (f"--moe-a2a-backend deepep at tp {tp}: only one node's EP group (tp 2, 4 or 8) is modelled "
                     "(DeepEP's internode RDMA buffers are not)")
@@ -150,21 +157,50 @@ def scope_refusal(raw: dict[str, Any], rules) -> str | None:
         if raw.get("enable_waterfill") or raw.get("enforce_shared_experts_fusion"):
             return ("--enable-waterfill / --enforce-shared-experts-fusion with DeepEP: the fused shared-expert slots "
                     "are not modelled by this planner yet")
-        if raw.get("speculative_algorithm"):
-            return "--moe-a2a-backend deepep with speculative decoding is not modelled by this planner yet"
+        why = _spec_scope(raw, version)
+        if why:
+            return why
         if raw.get("disaggregation_mode", "null") not in ("null", None):
             return "--moe-a2a-backend deepep with PD disaggregation is not modelled by this planner yet"
         if raw.get("enable_two_batch_overlap") or raw.get("enable_single_batch_overlap"):
             return "--moe-a2a-backend deepep with two- / single-batch overlap is not modelled by this planner yet"
     n = redundant(raw)
     if n:
-        if version not in VERIFIED:
+        ok = DEEPEP_VERIFIED if a2a == "deepep" else VERIFIED
+        if version not in ok:
             return (f"--ep-num-redundant-experts {n} on SGLang {version} is not modelled by this planner yet; "
-                    f"modelled: {', '.join(VERIFIED)}")
+                    f"modelled: {', '.join(ok)}" + (" (0.5.20-0.5.22 with --moe-a2a-backend deepep)"
+                                                   if a2a != "deepep" else ""))
         ep = ep_width(raw)
         if ep <= 1:
             return (f"--ep-num-redundant-experts {n} without expert parallelism (--ep-size > 1 or "
                     "--moe-a2a-backend deepep) is not modelled by this planner")
+    return None
+
+
+SPEC = ("NEXTN", "EAGLE")  # on the checkpoint's own MTP layer (no --speculative-draft-model-path)
+SPEC_VERIFIED = ("0.5.16", "0.5.22", "0.5.23")  # DeepEP with NEXTN / EAGLE: tests/golden/dp_ep/sglang-*/deepep_spec*.jsonl
+
+
+def _spec_scope(raw: dict[str, Any], version: str | None) -> str | None:
+    """DeepEP with speculative decoding: NEXTN / EAGLE on the checkpoint's own MTP layer, on SPEC_VERIFIED. The
+    draft worker is built and run inside ``speculative_moe_a2a_backend_context`` (speculative/eagle_worker_v2.py:
+    157-160 @0.5.16, :215-224 @0.5.23), whose backend is --speculative-moe-a2a-backend or, unset, the target's
+    (initialize_moe_config, layers/moe/utils.py:297-301 @0.5.16; :497-502 @0.5.23): the MTP layer's MoE runs on
+    DeepEP too. Setting --speculative-moe-a2a-backend is refused by the flag audit (flag_audit.toml)."""
+    algo = str(raw.get("speculative_algorithm") or "").upper()
+    if not algo:
+        return None
+    if algo not in SPEC or raw.get("speculative_draft_model_path"):
+        return (f"--moe-a2a-backend deepep with --speculative-algorithm {algo}"
+                + (" and a separate draft model" if raw.get("speculative_draft_model_path") else "")
+                + " is not modelled by this planner yet; modelled: NEXTN / EAGLE on the checkpoint's own MTP layer")
+    if version not in SPEC_VERIFIED:
+        return (f"--moe-a2a-backend deepep with --speculative-algorithm {algo} on SGLang {version} is not modelled by "
+                f"this planner yet; modelled: {', '.join(SPEC_VERIFIED)}")
+    if redundant(raw):
+        return (f"--ep-num-redundant-experts {redundant(raw)} with --speculative-algorithm {algo}: the MTP layer's "
+                "redundant experts are not modelled by this planner yet")
     return None
 
 
@@ -184,12 +220,16 @@ def ep_refusal(raw: dict[str, Any], model, version: str) -> str | None:
         what = f"--ep-num-redundant-experts {redundant(raw)}"
     if what is None:
         return None
-    if version not in VERIFIED:
+    ok = DEEPEP_VERIFIED if backend(raw) == "deepep" else VERIFIED
+    if version not in ok:
         return (f"{what}: expert parallelism on SGLang {version} is not modelled yet; modelled: "
-                f"{', '.join(VERIFIED)}")
+                f"{', '.join(ok)}")
     if model.mla is None or model.mla.dsa:
         return (f"{what}: expert parallelism for {model.name} is not modelled yet; modelled: MLA models "
                 "without the DSA indexer (DeepSeek-V3 / R1, Kimi-K2)")
+    if backend(raw) == "deepep" and raw.get("speculative_algorithm") and not model.mtp_layers:
+        return (f"--moe-a2a-backend deepep with --speculative-algorithm {raw['speculative_algorithm']}: {model.name} "
+                "has no MTP layer of its own; only NEXTN / EAGLE on the checkpoint's own MTP layer is modelled")
     n = redundant(raw)
     if n and (model.num_experts + n) % ep_width(raw):
         return (f"--ep-num-redundant-experts {n}: {model.num_experts} + {n} experts do not divide over "
@@ -206,21 +246,28 @@ def reserve_mib(s) -> float:
     return 0.0
 
 
+# The releases whose breakable prefill graph stays on under DeepEP ("unvalidated a2a backend" lists none / deepep /
+# megamoe / flashinfer as validated: arg_groups/cuda_graph_hook.py:312-317 @0.5.20, :320-325 @0.5.21, :186-190
+# @0.5.22, :222-227 @0.5.23) and whose reserve_for_graph_mb adds the 1024 MiB "Prefill-BCG DeepEP delta"
+# (arg_groups/memory_hook.py:384-390 @0.5.20 / 0.5.21, :393-399 @0.5.22, :391-395 @0.5.23). 0.5.16 has neither.
+BCG_KEEPS_DEEPEP = ("0.5.20", "0.5.21", "0.5.22", "0.5.23")
+
+
 def a2a_blocks_breakable(a: dict[str, Any], rules) -> bool:
     """Whether the A2A backend turns the breakable prefill graph off: any backend on 0.5.16 ("MoE A2A backend",
-    srt/server_args.py:3794-3797 @0.5.16); on 0.5.23 only those outside none / deepep / megamoe / flashinfer
-    ("unvalidated a2a backend", arg_groups/cuda_graph_hook.py:222-227 @0.5.23)."""
+    srt/server_args.py:3794-3797 @0.5.16); on 0.5.20-0.5.23 (``BCG_KEEPS_DEEPEP``) only those outside none / deepep /
+    megamoe / flashinfer ("unvalidated a2a backend", arg_groups/cuda_graph_hook.py:222-227 @0.5.23)."""
     a2a = str(a.get("moe_a2a_backend") or "none")
-    if getattr(rules, "version", None) == "0.5.23":
+    if getattr(rules, "version", None) in BCG_KEEPS_DEEPEP:
         return a2a not in ("none", "deepep", "megamoe", "flashinfer")
     return a2a != "none"
 
 
 def breakable_prefill_reserve_mib(s) -> float:
-    """0.5.23's "Prefill-BCG DeepEP delta": 1024 MiB inside reserve_for_graph_mb (before the 10 GiB floor) when the
-    prefill graph is breakable and DeepEP is on (arg_groups/memory_hook.py:391-395 @0.5.23; 0.5.16 has no such
-    term, srt/server_args.py:4164-4196)."""
-    if (s.rules.version == "0.5.23" and backend(s.a) == "deepep" and s.prefill_graph_on and s.pd_mode != "decode"
+    """0.5.20-0.5.23's "Prefill-BCG DeepEP delta" (``BCG_KEEPS_DEEPEP``): 1024 MiB inside reserve_for_graph_mb
+    (before the 10 GiB floor) when the prefill graph is breakable and DeepEP is on (arg_groups/memory_hook.py:391-395
+    @0.5.23; 0.5.16 has no such term, srt/server_args.py:4164-4196)."""
+    if (s.rules.version in BCG_KEEPS_DEEPEP and backend(s.a) == "deepep" and s.prefill_graph_on and s.pd_mode != "decode"
             and (s.a.get("cuda_graph_backend_prefill") or "breakable") == "breakable"):
         return 1024.0
     return 0.0
@@ -300,6 +347,9 @@ def rank_note(raw: dict[str, Any], model, env: dict[str, str], attn_dp: int = 1,
             f"holds {'(E + ' + str(n) + ') / ' if n else 'E / '}{tp} routed experts and the shared experts whole; "
             f"its DeepEP buffers ({total / MIB:,.0f} MiB, listed with what must still fit) come after the KV pool, "
             "which only SGLang's 2 GiB reserve (decode graphs on) budgets for"
+            + ("; the MTP draft's MoE dispatches through the same process-wide DeepEP buffer (no second one), its "
+               "shared experts whole too, and the verify graphs dispatch batch x num_draft_tokens tokens per rank"
+               if str(raw.get("speculative_algorithm") or "").upper() in SPEC else "")
             + "".join(f"; {x}" for x in [prefill_note(raw, env, chunk,
                                                       max(1, tp // max(1, attn_dp)))] if x))
 
@@ -337,6 +387,26 @@ def weight_terms(spec, flags: list[str], tp: int) -> list[tuple[int, str]]:
     return out
 
 
+def draft_weight_terms(spec, flags: list[str], tp: int) -> list[tuple[int, str]]:
+    """(bytes per GPU above the even 1/tp split, why) for the MTP draft under DeepEP: its MoE layer is built inside
+    ``speculative_moe_a2a_backend_context`` (speculative/eagle_worker_v2.py:157-160 @0.5.16, :215-224 @0.5.23), so
+    its shared experts are unsplit too (``_shared_expert_use_tp1``, models/deepseek_v2.py:709-733 @0.5.16). An
+    estimate: one main MoE layer's shared-expert bytes per MTP layer (planner/catalog/weights.py
+    a2a_shared_expert_bytes over the MoE layers outside the NextN layers)."""
+    from planner.catalog.weights import a2a_shared_expert_bytes  # noqa: PLC0415
+
+    if _flag_value(flags, "--moe-a2a-backend") != "deepep" or not spec.mtp_layers or spec.mla is None:
+        return []
+    first_dense = int(spec.raw.get("first_k_dense_replace") or spec.text.get("first_k_dense_replace") or 0)
+    moe_layers = max(1, spec.num_hidden_layers - first_dense)
+    b = spec.mtp_layers * (a2a_shared_expert_bytes(spec, tp) // moe_layers)
+    if not b:
+        return []
+    return [(b, f"DeepEP builds the MTP draft layer's shared experts unsplit too (estimate: one MoE layer's "
+                f"{b // spec.mtp_layers:,} B above 1/tp {tp} per MTP layer; the draft's MoE runs under "
+                "speculative_moe_a2a_backend_context, speculative/eagle_worker_v2.py:157-160 @0.5.16)")]
+
+
 def capture_mul_base(args) -> int:
     """get_batch_sizes_to_capture's ``mul_base`` under an A2A backend: require_attn_tp_gather is true (without DP
     attention, or with dp < tp; utils/common.py:3524-3543 @0.5.16), so the captured sizes are multiples of
@@ -354,12 +424,55 @@ ASSERT_CITE = ("DeepEP csrc/legacy/buffer.hpp:1481 @dd758ca (low_latency_dispatc
                "the dispatch limit (0.5.16, 0.5.23)")
 
 
-def capture_failure(args, prefill_tokens: list[int] | None, decode_bs: list[int] | None) -> tuple[str, str] | None:
+def _verify_bs(args, decode_bs: list[int], pool_requests: int | None, width: int) -> int:
+    """The largest batch of the target's verify graphs: get_batch_sizes_to_capture(model_runner, num_tokens_per_req)
+    keeps the sizes whose bs x num_draft_tokens is a multiple of mul_base (base_cuda_graph_runner.py:58-95 @0.5.16;
+    cuda_graph_setup.py:300-309 @0.5.16), not bs itself, so with attn_tp > 1 it can keep a size the width-1 list
+    (``decode_bs``, the draft's graphs) drops."""
+    mul = capture_mul_base(args)
+    if mul <= 1 or pool_requests is None:
+        return max(decode_bs)
+    padded = -(-pool_requests // mul) * mul
+    sizes = list(args.cuda_graph_bs or decode_bs)
+    if max(sizes) > padded:
+        sizes.append(padded)
+    kept = [b for b in sizes if b * width % mul == 0 and b <= padded]
+    return max(kept) if kept else max(decode_bs)
+
+
+def decode_dispatches(args, decode_bs: list[int] | None, pool_requests: int | None = None) -> list[tuple[str, int, int]]:
+    """(graph, captured batch, tokens it dispatches on the rank's MoE) for the decode-side graphs SGLang captures in
+    DeepEP's low-latency mode (DeepEPCudaGraphRunnerAdapter.capture(is_extend_in_batch=False) resolves auto to
+    low_latency, runner_utils/deepep_adapter.py:29-35 @0.5.16): without speculative decoding the decode graph
+    (bs tokens); with NEXTN / EAGLE the target's verify graph (bs x num_draft_tokens tokens:
+    decode_cuda_graph_runner.py:272-279, 991 @0.5.16, :1473 @0.5.23) and, when num_steps > 1, the draft's decode
+    graph (bs x topk tokens per step: eagle_worker_v2.py:392-405 @0.5.16, :495-507 @0.5.23;
+    eagle_draft_cuda_graph_runner.py:473 @0.5.16, :537 @0.5.23). The draft-extend graph captures with
+    is_extend_in_batch=True (eagle_draft_extend_cuda_graph_runner.py:459 @0.5.16, :491 @0.5.23): normal mode under
+    auto; under low_latency its bs x num_draft_tokens on the width-1 list never exceeds the verify graph's."""
+    if not decode_bs:
+        return []
+    bs = max(decode_bs)
+    if not getattr(args, "spec_on", False) or str(args.speculative_algorithm).upper() not in SPEC:
+        return [("decode", bs, bs)]
+    width = int(args.speculative_num_draft_tokens or 1)
+    vbs = _verify_bs(args, decode_bs, pool_requests, width)
+    out = [("target verify", vbs, vbs * width)]
+    if int(args.speculative_num_steps or 1) > 1:
+        topk = int(args.speculative_eagle_topk or 1)
+        out.append(("draft decode", bs, bs * topk))
+    return out
+
+
+def capture_failure(args, prefill_tokens: list[int] | None, decode_bs: list[int] | None,
+                    pool_requests: int | None = None) -> tuple[str, str] | None:
     """(message, rule) when a CUDA-graph capture dispatches more tokens per rank than DeepEP's low-latency buffer
-    takes (SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK): the decode graphs in auto / low_latency mode, the
-    breakable prefill graph (0.5.23 keeps it for DeepEP; captured before the decode graphs) in low_latency mode.
-    The MoE input is split over the attention-TP group (ScatterMode.SCATTERED for an A2A backend,
-    layers/communicator.py:385-392 @0.5.16), so a rank dispatches ceil(tokens / attn_tp) of a captured batch."""
+    takes (SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK): the decode-side graphs in auto / low_latency mode
+    (:func:`decode_dispatches`: with NEXTN / EAGLE the verify graph's bs x num_draft_tokens and the draft decode
+    graph's bs x topk), the breakable prefill graph (0.5.23 keeps it for DeepEP; captured before the decode graphs)
+    in low_latency mode. The MoE input is split over the attention-TP group (ScatterMode.SCATTERED for an A2A
+    backend, layers/communicator.py:385-392 @0.5.16), so a rank dispatches ceil(tokens / attn_tp) of a captured
+    batch. ``pool_requests``: the request pool's size the capture lists are clamped to."""
     raw = args.raw
     if backend(raw) != "deepep" or mode(raw) == "normal":
         return None
@@ -367,16 +480,21 @@ def capture_failure(args, prefill_tokens: list[int] | None, decode_bs: list[int]
     if isinstance(limit, str):
         return None
     attn_tp = max(1, args.tp_size // max(1, args.attn_dp_size))
-    for what, sizes in (("prefill", prefill_tokens if mode(raw) == "low_latency" else None), ("decode", decode_bs)):
-        if not sizes:
-            continue
-        per_rank = -(-max(sizes) // attn_tp)
+    graphs = []
+    if prefill_tokens and mode(raw) == "low_latency":
+        graphs.append(("prefill", max(prefill_tokens), max(prefill_tokens)))
+    graphs += decode_dispatches(args, decode_bs, pool_requests)
+    for what, bs, tokens in graphs:
+        per_rank = -(-tokens // attn_tp)
         if per_rank > limit:
             flag = ("--" + str(getattr(args.rules, "graph_max_bs_key", "cuda_graph_max_bs")).replace("_", "-")
-                    if what == "decode" else "--cuda-graph-max-bs-prefill")
-            return (f"{ASSERT_TEXT} (the {what} CUDA graph captured at {max(sizes)} tokens dispatches {per_rank} per "
-                    f"rank, above {TOKENS_ENV} = {limit}: lower {flag} to {limit * attn_tp} or raise the "
-                    "variable, at most 1024)"), ASSERT_CITE
+                    if what != "prefill" else "--cuda-graph-max-bs-prefill")
+            per_req = tokens // bs if bs else 1
+            at = (f"captured at {tokens} tokens" if per_req == 1 else
+                  f"captured at batch {bs} x {per_req} tokens = {tokens}")
+            return (f"{ASSERT_TEXT} (the {what} CUDA graph {at} dispatches {per_rank} per rank, above {TOKENS_ENV} = "
+                    f"{limit}: lower {flag} to {limit * attn_tp // per_req} or raise the variable, at most 1024)"), \
+                ASSERT_CITE
     return None
 
 
