@@ -136,7 +136,14 @@ WIDE = [("qwen3-235b-a22b", "--tp-size 8 --dp-size 2 --enable-dp-attention", 2, 
         ("deepseek-v3", "--tp-size 8 --dp-size 4 --enable-dp-attention --speculative-algorithm NEXTN", 4,
          ("0.5.16", "0.5.23")),
         ("deepseek-v3.2", "--tp-size 8 --dp-size 8 --enable-dp-attention", 8, ("0.5.22",)),
-        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --enable-dp-lm-head", 8, ("0.5.23",))]
+        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --enable-dp-lm-head", 8, ("0.5.23",)),
+        # DeepEP with the own MTP layer (deepspec), and DeepEP on 0.5.20-0.5.22
+        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --moe-a2a-backend deepep --speculative-algorithm "
+         "EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1 --speculative-num-draft-tokens 2 "
+         "--max-running-requests 1024", 8, ("0.5.23",)),
+        ("deepseek-v3", "--tp-size 8 --dp-size 4 --enable-dp-attention --moe-a2a-backend deepep --speculative-algorithm "
+         "NEXTN", 4, ("0.5.16", "0.5.22")),
+        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --moe-a2a-backend deepep", 8, ("0.5.21",))]
 
 
 @pytest.mark.parametrize("name,launch,d,version", [(n, la, d, v) for n, la, d, vs in WIDE for v in vs])
