@@ -5,6 +5,8 @@ SGLang's own code, one oracle batch per release (SGLang imported once).
     python3 scripts/oracle/pd_cases.py regen --version 0.5.16 [--oracle /tmp/oracle-pd]            # curated set
     python3 scripts/oracle/pd_cases.py regen --version 0.5.16 --seed 1 --count 12                  # random launches
     python scripts/oracle/pd_cases.py agree --version 0.5.23 --seed 7 --count 8    # fresh seed vs the planner
+    python3 scripts/oracle/pd_cases.py regen --set dp --version 0.5.23                              # DP-attention roles
+    python scripts/oracle/pd_cases.py agree --set dp --version 0.5.16 --seed 21 --count 12
 
 The oracle runs SGLang's own handle_pd_disaggregation, CUDA-graph roles, mem_fraction_static reserve and
 ``_build_req_to_token_pool`` (DecodeReqToTokenPool / HybridMambaDecodeReqToTokenPool on meta tensors); the
@@ -109,6 +111,100 @@ MLA_CASES = [
 ]
 
 
+# DP attention roles (DeepSeek-V3 FP8 with --dp-size D --enable-dp-attention, --moe-a2a-backend none): the decode
+# (and often prefill) role of the public DeepSeek PD deployments (SGLang's large-scale EP blog, Dynamo / llm-d
+# DeepSeek recipes run DP attention 8 per node). One oracle rank = one attention-DP worker; the repo's DP adapters
+# stamp attn_dp_size / attn_tp_size as SGLang resolves them. MLA_NO_NEXTN: the releases whose oracle cannot build
+# DeepSeek-V3's NextN draft (the planner refuses it there): their sets leave the MTP cases out.
+MLA_NO_NEXTN = ("0.5.20", "0.5.21")
+_DPA = ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"]
+DP_CASES = [
+    _c("dpa_decode_default", "h200", "deepseek-v3", [*_DPA, *DEC], 138.0, 56.5),
+    _c("dpa_prefill_default", "h200", "deepseek-v3", [*_DPA, *PRE], 138.0, 56.5),
+    _c("dpa_decode_mrr256", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "256"], 138.0, 56.5),
+    _c("dpa_decode_mrr512", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "512"], 138.0, 56.5),
+    _c("dpa_decode_mrr4", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "4"], 138.0, 56.5),
+    _c("dpa_decode_extra_slots", "h200", "deepseek-v3",
+       [*_DPA, *DEC, "--max-running-requests", "1024", "--disaggregation-decode-extra-slots", "64"], 138.0, 56.5),
+    _c("dpa_decode_graph_bs512", "h200", "deepseek-v3", [*_DPA, *DEC, "--cuda-graph-max-bs-decode", "512"], 138.0, 56.5),
+    _c("dpa_decode_fp8kv", "h200", "deepseek-v3",
+       [*_DPA, *DEC, "--kv-cache-dtype", "fp8_e4m3", "--max-running-requests", "2048"], 138.0, 56.5),
+    _c("dpa_prefill_chunk16k", "h200", "deepseek-v3", [*_DPA, *PRE, "--chunked-prefill-size", "16384"], 138.0, 56.5),
+    _c("dpa_prefill_decode_graph_locked", "h200", "deepseek-v3",
+       [*_DPA, *PRE, "--cuda-graph-backend-decode", "full"], 138.0, 56.5),
+    _c("dpa4_decode_mrr64", "h200", "deepseek-v3",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", *DEC, "--max-running-requests", "64"],
+       138.0, 56.5),
+    _c("dpa4_prefill_b200_page64", "b200", "deepseek-v3",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", *PRE, "--page-size", "64"], 175.9, 94.0),
+    _c("dpa_decode_b200_radix", "b200", "deepseek-v3",
+       [*_DPA, *DEC, "--disaggregation-decode-enable-radix-cache", "--max-running-requests", "128"], 175.9, 94.0),
+]
+DP_MTP_CASES = [
+    _c("dpa_decode_mtp_mrr128", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "128", *_MTP],
+       138.0, 56.5),
+    _c("dpa_decode_nextn3_b200", "b200", "deepseek-v3",
+       [*_DPA, *DEC, "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk",
+        "1", "--speculative-num-draft-tokens", "4", "--max-running-requests", "256"], 175.9, 94.0),
+]
+DP_EP_CASES = [  # --ep-size with --moe-a2a-backend none: verified by expert_parallel.py on these releases only
+    _c("dpa_decode_ep8", "h200", "deepseek-v3", [*_DPA, "--ep-size", "8", *DEC, "--max-running-requests", "256"],
+       138.0, 56.5),
+]
+DP_ATTN_SPELLING = [  # 0.5.23's own spelling
+    _c("attn_dp8_decode_mrr128", "h200", "deepseek-v3",
+       ["--tp-size", "8", "--attn-dp-size", "8", *DEC, "--max-running-requests", "128"], 138.0, 56.5),
+]
+
+
+def dp_cases(version: str) -> list[dict]:
+    out = list(DP_CASES)
+    if version not in MLA_NO_NEXTN:
+        out += DP_MTP_CASES
+    if version in ("0.5.16", "0.5.23"):
+        out += DP_EP_CASES
+    if version == "0.5.23":
+        out += DP_ATTN_SPELLING
+    return out
+
+
+def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
+    """Random DP-attention roles: DeepSeek-V3 (FP8) on H200 / B200, tp 8, dp 2 / 4 / 8; prefill or decode; a
+    request cap (some per worker <= 32, so the extra slots default on), extra slots, the graph's max bs, page
+    size, context length, chunked prefill, FP8 KV, MTP on decode where the release's oracle builds it."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        gpu = rng.choice(["h200", "b200"])
+        dp = rng.choice([2, 4, 8, 8])
+        mode = rng.choice(["prefill", "decode"])
+        flags = ["--tp-size", "8", "--dp-size", str(dp), "--enable-dp-attention", "--disaggregation-mode", mode]
+        if rng.random() < 0.6:
+            flags += ["--max-running-requests", str(rng.choice([8, 64, 128, 256, 257, 1024]))]
+        if mode == "decode" and rng.random() < 0.25:
+            flags += ["--disaggregation-decode-extra-slots", str(rng.choice([0, 16, 128]))]
+        if rng.random() < 0.3:
+            flags += ["--cuda-graph-max-bs-decode", str(rng.choice([32, 128, 320]))]
+        if rng.random() < 0.25:
+            flags += ["--page-size", str(rng.choice([16, 64]))]
+        if rng.random() < 0.25:
+            flags += ["--context-length", str(rng.choice([8192, 32768]))]
+        if mode == "prefill" and rng.random() < 0.4:
+            flags += ["--chunked-prefill-size", str(rng.choice([4096, 16384, 32768]))]
+        if rng.random() < 0.25:
+            flags += ["--kv-cache-dtype", "fp8_e4m3"]
+        if mode == "decode" and version not in MLA_NO_NEXTN and rng.random() < 0.3:
+            flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
+                      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
+        total = GPUS[gpu]["gpu_total_mib"] / 1024
+        before = round(total - rng.uniform(1.0, 2.5), 2)
+        after = round(max(1.0, before - 82.0 * rng.uniform(0.95, 1.1)), 2)
+        out.append(_c(f"pd_dp_random_{seed}_{i}", gpu, "deepseek-v3", flags, before, after))
+    return out
+
+
 def random_cases(seed: int, count: int) -> list[dict]:
     """Random roles: dense Qwen3-32B or hybrid Qwen3.6-27B on H100 / H200, tp 1-2, or MLA DeepSeek-V3 (FP8) on
     H200 / B200, tp 8 (EAGLE / MTP on its decode role now and then); prefill or decode, a request cap,
@@ -144,12 +240,17 @@ def random_cases(seed: int, count: int) -> list[dict]:
     return out
 
 
-def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None) -> None:
+def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None,
+          dp: bool = False) -> None:
     py = str(Path.home() / f".cache/sglang-oracle/{version}/venv/bin/python")
     folder = folder or REPO / "tests/golden/pp_pd" / f"sglang-{version}"
     folder.mkdir(parents=True, exist_ok=True)
-    cases = CASES + MLA_CASES if seed is None else random_cases(seed, count)
-    prefix = "pd_" if seed is None else "pd_random_"
+    if dp:
+        cases = dp_cases(version) if seed is None else dp_random_cases(seed, count, version)
+        prefix = "pd_dp_" if seed is None else "pd_dp_random_"
+    else:
+        cases = CASES + MLA_CASES if seed is None else random_cases(seed, count)
+        prefix = "pd_" if seed is None else "pd_random_"
     with tempfile.TemporaryDirectory() as td:
         batch = Path(td) / "cases.jsonl"
         batch.write_text("".join(json.dumps(dict(id=c["id"], config_json=str(REPO / MODELS[c["planner_model"]]),
@@ -180,15 +281,16 @@ def planner_summary(case: dict, version: str) -> dict:
     return build_summary(plan)
 
 
-def agree(version: str, oracle: Path, seed: int, count: int) -> int:
+def agree(version: str, oracle: Path, seed: int, count: int, dp: bool = False) -> int:
     """Fresh random roles: the oracle's summary against the planner's, every field. One line per launch."""
     sys.path.insert(0, str(REPO))
     from planner.engines.sglang.summary import SUMMARY_FIELDS
 
     with tempfile.TemporaryDirectory() as td:
-        regen(version, oracle, seed, count, Path(td))
-        cases = [json.loads(x) for x in (Path(td) / "pd_random_cases.jsonl").read_text().splitlines()]
-        results = [json.loads(x) for x in (Path(td) / "pd_random_results.jsonl").read_text().splitlines()]
+        regen(version, oracle, seed, count, Path(td), dp)
+        pre = "pd_dp_random_" if dp else "pd_random_"
+        cases = [json.loads(x) for x in (Path(td) / f"{pre}cases.jsonl").read_text().splitlines()]
+        results = [json.loads(x) for x in (Path(td) / f"{pre}results.jsonl").read_text().splitlines()]
     from planner.errors import BadInput
 
     equal = refused = 0
@@ -217,10 +319,11 @@ def main() -> None:
         g.add_argument("--oracle", default="/tmp/oracle-pd")
         g.add_argument("--seed", type=int, default=None, required=name == "agree")
         g.add_argument("--count", type=int, default=12)
+        g.add_argument("--set", choices=("pd", "dp"), default="pd", help="dp: the DP-attention roles (pd_dp_*)")
     a = ap.parse_args()
     if a.cmd == "agree":
-        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count))
-    regen(a.version, Path(a.oracle), a.seed, a.count)
+        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count, a.set == "dp"))
+    regen(a.version, Path(a.oracle), a.seed, a.count, dp=a.set == "dp")
 
 
 if __name__ == "__main__":
