@@ -24,7 +24,7 @@ from planner.engines.sglang.summary import SUMMARY_FIELDS, build_summary
 
 HERE = Path(__file__).parent / "golden" / "pp_pd"
 sys.path.insert(0, str(Path(__file__).parents[1] / "scripts" / "oracle"))
-from pd_cases import RECIPE_DECODE, RECIPE_ENV, RECIPE_PREFILL, RECIPE_PUBLISHED_EXTRA  # noqa: E402
+from pd_cases import RECIPE_DECODE, RECIPE_ENV, RECIPE_PREFILL, RECIPE_PUBLISHED_EXTRA, dsr1_published  # noqa: E402
 
 
 def _pairs(version: str, prefix: str):
@@ -218,3 +218,52 @@ def test_dp_attention_roles_outside_what_was_checked_are_refused_by_name(model, 
     code = main(["--gpu", "h200", "--model", model, "--no-search", *flags])
     err = capsys.readouterr().err
     assert code == 2 and what in err, err
+
+
+@pytest.mark.parametrize("version", ("0.5.16", "0.5.23"))
+def test_deepseek_r1_1p1d_on_8x_h200_per_role_is_a_deployment_sglang_agrees_with(version, capsys):
+    """The public DeepSeek-R1 1P1D recipe (Dynamo recipes/deepseek-r1/sglang/disagg-8gpu, scripts/oracle/pd_cases.py
+    names it): prefill TP 8 + EP 8, decode DP attention 8 + EP 8, 8x H200 each. As a deployment each role is one
+    plan from the planner's own weight model; SGLang's own code sizes every pool of each role as the planner does
+    (golden recipe_dsr1_*, run without --trust-remote-code, which the planner is given here); 16 GPUs in all."""
+    from planner.engines.sglang.pd_deploy import plan_deployment
+
+    pub = dsr1_published(version)
+    shared = ["--tp", "8", "--ep-size", "8", "--trust-remote-code", "--disaggregation-bootstrap-port", "30001",
+              "--mem-fraction-static", "0.75", "--host", "0.0.0.0"]
+    own = {"prefill": "--load-balance-method round_robin",
+           "decode": "--dp 8 --enable-dp-attention" + (" --prefill-round-robin-balance" if version == "0.5.16" else "")}
+    for role, flags in pub.items():  # the deployment's role flags are the published ones, reordered
+        assert sorted(shared + own[role].split() + ["--disaggregation-mode", role]) == sorted(flags)
+    dep = plan_deployment(find_profile("h200"), resolve_model("deepseek-r1"),
+                          [*shared, "--prefill-replicas", "1", "--decode-replicas", "1", "--prefill-flags",
+                           own["prefill"], "--decode-flags", own["decode"]], {}, None, None, version)
+    assert dep["fits"] and dep["total_gpus"] == 16
+    for r in dep["roles"]:
+        case, exp = _golden(version, f"recipe_dsr1_{r['role']}", "pd_dp_")
+        assert r["gpus"] == 8 and r["verdict"] == "fits" and exp["outcome"] == "ok"
+        assert r["attn_dp_size"] == (8 if r["role"] == "decode" else 1)
+        plan = r["plan"]
+        assert round(plan.free_after_bytes / (1 << 30), 2) == case["free_after_gib"]
+        # the deployment's own role flags, sized with the free memory the golden was given (the plan's, rounded)
+        got = build_summary(make_plan(find_profile("h200"), resolve_model("deepseek-r1"), r["flags"], {},
+                                      case["free_before_gib"], case["free_after_gib"], version=version))
+        assert {k: got[k] for k in SUMMARY_FIELDS} == {k: exp[k] for k in SUMMARY_FIELDS}
+    # the CLI's deployment view names the DP-attention worker on the decode role
+    assert main(["--gpu", "h200", "--model", "deepseek-r1", "--sglang-version", version, *shared, "--prefill-replicas",
+                 "1", "--decode-replicas", "1", "--prefill-flags", own["prefill"], "--decode-flags", own["decode"]]) == 0
+    out = capsys.readouterr().out
+    assert "=== decode role: 1 replica x 8 GPUs (one plan stands for every replica; DP attention: 8 attention-DP " \
+           "workers per replica, the plan is one worker's GPU) ===" in out
+    assert out.rstrip().splitlines()[-1] == ("=== deployment: FITS: prefill 1 x 8 GPUs = 8 (FITS); decode 1 x 8 GPUs = "
+                                             "8 (FITS); total 16 x h200; every role must fit ===")
+
+
+def test_the_published_dsr1_decode_flags_are_rejected_where_sglang_rejects_them():
+    """--prefill-round-robin-balance (deprecated in 0.5.16) is gone by 0.5.20: SGLang 0.5.23's argparse rejects the
+    recipe's decode role as published, and so does the planner."""
+    _, exp = _golden("0.5.23", "recipe_dsr1_decode_published", "pd_dp_")
+    assert exp["outcome"] == "rejected" and "--prefill-round-robin-balance" in exp["error_message"]
+    got = build_summary(make_plan(find_profile("h200"), resolve_model("deepseek-r1"), dsr1_published("0.5.16")["decode"],
+                                  {}, version="0.5.23"))
+    assert got["outcome"] == "rejected" and "--prefill-round-robin-balance" in got["error_message"]

@@ -35,6 +35,7 @@ MODELS = {  # planner catalog id -> config the oracle reads
     "qwen3.6-27b": CFG + "Qwen__Qwen3.6-27B.config.json",
     "qwen3.5-397b-a17b-fp8": CFG + "Qwen__Qwen3.5-397B-A17B-FP8.reconstructed.config.json",
     "deepseek-v3": CFG + "deepseek-ai__DeepSeek-V3.config.json",
+    "deepseek-r1": CFG + "deepseek-ai__DeepSeek-R1.config.json",
 }
 
 # The Qwen3.5-397B-A17B-FP8 1P1D recipe (prefill TP4 / decode TP4 on B200, MTP on decode): SemiAnalysisAI/InferenceX
@@ -157,12 +158,43 @@ DP_ATTN_SPELLING = [  # 0.5.23's own spelling
 ]
 
 
+# The public DeepSeek-R1 1P1D recipe on 8x H200 per role: ai-dynamo/dynamo
+# recipes/deepseek-r1/sglang/disagg-8gpu/deploy.yaml @0044eb90 (decode: DP attention 8 + EP 8; prefill: TP 8 + EP 8;
+# --moe-a2a-backend left at none; the recipe's own spellings --tp / --dp, SGLang's argparse abbreviations).
+# --prefill-round-robin-balance (deprecated in 0.5.16, server_args.py:7154-7156 @0.5.16) is gone from 0.5.20:
+# SGLang 0.5.23 rejects it, so DSR1_DECODE_0523 drops it. The free memory is the planner's own weight model.
+_DSR1_TAIL = ["--disaggregation-bootstrap-port", "30001", "--mem-fraction-static", "0.75", "--host", "0.0.0.0"]
+DSR1_PREFILL = ["--tp", "8", "--ep-size", "8", "--trust-remote-code", "--disaggregation-mode", "prefill", *_DSR1_TAIL,
+                "--load-balance-method", "round_robin"]
+DSR1_DECODE = ["--tp", "8", "--dp", "8", "--enable-dp-attention", "--ep-size", "8", "--trust-remote-code",
+               "--disaggregation-mode", "decode", *_DSR1_TAIL, "--prefill-round-robin-balance"]
+DSR1_DECODE_0523 = DSR1_DECODE[:-1]
+DSR1_FREE = {"prefill": (137.27, 57.98), "decode": (137.27, 47.92)}
+
+
+def dsr1_published(version: str) -> dict[str, list[str]]:
+    return {"prefill": DSR1_PREFILL, "decode": DSR1_DECODE if version == "0.5.16" else DSR1_DECODE_0523}
+
+
+def dsr1_cases(version: str) -> list[dict]:
+    """The recipe's roles for the oracle, less --trust-remote-code: with it, transformers looks for the checkpoint's
+    own configuration_deepseek.py (its auto_map), which the oracle's config-only folder lacks; without it the config
+    loads as transformers' DeepseekV3Config, the same fields SGLang sizes from (tests/test_golden_pd.py plans the
+    published flags, --trust-remote-code included, against these results)."""
+    out = [_c(f"recipe_dsr1_{r}", "h200", "deepseek-r1", [f for f in flags if f != "--trust-remote-code"],
+              *DSR1_FREE[r]) for r, flags in dsr1_published(version).items()]
+    if version != "0.5.16":  # the decode role as published: SGLang's argparse rejects the removed flag
+        out.append(_c("recipe_dsr1_decode_published", "h200", "deepseek-r1",
+                      [f for f in DSR1_DECODE if f != "--trust-remote-code"], *DSR1_FREE["decode"]))
+    return out
+
+
 def dp_cases(version: str) -> list[dict]:
     out = list(DP_CASES)
     if version not in MLA_NO_NEXTN:
         out += DP_MTP_CASES
     if version in ("0.5.16", "0.5.23"):
-        out += DP_EP_CASES
+        out += DP_EP_CASES + dsr1_cases(version)
     if version == "0.5.23":
         out += DP_ATTN_SPELLING
     return out

@@ -182,5 +182,15 @@ def notes(args: Any) -> list[str]:
     out = [f"PD {mode} role: planned alone (each role is its own server and verdict); transfer backend {backend}: "
            "no GPU buffer from SGLang's code (the pools are registered in place); the transfer library's own "
            "memory, if any, is not in this plan"]
+    d = getattr(args, "attn_dp_size", 1)
+    if d > 1 and mode == "prefill":
+        out.append(f"PD prefill role with DP attention ({d} workers): SGLang's fraction holds back no max_bs x D "
+                   "term on a prefill role (reserve_for_graph_mb skips it, srt/server_args.py:4175-4183 @0.5.16, "
+                   "arg_groups/memory_hook.py:369-378 @0.5.23), so the per-rank note's held-back amount does not "
+                   f"apply; the chunk is divided by {d} per worker")
+    elif d > 1:
+        out.append(f"PD decode role with DP attention ({d} workers): --max-running-requests and the default extra "
+                   f"slots count per worker (R // {d}); the request pool holds R // {d} + "
+                   f"{getattr(args, 'decode_extra_slots', 0)} extra + 1 rows on each worker")
     return out
 
