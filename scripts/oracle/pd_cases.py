@@ -203,7 +203,8 @@ def dp_cases(version: str) -> list[dict]:
 def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
     """Random DP-attention roles: DeepSeek-V3 (FP8) on H200 / B200, tp 8, dp 2 / 4 / 8; prefill or decode; a
     request cap (some per worker <= 32, so the extra slots default on), extra slots, the graph's max bs, page
-    size, context length, chunked prefill, FP8 KV, MTP on decode where the release's oracle builds it."""
+    size, context length, chunked prefill, FP8 KV, the fraction, the attention backend, graphs off, --ep-size
+    (0.5.16 / 0.5.23), MTP on decode where the release's oracle builds it."""
     import random
 
     rng = random.Random(seed)
@@ -227,6 +228,14 @@ def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
             flags += ["--chunked-prefill-size", str(rng.choice([4096, 16384, 32768]))]
         if rng.random() < 0.25:
             flags += ["--kv-cache-dtype", "fp8_e4m3"]
+        if rng.random() < 0.2:
+            flags += ["--mem-fraction-static", str(rng.choice([0.6, 0.75, 0.85]))]
+        if rng.random() < 0.15:
+            flags += ["--attention-backend", rng.choice(["triton", "flashinfer", "fa3", "flashmla", "trtllm_mla"])]
+        if rng.random() < 0.1:
+            flags += ["--disable-cuda-graph"]
+        if version in ("0.5.16", "0.5.23") and rng.random() < 0.3:  # --ep-size: expert_parallel.py's releases
+            flags += ["--ep-size", str(rng.choice([2, 4, 8]))]
         if mode == "decode" and version not in MLA_NO_NEXTN and rng.random() < 0.3:
             flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
                       "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
