@@ -100,6 +100,11 @@ def test_dp_attention_roles_exercise_what_a_role_changes_per_worker(version):
     assert _rows(r4) == (1 + 2 + 1 if version == "0.5.23" else 0 + 0 + 1)
     assert extra_slots_default(4, 8, version) == (2 if version == "0.5.23" else 0)
     assert extra_slots_default(256, 8, version) == 64 and extra_slots_default(512, 8, version) == 0
+    # a hybrid GDN MoE decode role: R 32 // 4 = 8 per worker, 16 extra slots; HybridMambaDecodeReqToTokenPool raises
+    # the worker's mamba slots from the M 8 its budget charged to 8 + 16 (+ 1 padding)
+    _, hyb = _golden(version, "gqa_qwen3-next-80b-a3b_dp4_decode_mrr32", "pd_dp_")
+    slots = (hyb["pool_mamba_conv_bytes"] + hyb["pool_mamba_ssm_bytes"]) // hyb["mamba_cache_per_req_bytes"]
+    assert hyb["max_running_requests"] == hyb["max_mamba_cache_size"] == 8 and slots == 8 + 16 + 1
 
 
 @pytest.mark.parametrize("version", sorted(VERIFIED))
@@ -205,8 +210,10 @@ def test_a_role_is_planned_without_the_flag_search(capsys):
 
 
 @pytest.mark.parametrize("model,flags,what", [
-    ("qwen3-235b-a22b", ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--disaggregation-mode", "decode"],
-     "with DP attention on"),
+    ("qwen3.5-397b-a17b", ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--disaggregation-mode",
+                           "decode"], "with DP attention on"),
+    ("qwen3-next-80b-a3b", ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--disaggregation-mode",
+                            "decode", "--speculative-algorithm", "NEXTN"], "with DP attention and --speculative"),
     ("deepseek-v3", ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--disaggregation-mode", "decode",
                      "--moe-a2a-backend", "deepep", "--sglang-version", "0.5.23"], "deepep with PD disaggregation"),
     ("deepseek-v3", ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--disaggregation-mode", "prefill",

@@ -36,6 +36,13 @@ MODELS = {  # planner catalog id -> config the oracle reads
     "qwen3.5-397b-a17b-fp8": CFG + "Qwen__Qwen3.5-397B-A17B-FP8.reconstructed.config.json",
     "deepseek-v3": CFG + "deepseek-ai__DeepSeek-V3.config.json",
     "deepseek-r1": CFG + "deepseek-ai__DeepSeek-R1.config.json",
+    # GQA MoE and hybrid GDN MoE with DP attention (pipeline/dp_attention.py GQA_ARCHS / HYBRID_ARCHS)
+    "qwen3-235b-a22b": CFG + "Qwen__Qwen3-235B-A22B.config.json",
+    "qwen3-30b-a3b": CFG + "Qwen__Qwen3-30B-A3B.config.json",
+    "glm-4.7": CFG + "zai-org__GLM-4.7.abbreviated.config.json",
+    "minimax-m2": CFG + "MiniMaxAI__MiniMax-M2.reconstructed.config.json",
+    "qwen3-next-80b-a3b": CFG + "Qwen__Qwen3-Next-80B-A3B-Instruct.config.json",
+    "kimi-k2-instruct": CFG + "moonshotai__Kimi-K2-Instruct.config.json",  # DeepseekV3ForCausalLM, 61 layers, 384 experts
 }
 
 # The Qwen3.5-397B-A17B-FP8 1P1D recipe (prefill TP4 / decode TP4 on B200, MTP on decode): SemiAnalysisAI/InferenceX
@@ -138,6 +145,9 @@ DP_CASES = [
        138.0, 56.5),
     _c("dpa4_prefill_b200_page64", "b200", "deepseek-v3",
        ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", *PRE, "--page-size", "64"], 175.9, 94.0),
+    _c("kimi_k2_decode_mrr128", "b200", "kimi-k2-instruct", [*_DPA, *DEC, "--max-running-requests", "128"],
+       175.9, 48.88),
+    _c("kimi_k2_prefill_default", "b200", "kimi-k2-instruct", [*_DPA, *PRE], 175.9, 48.88),
     _c("dpa_decode_b200_radix", "b200", "deepseek-v3",
        [*_DPA, *DEC, "--disaggregation-decode-enable-radix-cache", "--max-running-requests", "128"], 175.9, 94.0),
 ]
@@ -189,8 +199,28 @@ def dsr1_cases(version: str) -> list[dict]:
     return out
 
 
+# GQA MoE / hybrid GDN MoE roles with DP attention, no speculative decoding (free memory: the planner's weight model,
+# which splits attention over attn_tp, weights.dp_attention_gqa_bytes)
+_GQA = [("qwen3-235b-a22b", "h200", 8, 8, 137.27, 70.59), ("qwen3-30b-a3b", "h100", 2, 2, 76.75, 47.19),
+        ("glm-4.7", "h200", 8, 8, 137.27, 33.42), ("minimax-m2", "h200", 8, 8, 137.27, 107.25),
+        ("qwen3-next-80b-a3b", "h200", 4, 4, 137.27, 96.81)]
+GQA_DP_CASES = [
+    _c(f"gqa_{m}_dp{d}_{mode}{'_mrr' + str(8 * d) if mrr else ''}", g, m,
+       ["--tp-size", str(t), "--dp-size", str(d), "--enable-dp-attention", "--disaggregation-mode", mode,
+        *(["--max-running-requests", str(8 * d)] if mrr else [])], fb, fa)
+    for m, g, t, d, fb, fa in _GQA for mode in ("decode", "prefill") for mrr in (False, True)
+] + [
+    _c("gqa_qwen3-next-80b-a3b_dp4_decode_extra_buffer", "h200", "qwen3-next-80b-a3b",
+       ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--disaggregation-mode", "decode",
+        "--max-running-requests", "64", "--mamba-scheduler-strategy", "extra_buffer"], 137.27, 96.81),
+    _c("gqa_qwen3-235b-a22b_dp4_decode_mrr256", "h200", "qwen3-235b-a22b",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", "--disaggregation-mode", "decode",
+        "--max-running-requests", "256", "--kv-cache-dtype", "fp8_e4m3"], 137.27, 65.0),
+]
+
+
 def dp_cases(version: str) -> list[dict]:
-    out = list(DP_CASES)
+    out = list(DP_CASES) + GQA_DP_CASES
     if version not in MLA_NO_NEXTN:
         out += DP_MTP_CASES
     if version in ("0.5.16", "0.5.23"):
@@ -201,7 +231,8 @@ def dp_cases(version: str) -> list[dict]:
 
 
 def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
-    """Random DP-attention roles: DeepSeek-V3 (FP8) on H200 / B200, tp 8, dp 2 / 4 / 8; prefill or decode; a
+    """Random DP-attention roles: DeepSeek-V3 (FP8) on H200 / B200, tp 8, dp 2 / 4 / 8, or a GQA / hybrid GDN MoE
+    role at its _GQA layout (no MTP, no --ep-size, default attention backend); prefill or decode; a
     request cap (some per worker <= 32, so the extra slots default on), extra slots, the graph's max bs, page
     size, context length, chunked prefill, FP8 KV, the fraction, the attention backend, graphs off, --ep-size
     (0.5.16 / 0.5.23), MTP on decode where the release's oracle builds it."""
@@ -210,10 +241,14 @@ def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
     rng = random.Random(seed)
     out = []
     for i in range(count):
-        gpu = rng.choice(["h200", "b200"])
-        dp = rng.choice([2, 4, 8, 8])
+        model = rng.choice(["deepseek-v3", "deepseek-v3", "gqa"])
+        gqa = model == "gqa"
+        if gqa:  # a GQA / hybrid GDN MoE role at its _GQA layout, free memory around the planner's weight model
+            model, gpu, tp, dp, before, after0 = rng.choice(_GQA)
+        else:
+            gpu, tp, dp = rng.choice(["h200", "b200"]), 8, rng.choice([2, 4, 8, 8])
         mode = rng.choice(["prefill", "decode"])
-        flags = ["--tp-size", "8", "--dp-size", str(dp), "--enable-dp-attention", "--disaggregation-mode", mode]
+        flags = ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention", "--disaggregation-mode", mode]
         if rng.random() < 0.6:
             flags += ["--max-running-requests", str(rng.choice([8, 64, 128, 256, 257, 1024]))]
         if mode == "decode" and rng.random() < 0.25:
@@ -230,19 +265,22 @@ def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
             flags += ["--kv-cache-dtype", "fp8_e4m3"]
         if rng.random() < 0.2:
             flags += ["--mem-fraction-static", str(rng.choice([0.6, 0.75, 0.85]))]
-        if rng.random() < 0.15:
+        if rng.random() < 0.15 and not gqa:
             flags += ["--attention-backend", rng.choice(["triton", "flashinfer", "fa3", "flashmla", "trtllm_mla"])]
         if rng.random() < 0.1:
             flags += ["--disable-cuda-graph"]
-        if version in ("0.5.16", "0.5.23") and rng.random() < 0.3:  # --ep-size: expert_parallel.py's releases
+        if version in ("0.5.16", "0.5.23") and rng.random() < 0.3 and not gqa:  # --ep-size: expert_parallel.py's
             flags += ["--ep-size", str(rng.choice([2, 4, 8]))]
-        if mode == "decode" and version not in MLA_NO_NEXTN and rng.random() < 0.3:
+        if mode == "decode" and version not in MLA_NO_NEXTN and rng.random() < 0.3 and not gqa:
             flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
                       "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
-        total = GPUS[gpu]["gpu_total_mib"] / 1024
-        before = round(total - rng.uniform(1.0, 2.5), 2)
-        after = round(max(1.0, before - 82.0 * rng.uniform(0.95, 1.1)), 2)
-        out.append(_c(f"pd_dp_random_{seed}_{i}", gpu, "deepseek-v3", flags, before, after))
+        if gqa:
+            after = round(after0 * rng.uniform(0.9, 1.05), 2)
+        else:
+            total = GPUS[gpu]["gpu_total_mib"] / 1024
+            before = round(total - rng.uniform(1.0, 2.5), 2)
+            after = round(max(1.0, before - 82.0 * rng.uniform(0.95, 1.1)), 2)
+        out.append(_c(f"pd_dp_random_{seed}_{i}", gpu, model, flags, before, after))
     return out
 
 

@@ -35,11 +35,13 @@ own code; the differences between them are the named rules below; 0.5.9-0.5.15 a
 * MLA: DeepSeek-V3 / R1 (``DeepseekV3ForCausalLM``) roles are checked (TP, FP8, EAGLE-MTP on decode); their
   decode pools are the plain ``DecodeReqToTokenPool`` rows over the MLA KV pool.
 
-* DP attention (``--dp-size D --enable-dp-attention``, 0.5.23's ``--attn-dp-size D``) on DeepSeek-V3 / R1, 0.5.16
-  and 0.5.20-0.5.23 (:data:`DP_VERIFIED`): each role is planned per attention-DP worker (pipeline/dp_attention.py)
+* DP attention (``--dp-size D --enable-dp-attention``, 0.5.23's ``--attn-dp-size D``) on DeepSeek-V3 / R1 / Kimi-K2 and,
+  without speculative decoding, the GQA MoE / hybrid GDN MoE models DP attention models (Qwen3-MoE, GLM-4.x MoE,
+  MiniMax-M2, Qwen3-Next; pd_disaggregation_hook.DP_ARCHS), 0.5.16 and 0.5.20-0.5.23 (:data:`DP_VERIFIED`): each role is planned per attention-DP worker (pipeline/dp_attention.py)
   with the role's rules on top, which SGLang's code composes without a DP-specific PD branch: the decode role's
   default extra slots count per worker (:func:`extra_slots_default`), its request pool holds R // D + extra + 1
-  rows per worker (the KV configurator divides R before ``_build_req_to_token_pool``), the decode reserve's
+  rows per worker (the KV configurator divides R before ``_build_req_to_token_pool``; a hybrid model's mamba
+  slots are raised per worker to max(M, (R // D + extra) x slots per request)), the decode reserve's
   activation term reads the undivided R (memory_hook.py:297-303 @0.5.23, srt/server_args.py:4062-4069 @0.5.16)
   beside DP attention's max_bs x D term; the prefill role divides its chunk by D. NEXTN / EAGLE on the decode
   role's own MTP layer where DP attention models it (not on 0.5.20 / 0.5.21, whose NextN draft the planner
@@ -64,8 +66,8 @@ from typing import Any
 VERIFIED = frozenset({"0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"})
 MODELLED_BACKENDS = ("mooncake", "mooncake_tcp", "fake")
 # a role with DP attention (one attention-DP worker per oracle rank): the releases where both the roles and DP
-# attention are checked against SGLang's code (tests/golden/pp_pd/sglang-<release>/pd_dp_*); DeepSeek-V3 / R1 only
-# (arg_groups/pd_disaggregation_hook.py DP_ARCHS), --moe-a2a-backend none (DeepEP with a role is refused in
+# attention are checked against SGLang's code (tests/golden/pp_pd/sglang-<release>/pd_dp_*); the models in
+# arg_groups/pd_disaggregation_hook.py DP_ARCHS, --moe-a2a-backend none (DeepEP with a role is refused in
 # pipeline/expert_parallel.py)
 DP_VERIFIED = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 

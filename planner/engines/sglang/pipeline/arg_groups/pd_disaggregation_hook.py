@@ -11,8 +11,10 @@ from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _Not
 
 # MLA roles checked against SGLang's code (tests/golden/pp_pd/*/pd_*: DeepSeek-V3 TP8 decode / prefill)
 MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM"})
-# roles with DP attention checked against SGLang's code (tests/golden/pp_pd/*/pd_dp_*: DeepSeek-V3 TP8, DP 2-8)
-DP_ARCHS = MLA_ARCHS
+# roles with DP attention checked against SGLang's code (tests/golden/pp_pd/*/pd_dp_*): DeepSeek-V3 / R1 (TP8, DP 2-8,
+# NEXTN / EAGLE on decode), the GQA MoE and hybrid GDN MoE architectures DP attention models, text-only, without
+# speculative decoding (Qwen3-235B-A22B / Qwen3-30B-A3B, GLM-4.7, MiniMax-M2, Qwen3-Next-80B-A3B)
+DP_ARCHS = MLA_ARCHS | {"Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "MiniMaxM2ForCausalLM", "Qwen3NextForCausalLM"}
 
 _HOOK = {"0.5.16": "srt/arg_groups/pd_disaggregation_hook.py:29-77 @0.5.16",
          "0.5.17": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.17",
@@ -40,7 +42,11 @@ def pd_hook(s: ArgState) -> None:
     d = dp_attention.width(s.raw)
     if d > 1 and m.architecture not in DP_ARCHS:
         raise _NotModelled(f"--disaggregation-mode {mode} with DP attention on {m.name} ({m.architecture}) is not "
-                           "modelled by this planner yet (DeepSeek-V3 / R1 roles with DP attention are)")
+                           "modelled by this planner yet (modelled: DeepSeek-V3 / R1, Qwen3-MoE, GLM-4.x MoE, "
+                           "MiniMax-M2, Qwen3-Next)")
+    if d > 1 and m.architecture not in MLA_ARCHS and s.a.get("speculative_algorithm") is not None:
+        raise _NotModelled(f"--disaggregation-mode {mode} with DP attention and --speculative-algorithm on "
+                           f"{m.name} is not modelled by this planner yet (DeepSeek-V3 / R1's MTP is)")
     a, rule = s.a, _HOOK[s.rules.version]
     if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
         # 0.5.22+'s prefill role skips the speculative mamba states in its pool and in the budget
