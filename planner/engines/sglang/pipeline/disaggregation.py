@@ -35,10 +35,11 @@ own code; the differences between them are the named rules below; 0.5.9-0.5.15 a
 * MLA: DeepSeek-V3 / R1 (``DeepseekV3ForCausalLM``) roles are checked (TP, FP8, EAGLE-MTP on decode); their
   decode pools are the plain ``DecodeReqToTokenPool`` rows over the MLA KV pool.
 
-* DP attention (``--dp-size D --enable-dp-attention``, 0.5.23's ``--attn-dp-size D``) on DeepSeek-V3 / R1 / Kimi-K2 and,
-  without speculative decoding, the GQA MoE / hybrid GDN MoE models DP attention models (Qwen3-MoE, GLM-4.x MoE,
-  MiniMax-M2, Qwen3-Next; pd_disaggregation_hook.DP_ARCHS), 0.5.16 and 0.5.20-0.5.23 (:data:`DP_VERIFIED`): each role is planned per attention-DP worker (pipeline/dp_attention.py)
-  with the role's rules on top, which SGLang's code composes without a DP-specific PD branch: the decode role's
+* DP attention (``--dp-size D --enable-dp-attention``, 0.5.23's ``--attn-dp-size D``) on DeepSeek-V3 / R1 /
+  Kimi-K2 and, without speculative decoding, the GQA MoE / hybrid GDN MoE models DP attention models (Qwen3-MoE,
+  GLM-4.x MoE, MiniMax-M2, Qwen3-Next; pd_disaggregation_hook.DP_ARCHS), 0.5.16 and 0.5.20-0.5.23
+  (:data:`DP_VERIFIED`): each role is planned per attention-DP worker (pipeline/dp_attention.py) with the role's
+  rules on top, which SGLang's code composes without a DP-specific PD branch: the decode role's
   default extra slots count per worker (:func:`extra_slots_default`), its request pool holds R // D + extra + 1
   rows per worker (the KV configurator divides R before ``_build_req_to_token_pool``; a hybrid model's mamba
   slots are raised per worker to max(M, (R // D + extra) x slots per request)), the decode reserve's
