@@ -143,7 +143,13 @@ WIDE = [("qwen3-235b-a22b", "--tp-size 8 --dp-size 2 --enable-dp-attention", 2, 
          "--max-running-requests 1024", 8, ("0.5.23",)),
         ("deepseek-v3", "--tp-size 8 --dp-size 4 --enable-dp-attention --moe-a2a-backend deepep --speculative-algorithm "
          "NEXTN", 4, ("0.5.16", "0.5.22")),
-        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --moe-a2a-backend deepep", 8, ("0.5.21",))]
+        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --moe-a2a-backend deepep", 8, ("0.5.21",)),
+        # PD roles with DP attention (pddp)
+        ("deepseek-v3", "--tp-size 8 --dp-size 8 --enable-dp-attention --disaggregation-mode decode "
+         "--speculative-algorithm NEXTN", 8, ("0.5.16",)),
+        ("deepseek-v3", "--tp-size 8 --dp-size 4 --enable-dp-attention --disaggregation-mode prefill", 4, ("0.5.21",)),
+        ("qwen3-235b-a22b", "--tp-size 8 --dp-size 2 --enable-dp-attention --disaggregation-mode decode", 2,
+         ("0.5.23",))]
 
 
 @pytest.mark.parametrize("name,launch,d,version", [(n, la, d, v) for n, la, d, vs in WIDE for v in vs])

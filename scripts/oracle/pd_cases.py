@@ -5,6 +5,8 @@ SGLang's own code, one oracle batch per release (SGLang imported once).
     python3 scripts/oracle/pd_cases.py regen --version 0.5.16 [--oracle /tmp/oracle-pd]            # curated set
     python3 scripts/oracle/pd_cases.py regen --version 0.5.16 --seed 1 --count 12                  # random launches
     python scripts/oracle/pd_cases.py agree --version 0.5.23 --seed 7 --count 8    # fresh seed vs the planner
+    python3 scripts/oracle/pd_cases.py regen --set dp --version 0.5.23                              # DP-attention roles
+    python scripts/oracle/pd_cases.py agree --set dp --version 0.5.16 --seed 21 --count 12
 
 The oracle runs SGLang's own handle_pd_disaggregation, CUDA-graph roles, mem_fraction_static reserve and
 ``_build_req_to_token_pool`` (DecodeReqToTokenPool / HybridMambaDecodeReqToTokenPool on meta tensors); the
@@ -33,6 +35,14 @@ MODELS = {  # planner catalog id -> config the oracle reads
     "qwen3.6-27b": CFG + "Qwen__Qwen3.6-27B.config.json",
     "qwen3.5-397b-a17b-fp8": CFG + "Qwen__Qwen3.5-397B-A17B-FP8.reconstructed.config.json",
     "deepseek-v3": CFG + "deepseek-ai__DeepSeek-V3.config.json",
+    "deepseek-r1": CFG + "deepseek-ai__DeepSeek-R1.config.json",
+    # GQA MoE and hybrid GDN MoE with DP attention (pipeline/dp_attention.py GQA_ARCHS / HYBRID_ARCHS)
+    "qwen3-235b-a22b": CFG + "Qwen__Qwen3-235B-A22B.config.json",
+    "qwen3-30b-a3b": CFG + "Qwen__Qwen3-30B-A3B.config.json",
+    "glm-4.7": CFG + "zai-org__GLM-4.7.abbreviated.config.json",
+    "minimax-m2": CFG + "MiniMaxAI__MiniMax-M2.reconstructed.config.json",
+    "qwen3-next-80b-a3b": CFG + "Qwen__Qwen3-Next-80B-A3B-Instruct.config.json",
+    "kimi-k2-instruct": CFG + "moonshotai__Kimi-K2-Instruct.config.json",  # DeepseekV3ForCausalLM, 61 layers, 384 experts
 }
 
 # The Qwen3.5-397B-A17B-FP8 1P1D recipe (prefill TP4 / decode TP4 on B200, MTP on decode): SemiAnalysisAI/InferenceX
@@ -109,6 +119,171 @@ MLA_CASES = [
 ]
 
 
+# DP attention roles (DeepSeek-V3 FP8 with --dp-size D --enable-dp-attention, --moe-a2a-backend none): the decode
+# (and often prefill) role of the public DeepSeek PD deployments (SGLang's large-scale EP blog, Dynamo / llm-d
+# DeepSeek recipes run DP attention 8 per node). One oracle rank = one attention-DP worker; the repo's DP adapters
+# stamp attn_dp_size / attn_tp_size as SGLang resolves them. MLA_NO_NEXTN: the releases whose oracle cannot build
+# DeepSeek-V3's NextN draft (the planner refuses it there): their sets leave the MTP cases out.
+MLA_NO_NEXTN = ("0.5.20", "0.5.21")
+_DPA = ["--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"]
+DP_CASES = [
+    _c("dpa_decode_default", "h200", "deepseek-v3", [*_DPA, *DEC], 138.0, 56.5),
+    _c("dpa_prefill_default", "h200", "deepseek-v3", [*_DPA, *PRE], 138.0, 56.5),
+    _c("dpa_decode_mrr256", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "256"], 138.0, 56.5),
+    _c("dpa_decode_mrr512", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "512"], 138.0, 56.5),
+    _c("dpa_decode_mrr4", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "4"], 138.0, 56.5),
+    _c("dpa_decode_extra_slots", "h200", "deepseek-v3",
+       [*_DPA, *DEC, "--max-running-requests", "1024", "--disaggregation-decode-extra-slots", "64"], 138.0, 56.5),
+    _c("dpa_decode_graph_bs512", "h200", "deepseek-v3", [*_DPA, *DEC, "--cuda-graph-max-bs-decode", "512"], 138.0, 56.5),
+    _c("dpa_decode_fp8kv", "h200", "deepseek-v3",
+       [*_DPA, *DEC, "--kv-cache-dtype", "fp8_e4m3", "--max-running-requests", "2048"], 138.0, 56.5),
+    _c("dpa_prefill_chunk16k", "h200", "deepseek-v3", [*_DPA, *PRE, "--chunked-prefill-size", "16384"], 138.0, 56.5),
+    _c("dpa_prefill_decode_graph_locked", "h200", "deepseek-v3",
+       [*_DPA, *PRE, "--cuda-graph-backend-decode", "full"], 138.0, 56.5),
+    _c("dpa4_decode_mrr64", "h200", "deepseek-v3",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", *DEC, "--max-running-requests", "64"],
+       138.0, 56.5),
+    _c("dpa4_prefill_b200_page64", "b200", "deepseek-v3",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", *PRE, "--page-size", "64"], 175.9, 94.0),
+    _c("kimi_k2_decode_mrr128", "b200", "kimi-k2-instruct", [*_DPA, *DEC, "--max-running-requests", "128"],
+       175.9, 48.88),
+    _c("kimi_k2_prefill_default", "b200", "kimi-k2-instruct", [*_DPA, *PRE], 175.9, 48.88),
+    _c("dpa_decode_b200_radix", "b200", "deepseek-v3",
+       [*_DPA, *DEC, "--disaggregation-decode-enable-radix-cache", "--max-running-requests", "128"], 175.9, 94.0),
+]
+DP_MTP_CASES = [
+    _c("dpa_decode_mtp_mrr128", "h200", "deepseek-v3", [*_DPA, *DEC, "--max-running-requests", "128", *_MTP],
+       138.0, 56.5),
+    _c("dpa_decode_nextn3_b200", "b200", "deepseek-v3",
+       [*_DPA, *DEC, "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk",
+        "1", "--speculative-num-draft-tokens", "4", "--max-running-requests", "256"], 175.9, 94.0),
+]
+DP_EP_CASES = [  # --ep-size with --moe-a2a-backend none: verified by expert_parallel.py on these releases only
+    _c("dpa_decode_ep8", "h200", "deepseek-v3", [*_DPA, "--ep-size", "8", *DEC, "--max-running-requests", "256"],
+       138.0, 56.5),
+]
+DP_ATTN_SPELLING = [  # 0.5.23's own spelling
+    _c("attn_dp8_decode_mrr128", "h200", "deepseek-v3",
+       ["--tp-size", "8", "--attn-dp-size", "8", *DEC, "--max-running-requests", "128"], 138.0, 56.5),
+]
+
+
+# The public DeepSeek-R1 1P1D recipe on 8x H200 per role: ai-dynamo/dynamo
+# recipes/deepseek-r1/sglang/disagg-8gpu/deploy.yaml @0044eb90 (decode: DP attention 8 + EP 8; prefill: TP 8 + EP 8;
+# --moe-a2a-backend left at none; the recipe's own spellings --tp / --dp, SGLang's argparse abbreviations).
+# --prefill-round-robin-balance (deprecated in 0.5.16, server_args.py:7154-7156 @0.5.16) is gone from 0.5.20:
+# SGLang 0.5.23 rejects it, so DSR1_DECODE_0523 drops it. The free memory is the planner's own weight model.
+_DSR1_TAIL = ["--disaggregation-bootstrap-port", "30001", "--mem-fraction-static", "0.75", "--host", "0.0.0.0"]
+DSR1_PREFILL = ["--tp", "8", "--ep-size", "8", "--trust-remote-code", "--disaggregation-mode", "prefill", *_DSR1_TAIL,
+                "--load-balance-method", "round_robin"]
+DSR1_DECODE = ["--tp", "8", "--dp", "8", "--enable-dp-attention", "--ep-size", "8", "--trust-remote-code",
+               "--disaggregation-mode", "decode", *_DSR1_TAIL, "--prefill-round-robin-balance"]
+DSR1_DECODE_0523 = DSR1_DECODE[:-1]
+DSR1_FREE = {"prefill": (137.27, 57.98), "decode": (137.27, 47.92)}
+
+
+def dsr1_published(version: str) -> dict[str, list[str]]:
+    return {"prefill": DSR1_PREFILL, "decode": DSR1_DECODE if version == "0.5.16" else DSR1_DECODE_0523}
+
+
+def dsr1_cases(version: str) -> list[dict]:
+    """The recipe's roles for the oracle, less --trust-remote-code: with it, transformers looks for the checkpoint's
+    own configuration_deepseek.py (its auto_map), which the oracle's config-only folder lacks; without it the config
+    loads as transformers' DeepseekV3Config, the same fields SGLang sizes from (tests/test_golden_pd.py plans the
+    published flags, --trust-remote-code included, against these results)."""
+    out = [_c(f"recipe_dsr1_{r}", "h200", "deepseek-r1", [f for f in flags if f != "--trust-remote-code"],
+              *DSR1_FREE[r]) for r, flags in dsr1_published(version).items()]
+    if version != "0.5.16":  # the decode role as published: SGLang's argparse rejects the removed flag
+        out.append(_c("recipe_dsr1_decode_published", "h200", "deepseek-r1",
+                      [f for f in DSR1_DECODE if f != "--trust-remote-code"], *DSR1_FREE["decode"]))
+    return out
+
+
+# GQA MoE / hybrid GDN MoE roles with DP attention, no speculative decoding (free memory: the planner's weight model,
+# which splits attention over attn_tp, weights.dp_attention_gqa_bytes)
+_GQA = [("qwen3-235b-a22b", "h200", 8, 8, 137.27, 70.59), ("qwen3-30b-a3b", "h100", 2, 2, 76.75, 47.19),
+        ("glm-4.7", "h200", 8, 8, 137.27, 33.42), ("minimax-m2", "h200", 8, 8, 137.27, 107.25),
+        ("qwen3-next-80b-a3b", "h200", 4, 4, 137.27, 96.81)]
+GQA_DP_CASES = [
+    _c(f"gqa_{m}_dp{d}_{mode}{'_mrr' + str(8 * d) if mrr else ''}", g, m,
+       ["--tp-size", str(t), "--dp-size", str(d), "--enable-dp-attention", "--disaggregation-mode", mode,
+        *(["--max-running-requests", str(8 * d)] if mrr else [])], fb, fa)
+    for m, g, t, d, fb, fa in _GQA for mode in ("decode", "prefill") for mrr in (False, True)
+] + [
+    _c("gqa_qwen3-next-80b-a3b_dp4_decode_extra_buffer", "h200", "qwen3-next-80b-a3b",
+       ["--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", "--disaggregation-mode", "decode",
+        "--max-running-requests", "64", "--mamba-scheduler-strategy", "extra_buffer"], 137.27, 96.81),
+    _c("gqa_qwen3-235b-a22b_dp4_decode_mrr256", "h200", "qwen3-235b-a22b",
+       ["--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", "--disaggregation-mode", "decode",
+        "--max-running-requests", "256", "--kv-cache-dtype", "fp8_e4m3"], 137.27, 65.0),
+]
+
+
+def dp_cases(version: str) -> list[dict]:
+    out = list(DP_CASES) + GQA_DP_CASES
+    if version not in MLA_NO_NEXTN:
+        out += DP_MTP_CASES
+    if version in ("0.5.16", "0.5.23"):
+        out += DP_EP_CASES + dsr1_cases(version)
+    if version == "0.5.23":
+        out += DP_ATTN_SPELLING
+    return out
+
+
+def dp_random_cases(seed: int, count: int, version: str) -> list[dict]:
+    """Random DP-attention roles: DeepSeek-V3 (FP8) on H200 / B200, tp 8, dp 2 / 4 / 8, or a GQA / hybrid GDN MoE
+    role at its _GQA layout (no MTP, no --ep-size, default attention backend); prefill or decode; a
+    request cap (some per worker <= 32, so the extra slots default on), extra slots, the graph's max bs, page
+    size, context length, chunked prefill, FP8 KV, the fraction, the attention backend, graphs off, --ep-size
+    (0.5.16 / 0.5.23), MTP on decode where the release's oracle builds it."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        model = rng.choice(["deepseek-v3", "deepseek-v3", "gqa"])
+        gqa = model == "gqa"
+        if gqa:  # a GQA / hybrid GDN MoE role at its _GQA layout, free memory around the planner's weight model
+            model, gpu, tp, dp, before, after0 = rng.choice(_GQA)
+        else:
+            gpu, tp, dp = rng.choice(["h200", "b200"]), 8, rng.choice([2, 4, 8, 8])
+        mode = rng.choice(["prefill", "decode"])
+        flags = ["--tp-size", str(tp), "--dp-size", str(dp), "--enable-dp-attention", "--disaggregation-mode", mode]
+        if rng.random() < 0.6:
+            flags += ["--max-running-requests", str(rng.choice([8, 64, 128, 256, 257, 1024]))]
+        if mode == "decode" and rng.random() < 0.25:
+            flags += ["--disaggregation-decode-extra-slots", str(rng.choice([0, 16, 128]))]
+        if rng.random() < 0.3:
+            flags += ["--cuda-graph-max-bs-decode", str(rng.choice([32, 128, 320]))]
+        if rng.random() < 0.25:
+            flags += ["--page-size", str(rng.choice([16, 64]))]
+        if rng.random() < 0.25:
+            flags += ["--context-length", str(rng.choice([8192, 32768]))]
+        if mode == "prefill" and rng.random() < 0.4:
+            flags += ["--chunked-prefill-size", str(rng.choice([4096, 16384, 32768]))]
+        if rng.random() < 0.25:
+            flags += ["--kv-cache-dtype", "fp8_e4m3"]
+        if rng.random() < 0.2:
+            flags += ["--mem-fraction-static", str(rng.choice([0.6, 0.75, 0.85]))]
+        if rng.random() < 0.15 and not gqa:
+            flags += ["--attention-backend", rng.choice(["triton", "flashinfer", "fa3", "flashmla", "trtllm_mla"])]
+        if rng.random() < 0.1:
+            flags += ["--disable-cuda-graph"]
+        if version in ("0.5.16", "0.5.23") and rng.random() < 0.3 and not gqa:  # --ep-size: expert_parallel.py's
+            flags += ["--ep-size", str(rng.choice([2, 4, 8]))]
+        if mode == "decode" and version not in MLA_NO_NEXTN and rng.random() < 0.3 and not gqa:
+            flags += ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
+                      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"]
+        if gqa:
+            after = round(after0 * rng.uniform(0.9, 1.05), 2)
+        else:
+            total = GPUS[gpu]["gpu_total_mib"] / 1024
+            before = round(total - rng.uniform(1.0, 2.5), 2)
+            after = round(max(1.0, before - 82.0 * rng.uniform(0.95, 1.1)), 2)
+        out.append(_c(f"pd_dp_random_{seed}_{i}", gpu, model, flags, before, after))
+    return out
+
+
 def random_cases(seed: int, count: int) -> list[dict]:
     """Random roles: dense Qwen3-32B or hybrid Qwen3.6-27B on H100 / H200, tp 1-2, or MLA DeepSeek-V3 (FP8) on
     H200 / B200, tp 8 (EAGLE / MTP on its decode role now and then); prefill or decode, a request cap,
@@ -144,12 +319,17 @@ def random_cases(seed: int, count: int) -> list[dict]:
     return out
 
 
-def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None) -> None:
+def regen(version: str, oracle: Path, seed: int | None = None, count: int = 0, folder: Path | None = None,
+          dp: bool = False) -> None:
     py = str(Path.home() / f".cache/sglang-oracle/{version}/venv/bin/python")
     folder = folder or REPO / "tests/golden/pp_pd" / f"sglang-{version}"
     folder.mkdir(parents=True, exist_ok=True)
-    cases = CASES + MLA_CASES if seed is None else random_cases(seed, count)
-    prefix = "pd_" if seed is None else "pd_random_"
+    if dp:
+        cases = dp_cases(version) if seed is None else dp_random_cases(seed, count, version)
+        prefix = "pd_dp_" if seed is None else "pd_dp_random_"
+    else:
+        cases = CASES + MLA_CASES if seed is None else random_cases(seed, count)
+        prefix = "pd_" if seed is None else "pd_random_"
     with tempfile.TemporaryDirectory() as td:
         batch = Path(td) / "cases.jsonl"
         batch.write_text("".join(json.dumps(dict(id=c["id"], config_json=str(REPO / MODELS[c["planner_model"]]),
@@ -180,15 +360,16 @@ def planner_summary(case: dict, version: str) -> dict:
     return build_summary(plan)
 
 
-def agree(version: str, oracle: Path, seed: int, count: int) -> int:
+def agree(version: str, oracle: Path, seed: int, count: int, dp: bool = False) -> int:
     """Fresh random roles: the oracle's summary against the planner's, every field. One line per launch."""
     sys.path.insert(0, str(REPO))
     from planner.engines.sglang.summary import SUMMARY_FIELDS
 
     with tempfile.TemporaryDirectory() as td:
-        regen(version, oracle, seed, count, Path(td))
-        cases = [json.loads(x) for x in (Path(td) / "pd_random_cases.jsonl").read_text().splitlines()]
-        results = [json.loads(x) for x in (Path(td) / "pd_random_results.jsonl").read_text().splitlines()]
+        regen(version, oracle, seed, count, Path(td), dp)
+        pre = "pd_dp_random_" if dp else "pd_random_"
+        cases = [json.loads(x) for x in (Path(td) / f"{pre}cases.jsonl").read_text().splitlines()]
+        results = [json.loads(x) for x in (Path(td) / f"{pre}results.jsonl").read_text().splitlines()]
     from planner.errors import BadInput
 
     equal = refused = 0
@@ -217,10 +398,11 @@ def main() -> None:
         g.add_argument("--oracle", default="/tmp/oracle-pd")
         g.add_argument("--seed", type=int, default=None, required=name == "agree")
         g.add_argument("--count", type=int, default=12)
+        g.add_argument("--set", choices=("pd", "dp"), default="pd", help="dp: the DP-attention roles (pd_dp_*)")
     a = ap.parse_args()
     if a.cmd == "agree":
-        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count))
-    regen(a.version, Path(a.oracle), a.seed, a.count)
+        sys.exit(agree(a.version, Path(a.oracle), a.seed, a.count, a.set == "dp"))
+    regen(a.version, Path(a.oracle), a.seed, a.count, dp=a.set == "dp")
 
 
 if __name__ == "__main__":

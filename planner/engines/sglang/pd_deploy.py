@@ -3,7 +3,10 @@
 Each role is its own ``sglang serve --disaggregation-mode prefill|decode`` and is planned alone, with its own
 verdict (planner/engines/sglang/pipeline/disaggregation.py); every replica of a role is the same server on the same
 GPU type, so one plan per role stands for all its replicas. The deployment adds the GPUs: a replica takes
-``--tp-size`` GPUs (PD with pp or DP attention is refused by name), a role ``replicas x tp``, the deployment the sum.
+``--tp-size`` GPUs (PD with pp is refused by name), a role ``replicas x tp``, the deployment the sum. A role with DP
+attention (``--dp-size D --enable-dp-attention``, DeepSeek-V3 / R1: pipeline/disaggregation.py) still takes tp GPUs
+per replica (the D attention-DP workers live inside the TP group); its plan is one attention-DP worker's (one
+GPU's), and the role line says so.
 It fits when every role does. The shared SGLang flags go to both roles; ``--prefill-flags '...'`` /
 ``--decode-flags '...'`` add a role's own (a decode role's speculative decoding, a different TP size).
 
@@ -94,8 +97,9 @@ def plan_deployment(gpu, model, flags: list[str], env: dict[str, str], free_befo
         except BadInput as exc:
             raise BadInput(f"{role} role: {exc}") from None
         tp = _tp_from_flags(rflags)
+        attn_dp = plan.args.attn_dp_size if plan.args is not None else 1
         roles.append(dict(role=role, replicas=n, gpus_per_replica=tp, gpus=n * tp, verdict=plan.verdict,
-                          flags=rflags, plan=plan))
+                          attn_dp_size=attn_dp, flags=rflags, plan=plan))
     if not roles:
         raise BadInput("--prefill-replicas / --decode-replicas: at least one role needs 1 or more replicas")
     return dict(roles=roles, total_gpus=sum(r["gpus"] for r in roles),
@@ -142,9 +146,12 @@ def deploy_main(ns: Any, model: str | None, flags: list[str], env: dict[str, str
     else:
         out = []
         for r in dep["roles"]:
+            dpa = r.get("attn_dp_size", 1)
+            per = (f"; DP attention: {dpa} attention-DP workers per replica, the plan is one worker's GPU" if dpa > 1
+                   else "")
             out.append(f"=== {r['role']} role: {r['replicas']} replica{'s' if r['replicas'] > 1 else ''} x "
                        f"{r['gpus_per_replica']} GPU{'s' if r['gpus_per_replica'] > 1 else ''} (one plan stands for "
-                       "every replica) ===")
+                       f"every replica{per}) ===")
             out.append(render_report(r["plan"], None, user_flags=True, verbose=ns.verbose))
         out.append(summary_line(dep, gpu.id))
         write_out("\n".join(out) + "\n")

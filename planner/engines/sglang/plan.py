@@ -463,7 +463,8 @@ def _attn_dp_from_flags(flags: list[str]) -> int:
         return 1
     if value("--attn-dp-size") > 1:
         return value("--attn-dp-size")
-    return value("--dp-size") if "--enable-dp-attention" in flags else 1
+    dp = max(value("--dp-size"), value("--data-parallel-size"), value("--dp"))  # --dp: argparse's abbreviation
+    return dp if "--enable-dp-attention" in flags else 1
 
 
 def _nnodes_from_flags(flags: list[str]) -> int:

@@ -35,7 +35,21 @@ own code; the differences between them are the named rules below; 0.5.9-0.5.15 a
 * MLA: DeepSeek-V3 / R1 (``DeepseekV3ForCausalLM``) roles are checked (TP, FP8, EAGLE-MTP on decode); their
   decode pools are the plain ``DecodeReqToTokenPool`` rows over the MLA KV pool.
 
-Not modelled, refused by name: DP attention / ``--dp-size``, pipeline parallelism, sliding-window, MLA models
+* DP attention (``--dp-size D --enable-dp-attention``, 0.5.23's ``--attn-dp-size D``) on DeepSeek-V3 / R1 /
+  Kimi-K2 and, without speculative decoding, the GQA MoE / hybrid GDN MoE models DP attention models (Qwen3-MoE,
+  GLM-4.x MoE, MiniMax-M2, Qwen3-Next; pd_disaggregation_hook.DP_ARCHS), 0.5.16 and 0.5.20-0.5.23
+  (:data:`DP_VERIFIED`): each role is planned per attention-DP worker (pipeline/dp_attention.py) with the role's
+  rules on top, which SGLang's code composes without a DP-specific PD branch: the decode role's
+  default extra slots count per worker (:func:`extra_slots_default`), its request pool holds R // D + extra + 1
+  rows per worker (the KV configurator divides R before ``_build_req_to_token_pool``; a hybrid model's mamba
+  slots are raised per worker to max(M, (R // D + extra) x slots per request)), the decode reserve's
+  activation term reads the undivided R (memory_hook.py:297-303 @0.5.23, srt/server_args.py:4062-4069 @0.5.16)
+  beside DP attention's max_bs x D term; the prefill role divides its chunk by D. NEXTN / EAGLE on the decode
+  role's own MTP layer where DP attention models it (not on 0.5.20 / 0.5.21, whose NextN draft the planner
+  refuses), ``--ep-size`` with ``--moe-a2a-backend none`` on 0.5.16 / 0.5.23. Checked: tests/golden/pp_pd/*/pd_dp_*.
+
+Not modelled, refused by name: DP attention on other models or releases, ``--dp-size`` replicas, DeepEP with a
+role (pipeline/expert_parallel.py), pipeline parallelism, sliding-window, MLA models
 other than DeepSeek-V3 / R1 (DSA among them), the decode radix cache on a hybrid (mamba) model, PD role switching, decode KV offload, host receive,
 ``SGLANG_ENABLE_POST_CAPTURE_KV_SIZING`` with a role, and on 0.5.23 a prefill role with speculative decoding (its
 pool and budget drop the speculative mamba states, ``_pd_prefill_skips_mamba_spec_state``,
@@ -52,6 +66,11 @@ from typing import Any
 # are refused: not checked (0.5.9-0.5.13 have no decode extra slots at all)
 VERIFIED = frozenset({"0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"})
 MODELLED_BACKENDS = ("mooncake", "mooncake_tcp", "fake")
+# a role with DP attention (one attention-DP worker per oracle rank): the releases where both the roles and DP
+# attention are checked against SGLang's code (tests/golden/pp_pd/sglang-<release>/pd_dp_*); the models in
+# arg_groups/pd_disaggregation_hook.py DP_ARCHS, --moe-a2a-backend none (DeepEP with a role is refused in
+# pipeline/expert_parallel.py)
+DP_VERIFIED = ("0.5.16", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 
 
 def role(raw: dict[str, Any]) -> str:
@@ -76,8 +95,12 @@ def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
                        "planner cannot read"}.get(backend, "not a CUDA transfer path this planner models")
         return f"--disaggregation-transfer-backend {backend}: not modelled ({why}); modelled: mooncake, fake"
     dp = raw.get("data_parallel_size") or raw.get("dp_size") or 1
-    if dp > 1 or raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1:
-        return f"{head} with DP attention / --dp-size: not modelled by this planner yet"
+    if raw.get("enable_dp_attention") or (raw.get("attn_dp_size") or 1) > 1:
+        if version not in DP_VERIFIED:
+            return (f"{head} with DP attention on SGLang {version}: not modelled by this planner yet (verified: "
+                    f"{', '.join(DP_VERIFIED)})")
+    elif dp > 1:
+        return f"{head} with --dp-size (data-parallel replicas): not modelled by this planner yet"
     if (raw.get("pipeline_parallel_size") or raw.get("pp_size") or 1) > 1:
         return f"{head} with --pp-size: not modelled by this planner yet"
     for key, what in (("enable_pd_role_switch", "PD role switching"),
@@ -92,6 +115,22 @@ def scope_refusal(raw: dict[str, Any], version: str | None) -> str | None:
     elif threshold is not None and threshold != 1 and threshold != 1.0:
         return "--disaggregation-decode-host-receive-threshold below 1: decode host receive is not modelled yet"
     return None
+
+
+def extra_slots_default(mrr: int | None, d: int, version: str) -> int:
+    """The decode role's default --disaggregation-decode-extra-slots: 2 x the per-worker request cap when it is given
+    and at most 32, else 0. Per worker = R // the DP ranks (D attention-DP workers under DP attention):
+    ``R // max(1, dp_size)`` (srt/arg_groups/pd_disaggregation_hook.py:64-71 @0.5.16, :120-125 @0.5.20, :128-133
+    @0.5.21: --dp-size D is still the attention-DP width there), ``R // num_dp_ranks_of(cfg)`` (:141-145 @0.5.22,
+    after handle_deprecated_dp_attention moved D into attn_dp_size), ``max(1, R // num_dp_ranks_of(cfg))``
+    (:132-138 @0.5.23; num_dp_ranks_of = dp_size x attn_dp_size, runtime_context.py:202-207 @0.5.23). So R < D
+    gets 0 extra slots up to 0.5.22 and 2 on 0.5.23."""
+    if mrr is None:
+        return 0
+    per_worker = mrr // max(1, d)
+    if version == "0.5.23":
+        per_worker = max(1, per_worker)
+    return per_worker * 2 if per_worker <= 32 else 0
 
 
 def graph_roles(s: Any) -> None:
@@ -109,6 +148,13 @@ def decode_activation_tokens(s: Any) -> int | None:
         return None
     running = s.a.get("max_running_requests") or s.gmax or 1
     return max(running * (s.a.get("speculative_num_draft_tokens") or 1), 2048)
+
+
+def dp_reserve_width(s: Any, d: int) -> int:
+    """The attention-DP width DP attention's max_bs x D reserve counts with: none on a prefill role
+    (``enable_dp_attention and disaggregation_mode != "prefill"``, reserve_for_graph_mb, srt/server_args.py:4175-4183
+    @0.5.16; arg_groups/memory_hook.py:363-370 @0.5.20 / 0.5.21, :372-379 @0.5.22, :369-378 @0.5.23)."""
+    return 1 if s.pd_mode == "prefill" else d
 
 
 def vlm_factor_applies(s: Any) -> bool:
@@ -139,5 +185,15 @@ def notes(args: Any) -> list[str]:
     out = [f"PD {mode} role: planned alone (each role is its own server and verdict); transfer backend {backend}: "
            "no GPU buffer from SGLang's code (the pools are registered in place); the transfer library's own "
            "memory, if any, is not in this plan"]
+    d = getattr(args, "attn_dp_size", 1)
+    if d > 1 and mode == "prefill":
+        out.append(f"PD prefill role with DP attention ({d} workers): SGLang's fraction holds back no max_bs x D "
+                   "term on a prefill role (reserve_for_graph_mb skips it, srt/server_args.py:4175-4183 @0.5.16, "
+                   "arg_groups/memory_hook.py:369-378 @0.5.23), so the per-rank note's held-back amount does not "
+                   f"apply; the chunk is divided by {d} per worker")
+    elif d > 1:
+        out.append(f"PD decode role with DP attention ({d} workers): --max-running-requests and the default extra "
+                   f"slots count per worker (R // {d}); the request pool holds R // {d} + "
+                   f"{getattr(args, 'decode_extra_slots', 0)} extra + 1 rows on each worker")
     return out
 

@@ -130,7 +130,7 @@ def mem_fraction_static(s: ArgState) -> None:
             reserved += mla.PREFILL_RESERVE_MIB  # flat for MLA (srt/arg_groups/memory_hook.py:384-389 @0.5.23)
         elif prefill_term:
             reserved += len(s.pcg_tokens) * 8
-        reserved += dp_attention.reserve_mib(s.gmax, dp_attention.width(s.raw))  # inside reserve_for_graph_mb
+        reserved += dp_attention.reserve_mib(s.gmax, disaggregation.dp_reserve_width(s, dp_attention.width(s.raw)))
         reserved += expert_parallel.breakable_prefill_reserve_mib(s)  # 0.5.23: DeepEP's BCG delta, inside it too
         if gpu_mem > 60 * 1024:
             reserved = max(reserved, 10 * 1024)

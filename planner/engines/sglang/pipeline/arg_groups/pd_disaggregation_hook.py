@@ -4,12 +4,17 @@ the rest of what a role changes)."""
 
 from __future__ import annotations
 
-from planner.engines.sglang.pipeline.disaggregation import role
+from planner.engines.sglang.pipeline import dp_attention
+from planner.engines.sglang.pipeline.disaggregation import extra_slots_default, role
 from planner.engines.sglang.pipeline.post_capture import ENV, requested
 from planner.engines.sglang.pipeline.server_args import ArgState, Rejected, _NotModelled
 
 # MLA roles checked against SGLang's code (tests/golden/pp_pd/*/pd_*: DeepSeek-V3 TP8 decode / prefill)
 MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM"})
+# roles with DP attention checked against SGLang's code (tests/golden/pp_pd/*/pd_dp_*): DeepSeek-V3 / R1 (TP8, DP 2-8,
+# NEXTN / EAGLE on decode), the GQA MoE and hybrid GDN MoE architectures DP attention models, text-only, without
+# speculative decoding (Qwen3-235B-A22B / Qwen3-30B-A3B, GLM-4.7, MiniMax-M2, Qwen3-Next-80B-A3B)
+DP_ARCHS = MLA_ARCHS | {"Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "MiniMaxM2ForCausalLM", "Qwen3NextForCausalLM"}
 
 _HOOK = {"0.5.16": "srt/arg_groups/pd_disaggregation_hook.py:29-77 @0.5.16",
          "0.5.17": "srt/arg_groups/pd_disaggregation_hook.py:16-117 @0.5.17",
@@ -34,6 +39,14 @@ def pd_hook(s: ArgState) -> None:
         kind = "sliding-window" if m.sliding is not None else "MLA"
         raise _NotModelled(f"--disaggregation-mode {mode} with a {kind} model ({m.architecture}) is not modelled "
                            "by this planner yet (dense, hybrid GDN / Mamba and DeepSeek-V3 / R1 MLA models are)")
+    d = dp_attention.width(s.raw)
+    if d > 1 and m.architecture not in DP_ARCHS:
+        raise _NotModelled(f"--disaggregation-mode {mode} with DP attention on {m.name} ({m.architecture}) is not "
+                           "modelled by this planner yet (modelled: DeepSeek-V3 / R1, Qwen3-MoE, GLM-4.x MoE, "
+                           "MiniMax-M2, Qwen3-Next)")
+    if d > 1 and m.architecture not in MLA_ARCHS and s.a.get("speculative_algorithm") is not None:
+        raise _NotModelled(f"--disaggregation-mode {mode} with DP attention and --speculative-algorithm on "
+                           f"{m.name} is not modelled by this planner yet (DeepSeek-V3 / R1's MTP is)")
     a, rule = s.a, _HOOK[s.rules.version]
     if mode == "prefill" and a.get("speculative_algorithm") is not None and s.rules.version != "0.5.16":
         # 0.5.22+'s prefill role skips the speculative mamba states in its pool and in the budget
@@ -62,13 +75,10 @@ def pd_hook(s: ArgState) -> None:
             s.why["disable_radix_cache"] = f"the decode role forces the chunk cache ({rule})"
         extra = a.get("disaggregation_decode_extra_slots")
         if extra is None:
-            extra, mrr = 0, a.get("max_running_requests")
-            if mrr is not None:
-                per_worker = max(1, mrr // max(1, a.get("dp_size") or 1))
-                if per_worker <= 32:
-                    extra = per_worker * 2
+            extra = extra_slots_default(a.get("max_running_requests"), d, s.rules.version)
+            per = f" (R // {d} DP-attention workers)" if d > 1 else ""
             s.why["disaggregation_decode_extra_slots"] = (
-                f"{extra}: 2 x the per-worker --max-running-requests when given and <= 32, else 0 ({rule})")
+                f"{extra}: 2 x the per-worker --max-running-requests{per} when given and <= 32, else 0 ({rule})")
         s.pd_extra = int(extra)
     elif backend == "fake":
         raise Rejected("AssertionError", "Prefill server does not support 'fake' as the transfer backend", rule)
