@@ -215,3 +215,51 @@ def load_model_sliding_window(S, r):
             return
     raise RuntimeError("ModelRunner.load_model: the sliding_window_size block was not found")
 
+
+
+# ---- the parallel widths SGLang publishes, stamped on the distributed stand-ins (0.5.20-0.5.23) ----
+# The v0_5_19 stand-in builds one rank's ParallelState with attn_dp_size 1 and dcp off whatever the flags; the
+# releases that publish the resolved widths get them back through these wrappers (one copy for every release).
+
+def published_attn_widths(S, tp_size):
+    """(attn_dp_size, attn_tp_size) from the published parallel config, not a previous case's overrides."""
+    cfg = getattr(S.get_parallel(), "_config", None)
+    try:
+        return int(cfg.attn_dp_size), int(cfg.attn_tp_size)
+    except Exception:
+        return 1, tp_size
+
+
+def with_attn_dp_widths(base):
+    """``base`` (an install_distributed_standins), then the attention-DP widths SGLang computes
+    (layers/dp_attention.py compute_dp_attention_world_info) on the overrides and the _ATTN_TP group."""
+    def install_distributed_standins(S, tp_size):
+        attn_dp, attn_tp = published_attn_widths(S, tp_size)
+        base(S, tp_size)
+        if attn_dp > 1:
+            ov = S.get_parallel()._overrides
+            ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
+                      attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
+                                                                "ranks": list(range(attn_tp))}))
+            if hasattr(S.parallel_state, "_ATTN_TP"):
+                S.parallel_state._ATTN_TP = ov["attn_tp_group"]
+    return install_distributed_standins
+
+
+def with_dcp_widths(base):
+    """``base``, then decode context parallel as SGLang publishes it: dcp_enabled = dcp_size > 1, attn_dcp_size =
+    dcp_size (runtime_context.py:144-169 @0.5.22 / 0.5.23), rank 0's dcp_rank = tp_rank % dcp_size = 0
+    (runtime_context.py:1585 @0.5.22); only when --dcp-size > 1, so no other golden moves."""
+    def install_distributed_standins(S, tp_size):
+        cfg = getattr(S.get_parallel(), "_config", None)
+        try:
+            dcp = int(cfg.dcp_size)
+        except Exception:
+            dcp = 1
+        base(S, tp_size)
+        if dcp > 1:
+            ov = S.get_parallel()._overrides
+            ov.update(dcp_enabled=True, dcp_size=dcp, dcp_rank=0, attn_dcp_size=dcp, attn_dcp_rank=0,
+                      dcp_group=type(ov["dcp_group"])(**{**vars(ov["dcp_group"]), "world_size": dcp,
+                                                        "ranks": list(range(dcp))}))
+    return install_distributed_standins

@@ -17,27 +17,12 @@ import dataclasses as _dc  # noqa: E402
 from versions import v0_5_19 as _v19  # noqa: E402
 
 _v19_install = _v19.install_distributed_standins
+from versions.standins import published_attn_widths, with_attn_dp_widths  # noqa: E402
 _v19_ps = _v19._ps
+_published = published_attn_widths  # (standins.py)
 
 
-def _published(S, tp_size):
-    cfg = getattr(S.get_parallel(), "_config", None)  # the published parallel config, not a previous case's
-    try:
-        return int(cfg.attn_dp_size), int(cfg.attn_tp_size)
-    except Exception:
-        return 1, tp_size
-
-
-def install_distributed_standins(S, tp_size):
-    attn_dp, attn_tp = _published(S, tp_size)
-    _v19_install(S, tp_size)
-    if attn_dp > 1:
-        ov = S.get_parallel()._overrides
-        ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
-                  attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
-                                                            "ranks": list(range(attn_tp))}))
-        if hasattr(S.parallel_state, "_ATTN_TP"):
-            S.parallel_state._ATTN_TP = ov["attn_tp_group"]
+install_distributed_standins = with_attn_dp_widths(_v19_install)
 
 
 def _ps_dp(S, sa):

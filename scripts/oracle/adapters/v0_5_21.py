@@ -178,21 +178,6 @@ def spec_reserved_bytes_after(S, runner, sa, per_req, spec_on, mmcs_before):
 # attn_dp_size=get_parallel().attn_dp_size (mem_cache/kv_cache_configurator.py:2301 @0.5.21, :2809 @0.5.22), so the
 # stand-in keeps those published widths for rank 0 of the first attention-DP group. (0.5.17-0.5.20 pass a
 # ParallelState the stand-in builds with attn_dp_size 1: not stamped, DP attention there is not verified.)
-_v19_install = install_distributed_standins  # noqa: F405 (v0_5_19's)
+from versions.standins import with_attn_dp_widths  # noqa: E402
 
-
-def install_distributed_standins(S, tp_size):
-    par = S.get_parallel()
-    cfg = getattr(par, "_config", None)  # the published parallel config, not a previous case's overrides
-    try:
-        attn_dp, attn_tp = int(cfg.attn_dp_size), int(cfg.attn_tp_size)
-    except Exception:
-        attn_dp, attn_tp = 1, tp_size
-    _v19_install(S, tp_size)
-    if attn_dp > 1:
-        ov = S.get_parallel()._overrides
-        ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
-                  attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
-                                                            "ranks": list(range(attn_tp))}))
-        if hasattr(S.parallel_state, "_ATTN_TP"):
-            S.parallel_state._ATTN_TP = ov["attn_tp_group"]
+install_distributed_standins = with_attn_dp_widths(install_distributed_standins)  # noqa: F405 (v0_5_19's)

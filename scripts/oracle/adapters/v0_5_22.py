@@ -10,21 +10,7 @@ VERSION = "0.5.22"
 # dcp_enabled = dcp_size > 1 and attn_dcp_size = dcp_size (runtime_context.py:144-169 @0.5.22), and rank 0 has
 # dcp_rank = tp_rank % dcp_size = 0 (runtime_context.py:1585 @0.5.22). Those widths are kept here
 # (the same block as v0_5_23.py's).
-from versions import v0_5_19 as _v19  # noqa: E402
+# It wraps v0_5_21's stand-in (which stamps the attention-DP widths), so DP attention keeps its widths here.
+from versions.standins import with_dcp_widths  # noqa: E402
 
-_base_install = _v19.install_distributed_standins
-
-
-def install_distributed_standins(S, tp_size):
-    par = S.get_parallel()
-    cfg = getattr(par, "_config", None)
-    try:
-        dcp = int(cfg.dcp_size)
-    except Exception:
-        dcp = 1
-    _base_install(S, tp_size)
-    if dcp > 1:
-        ov = S.get_parallel()._overrides
-        ov.update(dcp_enabled=True, dcp_size=dcp, dcp_rank=0, attn_dcp_size=dcp, attn_dcp_rank=0,
-                  dcp_group=type(ov["dcp_group"])(**{**vars(ov["dcp_group"]), "world_size": dcp,
-                                                    "ranks": list(range(dcp))}))
+install_distributed_standins = with_dcp_widths(install_distributed_standins)  # noqa: F405 (v0_5_21's)

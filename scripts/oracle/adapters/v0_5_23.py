@@ -13,24 +13,9 @@ VERSION = "0.5.23"
 # @0.5.23). Those two published widths are kept here for rank 0 of the first attention-DP group.
 from versions import v0_5_19 as _v19  # noqa: E402
 
-_base_install = _v19.install_distributed_standins
+from versions.standins import with_attn_dp_widths, with_dcp_widths  # noqa: E402
 
-
-def install_distributed_standins(S, tp_size):
-    par = S.get_parallel()
-    cfg = getattr(par, "_config", None)  # the published parallel config, not a previous case's overrides
-    try:
-        attn_dp, attn_tp = int(cfg.attn_dp_size), int(cfg.attn_tp_size)
-    except Exception:
-        attn_dp, attn_tp = 1, tp_size
-    _base_install(S, tp_size)
-    if attn_dp > 1:
-        ov = S.get_parallel()._overrides
-        ov.update(attn_dp_size=attn_dp, attn_tp_size=attn_tp,
-                  attn_tp_group=type(ov["attn_tp_group"])(**{**vars(ov["attn_tp_group"]), "world_size": attn_tp,
-                                                            "ranks": list(range(attn_tp))}))
-        if hasattr(S.parallel_state, "_ATTN_TP"):
-            S.parallel_state._ATTN_TP = ov["attn_tp_group"]
+install_distributed_standins = with_attn_dp_widths(_v19.install_distributed_standins)
 
 
 # ---- PD disaggregation roles (tests/golden/pp_pd/, the pd set) ----
@@ -52,19 +37,4 @@ def capture_bs(S, runner):
 # v0_5_19's stand-in stamps dcp_enabled False / attn_dcp_size 1 whatever the flags. SGLang publishes
 # dcp_enabled = dcp_size > 1 and attn_dcp_size = dcp_size (runtime_context.py:144-169 @0.5.23), and rank 0 has
 # dcp_rank = tp_rank % dcp_size = 0 (runtime_context.py:1592-1594 @0.5.23). Those widths are kept here.
-_dp_install = install_distributed_standins
-
-
-def install_distributed_standins(S, tp_size):  # noqa: F811
-    par = S.get_parallel()
-    cfg = getattr(par, "_config", None)
-    try:
-        dcp = int(cfg.dcp_size)
-    except Exception:
-        dcp = 1
-    _dp_install(S, tp_size)
-    if dcp > 1:
-        ov = S.get_parallel()._overrides
-        ov.update(dcp_enabled=True, dcp_size=dcp, dcp_rank=0, attn_dcp_size=dcp, attn_dcp_rank=0,
-                  dcp_group=type(ov["dcp_group"])(**{**vars(ov["dcp_group"]), "world_size": dcp,
-                                                    "ranks": list(range(dcp))}))
+install_distributed_standins = with_dcp_widths(install_distributed_standins)  # (standins.py)
