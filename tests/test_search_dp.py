@@ -49,8 +49,21 @@ def dp_points(draw):
           suppress_health_check=[HealthCheck.too_slow])  # the same examples every run: CI never passes by luck
 @given(dp_points())
 def test_dp_evaluation_equals_plan(point):
-    version, launch, combo, grid, fb = point
-    gpu, model = find_profile("h200"), resolve_model("deepseek-v3")
+    _points_equal_plan(*point)
+
+
+@pytest.mark.parametrize("version", ("0.5.16", "0.5.21", "0.5.23"))
+def test_a_cap_below_the_dp_width_is_divided_as_the_plan_divides_it(version):
+    """--max-running-requests below D: R // D = 0 per worker on 0.5.16-0.5.22 (SGLang's tp_worker refuses it),
+    max(1, R // D) on 0.5.23. The search divided by the 0.5.23 rule on 0.5.20-0.5.22 and called those points fits."""
+    grid = {"mfs": np.full(4, np.nan), "ratio": np.full(4, np.nan), "msize": np.full(4, -1, dtype=np.int64),
+            "run": np.array([1, 4, 7, 64], dtype=np.int64)}
+    _points_equal_plan(version, DP.format(d=8).split(), [], grid, None)
+
+
+def _points_equal_plan(version, launch, combo, grid, fb, model_name="deepseek-v3"):
+    """Every point of ``grid`` on ``launch + combo``: the search's evaluation equals make_plan on its flags."""
+    gpu, model = find_profile("h200"), resolve_model(model_name)
     plan0 = make_plan(gpu, model, launch, None, version=version)
     if fb is not None:
         plan0 = make_plan(gpu, model, launch, None, plan0.free_before_bytes / 2**30,

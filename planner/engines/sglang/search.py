@@ -12,8 +12,8 @@ The grid has two kinds of axes:
   configuration.
 
 Under DP attention (with EP / DeepEP) every point is one attention-DP rank's, as ``plan`` reports it: the grid's
---max-running-requests is divided per DP worker (search_eval.per_dp_worker_array), the capture lists are padded to
-attn_tp (search_eval._graphs_per_point), and the needed concurrency is the launch's over the D ranks (run_search).
+--max-running-requests is divided per DP worker (memory_profile.per_dp_worker, the plan's own rule), the capture
+lists are padded to attn_tp (search_eval._graphs_per_point), and the needed concurrency is the launch's over the D ranks (run_search).
 A PD role is searched as its own server; the decode role's --max-running-requests is categorical (it sets the
 extra decode slots and the fraction's decode reserve). tests/test_search_dp.py and tests/test_search_pd.py hold
 the evaluation equal to make_plan there.

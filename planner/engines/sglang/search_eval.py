@@ -347,20 +347,10 @@ def _point_inputs(prep: Prepared, grid: dict[str, np.ndarray]) -> dict[str, np.n
     ratio = np.where(np.isnan(grid["ratio"]), args.mamba_full_memory_ratio, grid["ratio"])
     # unset: the resolved value (48 under EAGLE, server_args.py:3454-3458 @0.5.11) or None (-1)
     r_default = -1 if args.max_running_requests is None else per_dp_worker(args)
-    r_args = np.where(grid["run"] >= 0, per_dp_worker_array(args, grid["run"]), r_default)
+    r_args = np.where(grid["run"] >= 0, per_dp_worker(args, grid["run"]), r_default)
     m_exp = np.where(grid["msize"] >= 0, grid["msize"],
                      -1 if args.max_mamba_cache_size is None else args.max_mamba_cache_size)
     return dict(mfs=mfs, ratio=ratio, r_args=r_args, m_explicit=m_exp)
-
-
-def per_dp_worker_array(args: ResolvedArgs, run: np.ndarray) -> np.ndarray:
-    """The grid's global --max-running-requests values as one attention-DP worker reads them (memory_profile
-    per_dp_worker: R // D on 0.5.16, max(1, R // D) on 0.5.23); the values as given without DP attention."""
-    d = args.attn_dp_size
-    if d <= 1:
-        return run
-    per = run // d
-    return per if args.rules.version == "0.5.16" else np.maximum(per, 1)
 
 
 _SWITCHES = ("solve", "cap_by_estimate", "padding_slots", "min_one_running", "pools_sized_separately", "replay", "swa_cap")  # swa_cap: a tuple per combination (pipeline/swa.py request_cap)

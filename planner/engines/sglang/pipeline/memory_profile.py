@@ -554,14 +554,17 @@ def _running_requests(n, available, cell, context_len, r_args, m, mamba, mr_safe
     return r_req, r_pool
 
 
-def per_dp_worker(args: ResolvedArgs) -> int:
+def per_dp_worker(args: ResolvedArgs, r=None):
     """--max-running-requests per attention-DP worker: R // attn_dp_size (mem_cache/kv_cache_configurator.py:1631
     @0.5.16, :2272 @0.5.20, :2301 @0.5.21, :2809 @0.5.22; max(1, R // attn_dp_size) from 0.5.23, :3128 @0.5.23); R without DP
-    attention."""
-    r, d = args.max_running_requests, args.attn_dp_size
+    attention. ``r``: the global value(s) to divide, an int or the search grid's array (default: the launch's)."""
+    r, d = args.max_running_requests if r is None else r, args.attn_dp_size
     if d <= 1:
         return r
-    return max(1, r // d) if args.rules.version == "0.5.23" else r // d
+    per = r // d
+    if args.rules.version != "0.5.23":
+        return per
+    return np.maximum(per, 1) if isinstance(per, np.ndarray) else max(1, per)
 
 
 def chain_inputs(args: ResolvedArgs, model: ModelSpec, state: MambaState | None,
