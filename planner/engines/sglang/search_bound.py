@@ -18,13 +18,13 @@ from planner.catalog.catalog import ResolvedModel
 from planner.catalog.spec import ModelSpec
 from planner.engines.sglang.pipeline.pools import geometries
 from planner.engines.sglang.plan import Plan
+from planner.engines.sglang.pipeline.cuda_graph import capture_mul
 from planner.engines.sglang.search_eval import (
     Prepared,
     _chain,
     _chains_at_once,
     _inputs,
     _static_needs,
-    capture_mul,
     default_range,
     graph_need_lookup,
     prep_graph_key,

@@ -16,6 +16,7 @@ from planner.catalog.spec import ModelSpec
 from planner.engines.sglang import pipeline as engine
 from planner.engines.sglang.cli_flags import SGLangArgError, container_keys, parse_flags, parse_flags_onto
 from planner.engines.sglang.pipeline.headroom import estimate_needs
+from planner.engines.sglang.pipeline.cuda_graph import capture_mul
 from planner.engines.sglang.pipeline.mamba import mamba_state
 from planner.engines.sglang.pipeline.memory_profile import (
     chain_inputs,
@@ -543,19 +544,6 @@ def graph_need_lookup(args: ResolvedArgs, spec: ModelSpec, draft: ModelSpec | No
     return table[np.maximum(r, 0)]
 
 
-def capture_mul(args: ResolvedArgs) -> int:
-    """get_batch_sizes_to_capture's ``mul_base`` as the pipeline's post-pool checks take it
-    (pipeline/__init__.py _post_pool_checks): attn_tp = tp // attn_dp_size under DP attention
-    (model_executor/runner/base_cuda_graph_runner.py:71-95 @0.5.16), expert_parallel.capture_mul_base under
-    DeepEP; 1 otherwise."""
-    mul = args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1
-    if args.raw.get("moe_a2a_backend") == "deepep":
-        from planner.engines.sglang.pipeline.expert_parallel import capture_mul_base  # noqa: PLC0415
-
-        mul = capture_mul_base(args)
-    return mul
-
-
 def _graphs_per_point(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None, run: np.ndarray, r: np.ndarray,
                       mul: int) -> tuple[np.ndarray, np.ndarray]:
     """(the CUDA graphs' estimate, whether SGLang refuses the capture) per point, as the pipeline's post-pool checks
@@ -584,7 +572,7 @@ def _graphs_per_point(prep: Prepared, spec: ModelSpec, draft: ModelSpec | None, 
             bad = bs is not None and not valid
             n = cuda_graph_need(bs, a, spec, draft).bytes if valid else 0
             if not bad and capture_failure(a, list(a.piecewise_cuda_graph_tokens) if prefill_captured(a, spec)
-                                           else None, bs if valid else None):
+                                           else None, bs if valid else None, int(rr)):
                 bad = True
             hit = prep.memo[key] = (n, bad)
         need[i], refused[i] = hit

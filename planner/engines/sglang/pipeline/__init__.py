@@ -21,7 +21,7 @@ from planner.engines.sglang.cli_flags import SGLangArgError, parse_flags
 from planner.engines.sglang.memo import per_object
 from planner.engines.sglang.pipeline.arg_groups import resolve
 from planner.engines.sglang.pipeline.dflash import check_target_layer_ids, unrecorded_draft_context
-from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture
+from planner.engines.sglang.pipeline.cuda_graph import batch_sizes_to_capture, capture_mul
 from planner.engines.sglang.pipeline.headroom import estimate_needs
 from planner.engines.sglang.pipeline.mamba import MambaState, mamba_state
 from planner.engines.sglang.pipeline.memory_profile import (
@@ -485,12 +485,7 @@ def _post_pool_checks(args: ResolvedArgs, model: ModelSpec, prof: Profile, dev: 
     bs = None
     if not args.disable_cuda_graph:
         size = prof.pool_requests if prof.pool_requests is not None else prof.max_running_requests
-        mul = args.tp_size // args.attn_dp_size if args.attn_dp_size > 1 else 1
-        if args.raw.get("moe_a2a_backend") == "deepep":  # the MoE input is scattered: attn-TP gather (expert_parallel)
-            from planner.engines.sglang.pipeline.expert_parallel import capture_mul_base  # noqa: PLC0415
-
-            mul = capture_mul_base(args)
-        bs = batch_sizes_to_capture(args.cuda_graph_bs, size, mul)
+        bs = batch_sizes_to_capture(args.cuda_graph_bs, size, capture_mul(args))
         if bs and bs[0] > 0:
             res.capture_bs = bs
 
