@@ -620,12 +620,7 @@ def _static_needs(plan0: Plan, model: ResolvedModel, prep: Prepared, inp: dict, 
     fake = Profile(inp["pre_gib"], inp["post_gib"], 0.0, None, None, None, 0, inp["cell"], 1, 1)
     from planner.engines.sglang.pipeline.rocm import WORKSPACE_LABEL  # noqa: PLC0415 - per point (evaluate_points)
 
-    static = sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft)
-                 if x.label != WORKSPACE_LABEL and not (prep.args.disaggregation_mode == "decode"
-                                                        and x.label.startswith("activations")))
-    if prep.args.raw.get("moe_a2a_backend") == "deepep":  # DeepEP's buffers, after the pools (pipeline/__init__.py)
-        from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
-
-        static += sum(x.bytes for x in buffer_needs(prep.args.raw, model.spec, prep.args.tp_size, plan0.env))
-    return static
+    return sum(x.bytes for x in estimate_needs(probe, prep.args, model.spec, fake, draft)
+               if x.label != WORKSPACE_LABEL and not (prep.args.disaggregation_mode == "decode"
+                                                      and x.label.startswith("activations")))
 

@@ -396,12 +396,6 @@ def needs_and_verdict(job: EngineInput, args: ResolvedArgs, prof: Profile, draft
                       res: EngineResult) -> None:
     """What must still fit after the pools, in startup order; the first that does not is the OOM risk."""
     res.needs = estimate_needs(res, args, job.model.spec, prof, draft, draft_checkpoint=job.draft_checkpoint)
-    if args.raw.get("moe_a2a_backend") == "deepep":  # its buffers come at the first MoE dispatch (expert_parallel.py)
-        from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
-
-        at = next((i for i, n in enumerate(res.needs) if n.label.startswith(("prefill CUDA graph", "CUDA graphs", "activations"))),
-                  len(res.needs))
-        res.needs[at:at] = buffer_needs(args.raw, job.model.spec, args.tp_size, job.env)
     if args.post_capture_kv:
         try:
             _post_capture_resize(job, args, prof, draft, res)

@@ -106,6 +106,12 @@ def estimate_needs(plan: _Captured, args: ResolvedArgs, model: ModelSpec, prof: 
     if prefill is not None and not args.rules.cuda_graph_config:  # 0.5.10-0.5.13: decode first, then piecewise
         needs.append(prefill)
     needs.append(activation_need(args, model, prof.max_running_requests))
+    if args.raw.get("moe_a2a_backend") == "deepep":  # its buffers come at the first MoE dispatch (expert_parallel.py)
+        from planner.engines.sglang.pipeline.expert_parallel import buffer_needs  # noqa: PLC0415
+
+        at = next((i for i, n in enumerate(needs) if n.label.startswith(("prefill CUDA graph", "CUDA graphs",
+                                                                          "activations"))), len(needs))
+        needs[at:at] = buffer_needs(args.raw, model, args.tp_size, args.env)
     return needs
 
 
