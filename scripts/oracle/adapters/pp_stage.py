@@ -113,26 +113,7 @@ def install(S, base) -> None:
         return real_indices(**kw)
 
     S.resolve_layer_indices = resolve_layer_indices
-
-    import torch
-
-    real_all_reduce = torch.distributed.all_reduce
-
-    def all_reduce(tensor, op=torch.distributed.ReduceOp.SUM, group=None, async_op=False):
-        rank, _, min_tokens = stage()
-        if (rank >= 0 and op == torch.distributed.ReduceOp.MIN and tensor.numel() == 1
-                and tensor.dtype == torch.int64):
-            own = int(tensor.item())
-            log = os.environ.get("ORACLE_PP_LOG")
-            if log:
-                with open(log, "a") as f:
-                    f.write(f"{own}\n")
-            if min_tokens is not None:
-                tensor.fill_(min(own, min_tokens))
-            return None
-        return real_all_reduce(tensor, op=op, group=group, async_op=async_op)
-
-    torch.distributed.all_reduce = all_reduce
+    _patch_min_all_reduce()
 
 
 def _patch_min_all_reduce() -> None:
