@@ -434,8 +434,6 @@ def hardware_main(ns, resolved: ResolvedModel | None, flags: list[str], env: dic
                            f"drop it, or plan one GPU type")
     if ns.json and ns.export:
         raise BadInput(f"--json with --export {ns.export}: the export is the output; drop one")
-    if getattr(ns, "layouts", None) is not None and not is_gpu_set(ns.gpu):
-        raise BadInput("--layouts: only with --gpu any or a list of GPU types")
     if not resolved:
         raise BadInput("--model: required (e.g. --model qwen3.6-27b)")
     needs = build_needs(ns.need_context, ns.need_concurrency, ns.speculative, ns.allow_fp8_kv, ns.allow_bf16_ssm,
